@@ -1,0 +1,113 @@
+"""Exceptions raised by spark-kafka-py.
+
+Every error a user can see derives from :class:`KafkaError`. The hierarchy separates
+what went wrong locally (a bad option, a request we cannot encode) from what came from the
+network (malformed bytes, an error code the broker returned), following h11's split of
+``LocalProtocolError`` and ``RemoteProtocolError``.
+
+Nothing in this module imports sockets or pyspark; every layer may import it.
+"""
+
+from __future__ import annotations
+
+
+class KafkaError(Exception):
+    """Base class of every error raised by spark-kafka-py."""
+
+
+class ConfigError(KafkaError, ValueError):
+    """An option is missing, malformed or conflicts with another option.
+
+    The message names the option (Spark Kafka-source name, e.g. ``startingOffsets``) and
+    what would be accepted.
+    """
+
+
+class LocalProtocolError(KafkaError):
+    """We were asked to encode something the protocol cannot express.
+
+    Examples: a string longer than 32,767 UTF-8 bytes in a non-flexible version, a field
+    that does not exist in the negotiated API version.
+    """
+
+
+class KafkaProtocolError(KafkaError):
+    """Bytes received from the network do not follow the Kafka protocol.
+
+    Raised for truncated frames, negative or oversized length fields (a length larger
+    than the bytes left or than the configured bound), unknown enum values, trailing
+    garbage, and similar. Never an ``IndexError``/``struct.error`` leaking from a decoder.
+    """
+
+
+class CorruptRecordError(KafkaProtocolError):
+    """A record batch failed its integrity checks (CRC-32C mismatch, bad lengths).
+
+    Attributes:
+        topic: topic of the fetched partition (``None`` when decoded without context).
+        partition: partition id (``None`` when decoded without context).
+        offset: base offset of the corrupt batch, or the offset being read.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        topic: str | None = None,
+        partition: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        where = ""
+        if topic is not None:
+            where = f" in {topic}-{partition}"
+        if offset is not None:
+            where += f" at offset {offset}"
+        super().__init__(f"{message}{where}")
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+
+
+class KafkaConnectionError(KafkaError):
+    """A TCP connection to a broker could not be opened, or broke mid-request.
+
+    The message names the broker (``host:port``, node id where known).
+    """
+
+
+class KafkaTimeoutError(KafkaError, TimeoutError):
+    """A request got no complete answer within ``request.timeout.ms`` (or another bound).
+
+    The message names the request, the broker and the timeout in ms.
+    """
+
+
+class KafkaApiError(KafkaError):
+    """A broker answered with a non-zero error code.
+
+    Attributes:
+        code: the Kafka error code (``int16``), see :mod:`spark_kafka_py.protocol.error_codes`.
+        name: the error's name in Kafka's protocol spec, e.g. ``NOT_LEADER_OR_FOLLOWER``.
+        retriable: whether Kafka marks the error retriable.
+        context: what we were doing and on what (API, topic-partition, group).
+    """
+
+    def __init__(self, code: int, name: str, retriable: bool, context: str, description: str = ""):
+        text = f"{name} (error code {code}) {context}"
+        if description:
+            text += f": {description}"
+        super().__init__(text)
+        self.code = code
+        self.name = name
+        self.retriable = retriable
+        self.context = context
+
+
+class DataLossError(KafkaError):
+    """Records the query should read are gone (``failOnDataLoss=true``).
+
+    Raised, as Spark's Kafka source does, when offsets were deleted by retention before
+    they were read, a partition disappeared, or end offsets fall below start offsets. The
+    message names the topic-partition and the missing offset range, and says that
+    ``failOnDataLoss=false`` skips to the earliest available offset instead.
+    """
