@@ -1,0 +1,250 @@
+"""Driver-side planning: which topic-partitions, which offsets, which Spark input partitions.
+
+The :class:`Planner` is what Spark's ``KafkaOffsetReader`` is to the built-in source: it
+resolves the subscription with a Metadata request, turns offset specs into offsets with
+ListOffsets (one request per leader broker, see :mod:`spark_kafka_py.consumer.offsets`), and
+turns ``[start, end)`` offsets into :class:`KafkaInputPartition` s, checking for data loss the
+way Spark's ``KafkaMicroBatchStream`` does.
+
+It holds a :class:`~spark_kafka_py.client.cluster.KafkaClient` created on first use: PySpark
+pickles readers, and a constructor must open no sockets.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import InputPartition
+
+from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+from spark_kafka_py.consumer.offsets import list_offsets
+from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from spark_kafka_py.errors import ConfigError, DataLossError
+from spark_kafka_py.protocol.error_codes import raise_for_error
+from spark_kafka_py.spark.options import (
+    Assign,
+    ConsumerSettings,
+    OffsetSpec,
+    SourceOptions,
+    Subscribe,
+    SubscribePattern,
+)
+
+log = logging.getLogger(__name__)
+
+_DATA_LOSS_HINT = (
+    "Some data may have been lost because they are not available in Kafka any more; either the "
+    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
+    "topic was processed. If you want your streaming query to fail on such cases, set the "
+    "source option 'failOnDataLoss' to 'true'; if you don't, set it to 'false'."
+)
+
+
+@dataclass(frozen=True)
+class KafkaInputPartition(InputPartition):
+    """One Spark task's work: the records of ``topic``-``partition`` in ``[from_offset, until_offset)``.
+
+    Small and picklable: it carries no connection, only the range and the leader's node id
+    known at planning time (a hint; the executor re-checks metadata on leader errors).
+    """
+
+    topic: str
+    partition: int
+    from_offset: int
+    until_offset: int
+    leader_hint: int = -1
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+def client_config(settings: ConsumerSettings) -> ClientConfig:
+    """The client configuration for the consumer settings of a read."""
+    return ClientConfig.from_bootstrap(
+        settings.bootstrap_servers,
+        client_id=settings.client_id,
+        request_timeout_ms=settings.request_timeout_ms,
+        connect_timeout_ms=settings.connect_timeout_ms,
+        retry_backoff_ms=settings.retry_backoff_ms,
+        reconnect_backoff_ms=settings.reconnect_backoff_ms,
+        metadata_max_age_ms=settings.metadata_max_age_ms,
+    )
+
+
+def report_data_loss(fail_on_data_loss: bool, message: str) -> None:
+    """Raise :class:`DataLossError` or log a warning, per ``failOnDataLoss`` (as Spark does)."""
+    if fail_on_data_loss:
+        raise DataLossError(
+            f"{message}. Some data may have been lost because they are not available in Kafka "
+            "any more; either the data was aged out by Kafka or the topic may have been "
+            "deleted before all the data in the topic was processed. If you don't want your "
+            "query to fail on such cases, set the source option 'failOnDataLoss' to 'false'."
+        )
+    log.warning("%s. %s", message, _DATA_LOSS_HINT)
+
+
+class Planner:
+    """Resolves topic-partitions and offsets on the driver, and plans input partitions.
+
+    Args:
+        options: validated source options.
+    """
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self._client: KafkaClient | None = None
+
+    # -- pickling: never ship a live client ------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_client"] = None
+        return state
+
+    @property
+    def client(self) -> KafkaClient:
+        """The Kafka client, created on first use."""
+        if self._client is None:
+            self._client = KafkaClient(client_config(self.options.consumer))
+        return self._client
+
+    def close(self) -> None:
+        """Close the client's connections (if any were opened)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- topic-partitions -----------------------------------------------------------------
+    def topic_partitions(self) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
+        """The topic-partitions the subscription covers now, with their leader node ids.
+
+        Returns:
+            ``({TopicPartition: leader_id}, topics)`` where ``topics`` is the metadata's
+            ``name -> TopicInfo`` for the topics involved.
+
+        Raises:
+            KafkaApiError: a subscribed or assigned topic does not exist
+                (UNKNOWN_TOPIC_OR_PARTITION) or is not authorized, naming the topic.
+        """
+        sub = self.options.subscription
+        if isinstance(sub, SubscribePattern):
+            metadata = self.client.metadata(None)
+            topics = {
+                name: info
+                for name, info in metadata.topics.items()
+                if not info.is_internal and sub.matches(name)
+            }
+        else:
+            names = sorted(
+                set(sub.topics) if isinstance(sub, Subscribe) else {tp.topic for tp in sub.partitions}
+            )
+            metadata = self.client.metadata(names)
+            topics = {name: metadata.topics[name] for name in names if name in metadata.topics}
+            for name in names:
+                info = topics.get(name)
+                code = info.error_code if info is not None else 3  # UNKNOWN_TOPIC_OR_PARTITION
+                if code:
+                    raise_for_error(code, f"for topic '{name}' (Metadata)")
+        result: dict[TopicPartition, int] = {}
+        for name, info in topics.items():
+            for pid, pinfo in info.partitions.items():
+                result[TopicPartition(name, pid)] = pinfo.leader_id
+        if isinstance(sub, Assign):
+            missing = [tp for tp in sub.partitions if tp not in result]
+            if missing:
+                raise ConfigError(
+                    "Option 'assign' names partitions that do not exist: "
+                    + ", ".join(map(str, missing))
+                )
+            result = {tp: result[tp] for tp in sub.partitions}
+        return dict(sorted(result.items())), topics
+
+    # -- offsets --------------------------------------------------------------------------
+    def list_offsets(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """ListOffsets for each partition (-2 earliest, -1 latest), one request per broker."""
+        if not timestamps:
+            return {}
+        return list_offsets(
+            self.client,
+            timestamps,
+            isolation_level=self.options.consumer.isolation_level,
+            retries=self.options.fetch_offset_num_retries,
+            retry_interval_ms=self.options.fetch_offset_retry_interval_ms,
+        )
+
+    def resolve(
+        self, spec: OffsetSpec, partitions: Mapping[TopicPartition, int], option: str
+    ) -> dict[TopicPartition, int]:
+        """Concrete offsets for ``partitions`` from an offset spec.
+
+        Specific JSON offsets must name every partition of the subscription (Spark's rule);
+        -2/-1 entries are looked up.
+
+        Raises:
+            ConfigError: JSON offsets that miss a partition of the subscription.
+        """
+        if spec == "earliest":
+            return self.list_offsets(dict.fromkeys(partitions, EARLIEST_TIMESTAMP))
+        if spec == "latest":
+            return self.list_offsets(dict.fromkeys(partitions, LATEST_TIMESTAMP))
+        assert isinstance(spec, Mapping)
+        missing = [tp for tp in partitions if tp not in spec]
+        if missing:
+            raise ConfigError(
+                f"Option '{option}' contains specific offsets, so it must name every "
+                f"TopicPartition; use -1 for latest, -2 for earliest. Missing: "
+                f"{', '.join(map(str, missing))}. Specified: "
+                f"{', '.join(map(str, sorted(spec)))}"
+            )
+        lookups = {tp: off for tp, off in spec.items() if tp in partitions and off < 0}
+        result = {tp: off for tp, off in spec.items() if tp in partitions and off >= 0}
+        result.update(self.list_offsets(lookups))
+        return dict(sorted(result.items()))
+
+    # -- planning -------------------------------------------------------------------------
+    def plan(
+        self,
+        start: Mapping[TopicPartition, int],
+        end: Mapping[TopicPartition, int],
+        leaders: Mapping[TopicPartition, int] | None = None,
+    ) -> list[KafkaInputPartition]:
+        """One input partition per topic-partition with ``start < end``.
+
+        Partitions in ``end`` without a start (new partitions) start at their earliest
+        offset; Spark reports a new partition whose earliest offset is not 0 as data loss.
+        End below start is data loss too (e.g. a topic deleted and recreated).
+        """
+        leaders = leaders or {}
+        start = dict(start)
+        new = [tp for tp in end if tp not in start]
+        if new:
+            earliest = self.list_offsets(dict.fromkeys(new, EARLIEST_TIMESTAMP))
+            for tp in new:
+                off = earliest[tp]
+                if off != 0:
+                    report_data_loss(
+                        self.options.fail_on_data_loss,
+                        f"Added partition {tp} starts from {off} instead of 0",
+                    )
+                start[tp] = off
+        gone = [tp for tp in start if tp not in end]
+        for tp in gone:
+            report_data_loss(
+                self.options.fail_on_data_loss,
+                f"Partition {tp} was present at offset {start[tp]} but is gone now",
+            )
+        parts: list[KafkaInputPartition] = []
+        for tp in sorted(end):
+            lo, hi = start[tp], end[tp]
+            if hi < lo:
+                report_data_loss(
+                    self.options.fail_on_data_loss,
+                    f"Partition {tp}'s offset was changed from {lo} to {hi}",
+                )
+                continue
+            if hi > lo:
+                parts.append(KafkaInputPartition(tp.topic, tp.partition, lo, hi, leaders.get(tp, -1)))
+        return parts

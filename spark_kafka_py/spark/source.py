@@ -1,0 +1,229 @@
+"""The ``pykafka`` data source: batch and streaming readers over PySpark's Data Source API.
+
+``spark.read.format("pykafka")`` plans one input partition per topic-partition range and
+reads each range on an executor with Fetch; ``spark.readStream.format("pykafka")`` does the
+same per micro-batch, with offsets checkpointed by Spark as ``{topic: {partition: offset}}``.
+
+Source: ``pyspark.sql.datasource`` (PySpark >= 4.2: ``DataSourceStreamReader.latestOffset(start,
+limit)``, ``ReadLimit``, ``SupportsTriggerAvailableNow``), and Spark's Structured Streaming + Kafka
+Integration Guide for option names, schema and semantics.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from spark_kafka_py.consumer.fetcher import read_range
+from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
+from spark_kafka_py.spark.options import SourceOptions, parse_options
+from spark_kafka_py.spark.planner import KafkaInputPartition, Planner
+
+log = logging.getLogger(__name__)
+
+
+def kafka_schema(include_headers: bool) -> StructType:
+    """Spark's Kafka source schema (``KafkaRecordToRowConverter``), every field nullable.
+
+    ``key binary, value binary, topic string, partition int, offset long, timestamp timestamp,
+    timestampType int`` and, with ``includeHeaders=true``,
+    ``headers array<struct<key:string,value:binary>>``.
+    """
+    fields = [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+    if include_headers:
+        fields.append(
+            StructField(
+                "headers",
+                ArrayType(
+                    StructType([StructField("key", StringType()), StructField("value", BinaryType())])
+                ),
+            )
+        )
+    return StructType(fields)
+
+
+def read_partition(options: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    """Executor side: the records of one planned range as Arrow batches (Spark's schema)."""
+    assert isinstance(partition, KafkaInputPartition), type(partition)
+    yield from read_range(
+        options.consumer,
+        partition.topic_partition,
+        partition.from_offset,
+        partition.until_offset,
+        include_headers=options.include_headers,
+        fail_on_data_loss=options.fail_on_data_loss,
+        poll_timeout_ms=options.poll_timeout_ms,
+        leader_hint=partition.leader_hint,
+    )
+
+
+class KafkaBatchReader(DataSourceReader):
+    """``spark.read.format("pykafka")``: the records in ``[startingOffsets, endingOffsets)``."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> list[KafkaInputPartition]:  # type: ignore[override]
+        planner = Planner(self.options)
+        try:
+            leaders, _ = planner.topic_partitions()
+            start = planner.resolve(self.options.starting_offsets, leaders, "startingOffsets")
+            assert self.options.ending_offsets is not None
+            end = planner.resolve(self.options.ending_offsets, leaders, "endingOffsets")
+        finally:
+            planner.close()
+        for tp, lo in start.items():
+            if end[tp] < lo:
+                raise ConfigError(
+                    f"Offset range for {tp} is invalid: endingOffsets {end[tp]} is before "
+                    f"startingOffsets {lo}"
+                )
+        return planner.plan(start, end, leaders)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        return read_partition(self.options, partition)
+
+
+def rate_limit(
+    limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """Cap a micro-batch at ``limit`` records, split across partitions by their backlog.
+
+    As Spark's ``KafkaMicroBatchStream.rateLimit``: each partition gets ``limit * backlog /
+    total`` records, rounded down, but at least 1 when it has any backlog (so small partitions
+    are not starved). ``start`` must hold every partition of ``latest``.
+    """
+    sizes = {tp: end - start[tp] for tp, end in latest.items() if end - start[tp] > 0}
+    total = float(sum(sizes.values()))
+    if total < 1:
+        return dict(latest)
+    out: dict[TopicPartition, int] = {}
+    for tp, end in latest.items():
+        size = sizes.get(tp)
+        if size is None:
+            out[tp] = end
+            continue
+        prorate = limit * (size / total)
+        step = int(prorate) if prorate >= 1 else 1
+        out[tp] = min(end, start[tp] + step)
+    return out
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream.format("pykafka")``.
+
+    PySpark builds this object in a long-lived driver-side Python process (offsets, planning,
+    commits) and pickles a copy to executors (``read``); the constructor opens no sockets.
+    """
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self._planner = Planner(options)
+        self._available_now: dict[TopicPartition, int] | None = None
+        self._latest: dict[TopicPartition, int] | None = None
+
+    def initialOffset(self) -> dict:
+        leaders, _ = self._planner.topic_partitions()
+        offsets = self._planner.resolve(self.options.starting_offsets, leaders, "startingOffsets")
+        return to_offset_dict(offsets)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.options.max_offsets_per_trigger is not None:
+            return ReadMaxRows(self.options.max_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def _fetch_latest(self) -> dict[TopicPartition, int]:
+        leaders, _ = self._planner.topic_partitions()
+        latest = self._planner.list_offsets(dict.fromkeys(leaders, LATEST_TIMESTAMP))
+        self._latest = latest
+        return latest
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._available_now = self._fetch_latest()
+
+    def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
+        if self._available_now is not None:
+            latest = dict(self._available_now)
+        else:
+            latest = self._fetch_latest()
+        if isinstance(limit, ReadMaxRows) and start is not None:
+            begin = from_offset_dict(start)
+            new = [tp for tp in latest if tp not in begin]
+            if new:
+                begin.update(self._planner.list_offsets(dict.fromkeys(new, EARLIEST_TIMESTAMP)))
+            latest = rate_limit(limit.max_rows, begin, latest)
+        elif limit is not None and not isinstance(limit, ReadAllAvailable):
+            raise ConfigError(f"Read limit {limit!r} is not supported by format('pykafka')")
+        return to_offset_dict(latest)
+
+    def reportLatestOffset(self) -> dict | None:
+        return None if self._latest is None else to_offset_dict(self._latest)
+
+    def partitions(self, start: dict, end: dict) -> list[KafkaInputPartition]:  # type: ignore[override]
+        return self._planner.plan(from_offset_dict(start), from_offset_dict(end))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        return read_partition(self.options, partition)
+
+    def commit(self, end: dict) -> None:
+        """Spark has processed every offset below ``end``; nothing to do without a group."""
+
+    def stop(self) -> None:
+        self._planner.close()
+
+
+class PyKafkaDataSource(DataSource):
+    """The ``pykafka`` data source: Spark's Kafka source, in Python.
+
+    Options: see :func:`spark_kafka_py.spark.options.parse_options` and the README.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "pykafka"
+
+    def _include_headers(self) -> bool:
+        raw = str(self.options.get("includeheaders", "false")).strip().lower()
+        return raw == "true"
+
+    def schema(self) -> StructType:
+        return kafka_schema(self._include_headers())
+
+    def reader(self, schema: StructType) -> KafkaBatchReader:
+        return KafkaBatchReader(parse_options(self.options, streaming=False))
+
+    def streamReader(self, schema: StructType) -> KafkaStreamReader:
+        return KafkaStreamReader(parse_options(self.options, streaming=True))
