@@ -26,6 +26,7 @@ from spark_kafka_py.consumer.types import (
     READ_UNCOMMITTED,
     TopicPartition,
 )
+from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -117,29 +118,6 @@ Subscription = Subscribe | SubscribePattern | Assign
 
 #: ``earliest``, ``latest`` or specific offsets per topic-partition (-2 earliest, -1 latest).
 OffsetSpec = Literal["earliest", "latest"] | Mapping[TopicPartition, int]
-
-
-@dataclass(frozen=True)
-class ConsumerSettings:
-    """The Kafka consumer settings we honour, with the Java consumer's defaults.
-
-    Units: bytes for ``*_bytes``, milliseconds for ``*_ms``.
-    """
-
-    bootstrap_servers: str
-    client_id: str = "spark-kafka-py"
-    request_timeout_ms: int = 30_000
-    connect_timeout_ms: int = 10_000
-    retry_backoff_ms: int = 100
-    reconnect_backoff_ms: int = 50
-    metadata_max_age_ms: int = 300_000
-    fetch_max_bytes: int = 52_428_800
-    max_partition_fetch_bytes: int = 1_048_576
-    fetch_min_bytes: int = 1
-    fetch_max_wait_ms: int = 500
-    isolation_level: int = READ_UNCOMMITTED
-    client_rack: str = ""
-    group_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,14 @@ from typing import Any
 
 from pyspark.sql.datasource import InputPartition
 
-from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.offsets import list_offsets
+from spark_kafka_py.consumer.settings import client_config
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError, DataLossError
 from spark_kafka_py.protocol.error_codes import raise_for_error
 from spark_kafka_py.spark.options import (
     Assign,
-    ConsumerSettings,
     OffsetSpec,
     SourceOptions,
     Subscribe,
@@ -60,19 +60,6 @@ class KafkaInputPartition(InputPartition):
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
-
-
-def client_config(settings: ConsumerSettings) -> ClientConfig:
-    """The client configuration for the consumer settings of a read."""
-    return ClientConfig.from_bootstrap(
-        settings.bootstrap_servers,
-        client_id=settings.client_id,
-        request_timeout_ms=settings.request_timeout_ms,
-        connect_timeout_ms=settings.connect_timeout_ms,
-        retry_backoff_ms=settings.retry_backoff_ms,
-        reconnect_backoff_ms=settings.reconnect_backoff_ms,
-        metadata_max_age_ms=settings.metadata_max_age_ms,
-    )
 
 
 def report_data_loss(fail_on_data_loss: bool, message: str) -> None:

@@ -1,0 +1,298 @@
+"""The executor's Fetch loop: the records of one offset range of one partition, as Arrow.
+
+One :class:`PartitionFetcher` reads ``[start, end)`` of a ``TopicPartition`` from its leader
+with Fetch requests (Kafka's ``FetchRequest``/``FetchResponse`` specs, no fetch sessions:
+session id 0, epoch -1, KIP-227), decodes each response's record batches with
+:func:`spark_kafka_py.records.decode_records` and yields ``pyarrow.RecordBatch`` es.
+
+Bounds: it never asks past ``end``, and returns nothing at or beyond the high watermark (the
+broker does not serve it) or, under ``read_committed``, the last stable offset. Aborted
+transactions and control batches are filtered by the decoder.
+
+Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
+
+* leader changes (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...) and
+  connection failures: refresh metadata, back off ``retry.backoff.ms``, retry, for at most
+  ``kafkaConsumer.pollTimeoutMs`` without progress;
+* OFFSET_OUT_OF_RANGE or a high watermark below the range: the records are gone, which is
+  data loss: :class:`~spark_kafka_py.errors.DataLossError` with ``failOnDataLoss=true``, a
+  warning and a skip to what is still there with ``false``;
+* any other error code: :class:`~spark_kafka_py.errors.KafkaApiError` naming the partition.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
+from spark_kafka_py.consumer.types import READ_COMMITTED, TopicPartition
+from spark_kafka_py.errors import (
+    DataLossError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+)
+from spark_kafka_py.protocol.error_codes import error_for_code
+from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from spark_kafka_py.records import decode_records
+
+log = logging.getLogger(__name__)
+
+#: Error codes after which the leader must be looked up again (Kafka's ``Errors``):
+#: UNKNOWN_TOPIC_OR_PARTITION 3, LEADER_NOT_AVAILABLE 5, NOT_LEADER_OR_FOLLOWER 6,
+#: REPLICA_NOT_AVAILABLE 9, KAFKA_STORAGE_ERROR 56, FENCED_LEADER_EPOCH 74,
+#: UNKNOWN_LEADER_EPOCH 75, OFFSET_NOT_AVAILABLE 78, UNKNOWN_TOPIC_ID 100,
+#: INCONSISTENT_TOPIC_ID 103.
+REFRESH_METADATA_ERRORS = frozenset({3, 5, 6, 9, 56, 74, 75, 78, 100, 103})
+#: OFFSET_OUT_OF_RANGE: the fetch offset is below the log start offset or above the log end.
+OFFSET_OUT_OF_RANGE = 1
+#: ReplicaId of a consumer in Fetch (not a follower).
+CONSUMER_REPLICA_ID = -1
+
+_DATA_LOSS_HINT = (
+    "Some data may have been lost because they are not available in Kafka any more; either the "
+    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
+    "topic was processed. If you don't want your query to fail on such cases, set the source "
+    "option 'failOnDataLoss' to 'false'."
+)
+
+
+class PartitionFetcher:
+    """Reads offset ranges of one partition; see the module docstring for the rules.
+
+    Args:
+        client: the client to use (not closed by the fetcher).
+        tp: the topic-partition.
+        settings: consumer settings (fetch sizes in bytes, waits in ms, isolation level).
+        include_headers: build the ``headers`` column.
+        fail_on_data_loss: raise on missing records (``True``) or warn and skip.
+        poll_timeout_ms: how long to keep retrying without progress before failing.
+        leader_hint: the leader's node id known at planning time, or -1.
+    """
+
+    def __init__(
+        self,
+        client: KafkaClient,
+        tp: TopicPartition,
+        settings: ConsumerSettings,
+        *,
+        include_headers: bool = False,
+        fail_on_data_loss: bool = True,
+        poll_timeout_ms: int = 120_000,
+        leader_hint: int = -1,
+    ) -> None:
+        self.client = client
+        self.tp = tp
+        self.settings = settings
+        self.include_headers = include_headers
+        self.fail_on_data_loss = fail_on_data_loss
+        self.poll_timeout_ms = poll_timeout_ms
+        self._leader = leader_hint
+        self._leader_epoch = -1
+        self._topic_id = None
+        self._max_bytes = settings.max_partition_fetch_bytes
+        self._need_metadata = True
+
+    # -- metadata -------------------------------------------------------------------------
+    def _refresh_leader(self) -> None:
+        metadata = self.client.metadata([self.tp.topic])
+        topic = metadata.topics.get(self.tp.topic)
+        part = topic.partitions.get(self.tp.partition) if topic is not None else None
+        if topic is None or part is None:
+            self._leader = -1
+            return
+        self._topic_id = topic.topic_id
+        self._leader = part.leader_id
+        self._leader_epoch = part.leader_epoch
+        self._need_metadata = False
+
+    def _data_loss(self, message: str) -> None:
+        if self.fail_on_data_loss:
+            raise DataLossError(f"{message}. {_DATA_LOSS_HINT}")
+        log.warning("%s. %s", message, _DATA_LOSS_HINT)
+
+    # -- the loop -------------------------------------------------------------------------
+    def read(self, start: int, end: int) -> Iterator[pa.RecordBatch]:
+        """Yield the records with offsets in ``[start, end)`` as Arrow batches.
+
+        Every offset of the range is either yielded, or was never a data record (control
+        batches, aborted transactions, compacted away), or is reported as data loss.
+
+        Raises:
+            DataLossError: records of the range are gone and ``failOnDataLoss`` is true.
+            KafkaTimeoutError: no progress within ``poll_timeout_ms``.
+            KafkaApiError: a non-retriable error code from the broker.
+            CorruptRecordError / KafkaProtocolError: bad bytes from the broker.
+        """
+        pos = start
+        read_committed = self.settings.isolation_level == READ_COMMITTED
+        last_progress = time.monotonic()
+        last_problem: str = "no records returned"
+        backoff = self.settings.retry_backoff_ms / 1000
+        while pos < end:
+            if (time.monotonic() - last_progress) * 1000 > self.poll_timeout_ms:
+                raise KafkaTimeoutError(
+                    f"Cannot fetch records in [{pos}, {end}) of {self.tp} within "
+                    f"kafkaConsumer.pollTimeoutMs={self.poll_timeout_ms} ms: {last_problem}"
+                )
+            if self._need_metadata or self._leader < 0:
+                try:
+                    self._refresh_leader()
+                except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                    last_problem = str(exc)
+                    time.sleep(backoff)
+                    continue
+                if self._leader < 0:
+                    last_problem = f"{self.tp} has no leader in the metadata"
+                    time.sleep(backoff)
+                    continue
+            request = FetchRequest(
+                replica_id=CONSUMER_REPLICA_ID,
+                max_wait_ms=self.settings.fetch_max_wait_ms,
+                min_bytes=self.settings.fetch_min_bytes,
+                max_bytes=self.settings.fetch_max_bytes,
+                isolation_level=self.settings.isolation_level,
+                session_id=0,
+                session_epoch=-1,
+                topics=[
+                    FetchTopic(
+                        topic=self.tp.topic,
+                        topic_id=self._topic_id,
+                        partitions=[
+                            FetchPartition(
+                                partition=self.tp.partition,
+                                current_leader_epoch=self._leader_epoch,
+                                fetch_offset=pos,
+                                log_start_offset=-1,
+                                partition_max_bytes=self._max_bytes,
+                            )
+                        ],
+                    )
+                ],
+                rack_id=self.settings.client_rack,
+            )
+            try:
+                response = self.client.send(self._leader, request)
+            except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                last_problem = str(exc)
+                self._need_metadata = True
+                time.sleep(backoff)
+                continue
+            part = _find_partition(response, self.tp, self._topic_id)
+            if part is None:
+                last_problem = "the partition was missing from the Fetch response"
+                self._need_metadata = True
+                time.sleep(backoff)
+                continue
+            code = part.error_code
+            if code in REFRESH_METADATA_ERRORS:
+                last_problem = str(error_for_code(code, f"fetching {self.tp} at offset {pos}"))
+                self._need_metadata = True
+                time.sleep(backoff)
+                continue
+            if code == OFFSET_OUT_OF_RANGE:
+                pos = self._out_of_range(pos, end, part.log_start_offset)
+                last_progress = time.monotonic()
+                continue
+            if code:
+                raise error_for_code(code, f"fetching {self.tp} at offset {pos}")
+            decoded = decode_records(
+                part.records if part.records is not None else b"",
+                topic=self.tp.topic,
+                partition=self.tp.partition,
+                start_offset=pos,
+                end_offset=end,
+                include_headers=self.include_headers,
+                read_committed=read_committed,
+                aborted_transactions=[
+                    (a.producer_id, a.first_offset) for a in (part.aborted_transactions or ())
+                ],
+            )
+            if decoded.batch.num_rows:
+                yield decoded.batch
+            if decoded.next_offset > pos:
+                pos = decoded.next_offset
+                last_progress = time.monotonic()
+                self._max_bytes = self.settings.max_partition_fetch_bytes
+                continue
+            # No progress: find out why.
+            upper = part.high_watermark
+            if read_committed and part.last_stable_offset >= 0:
+                upper = min(upper, part.last_stable_offset)
+            if decoded.incomplete_tail:
+                # A batch larger than partition_max_bytes (brokers before KIP-74 cut it).
+                if self._max_bytes >= self.settings.fetch_max_bytes:
+                    last_problem = (
+                        f"a record batch at offset {pos} is larger than fetch.max.bytes="
+                        f"{self.settings.fetch_max_bytes}"
+                    )
+                else:
+                    self._max_bytes = min(self._max_bytes * 2, self.settings.fetch_max_bytes)
+                continue
+            if upper <= pos and not read_committed:
+                # The log ends below the planned range: records were truncated away.
+                self._data_loss(
+                    f"Cannot fetch offsets [{pos}, {end}) of {self.tp}: the high watermark is "
+                    f"{upper}"
+                )
+                return
+            last_problem = (
+                f"fetch at offset {pos} returned no records (high watermark {part.high_watermark},"
+                f" last stable offset {part.last_stable_offset})"
+            )
+
+    def _out_of_range(self, pos: int, end: int, log_start_offset: int) -> int:
+        """Handle OFFSET_OUT_OF_RANGE at ``pos``; return where to go on (or ``end``)."""
+        if 0 <= log_start_offset and pos < log_start_offset:
+            self._data_loss(
+                f"Cannot fetch offset {pos} of {self.tp}: the earliest offset still in Kafka is "
+                f"{log_start_offset}, so offsets [{pos}, {min(log_start_offset, end)}) were lost"
+            )
+            return min(log_start_offset, end)
+        self._data_loss(
+            f"Cannot fetch offset {pos} of {self.tp}: it is out of range (log start offset "
+            f"{log_start_offset}); offsets [{pos}, {end}) are not available"
+        )
+        return end
+
+
+def _find_partition(response: object, tp: TopicPartition, topic_id: object) -> object | None:
+    for topic in response.responses:  # type: ignore[attr-defined]
+        if topic.topic != tp.topic and (topic_id is None or topic.topic_id != topic_id):
+            continue
+        for part in topic.partitions:
+            if part.partition_index == tp.partition:
+                return part
+    return None
+
+
+def read_range(
+    settings: ConsumerSettings,
+    tp: TopicPartition,
+    start: int,
+    end: int,
+    *,
+    include_headers: bool = False,
+    fail_on_data_loss: bool = True,
+    poll_timeout_ms: int = 120_000,
+    leader_hint: int = -1,
+) -> Iterator[pa.RecordBatch]:
+    """Read ``[start, end)`` of ``tp`` with a client of its own; see :class:`PartitionFetcher`."""
+    client = KafkaClient(client_config(settings))
+    try:
+        fetcher = PartitionFetcher(
+            client,
+            tp,
+            settings,
+            include_headers=include_headers,
+            fail_on_data_loss=fail_on_data_loss,
+            poll_timeout_ms=poll_timeout_ms,
+            leader_hint=leader_hint,
+        )
+        yield from fetcher.read(start, end)
+    finally:
+        client.close()

@@ -1,0 +1,132 @@
+"""Offset look-ups with ListOffsets: earliest, latest, by timestamp; one request per broker.
+
+Source: Kafka's ``ListOffsetsRequest``/``ListOffsetsResponse`` specs (timestamps -2 earliest,
+-1 latest: the high watermark, or the last stable offset under ``read_committed``, KIP-98).
+Partitions are grouped by their leader so a look-up over 1,000 partitions on 3 brokers is 3
+requests, not 1,000 (what Spark's ``KafkaOffsetReaderAdmin`` gets from the admin client).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaError, KafkaTimeoutError
+from spark_kafka_py.protocol.error_codes import error_for_code
+from spark_kafka_py.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
+
+log = logging.getLogger(__name__)
+
+#: ``ReplicaId`` a consumer sends in ListOffsets and Fetch (it is not a follower broker).
+CONSUMER_REPLICA_ID = -1
+#: ``LEADER_NOT_AVAILABLE``: a partition has no leader in the metadata right now.
+_LEADER_NOT_AVAILABLE = 5
+
+
+def list_offsets(
+    client: KafkaClient,
+    timestamps: Mapping[TopicPartition, int],
+    *,
+    isolation_level: int = 0,
+    retries: int = 3,
+    retry_interval_ms: int = 1000,
+) -> dict[TopicPartition, int]:
+    """Look up one offset per partition.
+
+    Args:
+        client: a connected (or connectable) client.
+        timestamps: ``{TopicPartition: timestamp}``; -2 earliest (log start offset), -1 latest
+            (high watermark / last stable offset), or a timestamp in ms since the epoch (the
+            earliest offset whose timestamp is >= it; -1 when there is none).
+        isolation_level: 0 read_uncommitted, 1 read_committed.
+        retries: attempts after the first for partitions that failed with a retriable
+            error (Spark's ``fetchOffset.numRetries``).
+        retry_interval_ms: pause between attempts (``fetchOffset.retryIntervalMs``).
+
+    Returns:
+        ``{TopicPartition: offset}`` for every partition asked.
+
+    Raises:
+        KafkaApiError: a non-retriable error, or a retriable one that outlived the retries;
+            the message names the topic-partition.
+        KafkaConnectionError / KafkaTimeoutError: a broker stayed unreachable.
+    """
+    remaining = dict(timestamps)
+    result: dict[TopicPartition, int] = {}
+    attempt = 0
+    while True:
+        failures: dict[TopicPartition, KafkaError] = {}
+        metadata = client.metadata(sorted({tp.topic for tp in remaining}))
+        by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
+        for tp in remaining:
+            topic = metadata.topics.get(tp.topic)
+            part = topic.partitions.get(tp.partition) if topic is not None else None
+            if topic is not None and topic.error_code and not error_for_code(
+                topic.error_code, ""
+            ).retriable:
+                raise error_for_code(topic.error_code, f"for topic '{tp.topic}' (Metadata)")
+            if part is None or part.leader_id < 0:
+                failures[tp] = error_for_code(
+                    _LEADER_NOT_AVAILABLE, f"for {tp} (no leader in metadata)"
+                )
+                continue
+            by_leader[part.leader_id].append(tp)
+        for leader, tps in sorted(by_leader.items()):
+            topics: dict[str, list[ListOffsetsPartition]] = defaultdict(list)
+            for tp in tps:
+                topics[tp.topic].append(
+                    ListOffsetsPartition(partition_index=tp.partition, timestamp=remaining[tp])
+                )
+            request = ListOffsetsRequest(
+                replica_id=CONSUMER_REPLICA_ID,
+                isolation_level=isolation_level,
+                topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+            )
+            try:
+                response = client.send(leader, request)
+            except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                for tp in tps:
+                    failures[tp] = exc
+                continue
+            for topic_resp in response.topics:
+                for p in topic_resp.partitions:
+                    tp = TopicPartition(topic_resp.name, p.partition_index)
+                    if tp not in remaining:
+                        continue
+                    if p.error_code == 0:
+                        result[tp] = p.offset
+                        continue
+                    err = error_for_code(
+                        p.error_code, f"for {tp} (ListOffsets, timestamp {remaining[tp]})"
+                    )
+                    if not err.retriable:
+                        raise err
+                    failures[tp] = err
+            for tp in tps:
+                if tp not in result and tp not in failures:
+                    failures[tp] = KafkaApiError(
+                        -1, "MISSING_PARTITION", True, f"for {tp}: not in the ListOffsets response"
+                    )
+        remaining = {tp: ts for tp, ts in remaining.items() if tp not in result}
+        if not remaining:
+            return result
+        attempt += 1
+        if attempt > retries:
+            _, err = min(failures.items())
+            raise err
+        log.info(
+            "ListOffsets attempt %d failed for %d partition(s) (e.g. %s); retrying in %d ms",
+            attempt,
+            len(failures),
+            next(iter(failures.values()), None),
+            retry_interval_ms,
+        )
+        time.sleep(retry_interval_ms / 1000)
