@@ -1,0 +1,60 @@
+"""The result type and the interface every records decoder implements.
+
+As aiokafka does (``aiokafka/record/_protocols.py``), the pure-Python decoder in
+:mod:`spark_kafka_py.records._pure` is the reference; an accelerated implementation may
+be added behind :class:`RecordsDecoder` and must produce equal output (tests compare them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import pyarrow as pa
+
+__all__ = ["DEFAULT_MAX_BATCH_BYTES", "DecodedRecords", "RecordsDecoder"]
+
+#: Default bound, in bytes, on one batch's stated size and on its decompressed records.
+#: Kafka's default ``message.max.bytes`` is ~1 MiB (compressed); 64 MiB leaves room for
+#: brokers configured larger and for compression ratios of 50x and more.
+DEFAULT_MAX_BATCH_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedRecords:
+    """Records decoded from one fetched partition's ``records`` bytes.
+
+    Attributes:
+        batch: rows whose offset is in ``[start_offset, end_offset)``, schema
+            :func:`spark_kafka_py.records.arrow.spark_kafka_schema`; may have 0 rows.
+        next_offset: the offset to fetch next: ``lastOffset + 1`` of the last complete
+            batch consumed (also when that batch was a control batch, an aborted
+            transaction's or wholly filtered), never below ``start_offset`` and never above
+            ``end_offset``; ``end_offset`` once a batch reaches it; ``start_offset`` when no
+            batch was complete.
+        incomplete_tail: the bytes ended inside a batch (the broker cuts the last batch of a
+            Fetch response at its size limit; that is not an error).
+    """
+
+    batch: pa.RecordBatch
+    next_offset: int
+    incomplete_tail: bool
+
+
+class RecordsDecoder(Protocol):
+    """Signature of :func:`spark_kafka_py.records.decoder.decode_records` implementations."""
+
+    def __call__(
+        self,
+        records: bytes | memoryview,
+        *,
+        topic: str,
+        partition: int,
+        start_offset: int,
+        end_offset: int,
+        include_headers: bool = False,
+        read_committed: bool = False,
+        aborted_transactions: Sequence[tuple[int, int]] = (),
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    ) -> DecodedRecords: ...

@@ -1,0 +1,54 @@
+"""read_committed filtering of aborted transactions (KIP-98), as Kafka's Java consumer does.
+
+Source: ``clients/src/main/java/org/apache/kafka/clients/consumer/internals/
+CompletedFetch.java`` (``nextFetchedRecord``, ``consumeAbortedTransactionsUpTo``,
+``isBatchAborted``, ``containsAbortMarker``). For each batch with a producer id, in order:
+
+1. every aborted transaction ``(producer_id, first_offset)`` of the Fetch response with
+   ``first_offset <= batch.lastOffset`` (taken in ``first_offset`` order) marks its producer
+   as aborted;
+2. a control batch whose first record is an ABORT marker clears its producer's mark (the
+   aborted transaction ends there); COMMIT markers change nothing;
+3. otherwise a transactional batch of a marked producer is skipped whole.
+
+Control batches are never returned, whatever the isolation level.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+__all__ = ["AbortedTransactions"]
+
+
+class AbortedTransactions:
+    """The aborted-transaction state of one fetched partition.
+
+    Args:
+        aborted: the Fetch response's ``aborted_transactions`` for the partition, as
+            ``(producer_id, first_offset)`` pairs in any order.
+    """
+
+    __slots__ = ("_pending", "aborted_producers")
+
+    def __init__(self, aborted: Sequence[tuple[int, int]]) -> None:
+        self._pending = [(int(first), int(pid)) for pid, first in aborted]
+        heapq.heapify(self._pending)
+        #: producer ids whose current transaction is aborted.
+        self.aborted_producers: set[int] = set()
+
+    def consume_up_to(self, offset: int) -> None:
+        """Mark the producers of aborted transactions that begin at or before ``offset``."""
+        pending = self._pending
+        while pending and pending[0][0] <= offset:
+            _, pid = heapq.heappop(pending)
+            self.aborted_producers.add(pid)
+
+    def is_aborted(self, producer_id: int) -> bool:
+        """Whether a transactional batch of ``producer_id`` belongs to an aborted txn."""
+        return producer_id in self.aborted_producers
+
+    def end_aborted(self, producer_id: int) -> None:
+        """An ABORT marker of ``producer_id`` ends its aborted transaction."""
+        self.aborted_producers.discard(producer_id)
