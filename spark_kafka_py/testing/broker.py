@@ -1,0 +1,555 @@
+"""A real local Apache Kafka cluster (KRaft) run from Maven Central's jars: no Docker, no mocks.
+
+Each node is a combined broker + controller (``process.roles=broker,controller``), a
+``java -cp <kafka jars> kafka.Kafka server.properties`` subprocess listening on 127.0.0.1 on
+free ports picked at start. One node is a cluster of its own; three nodes form a controller
+quorum of three (static ``controller.quorum.voters``), the set-up for failover tests.
+
+Example::
+
+    with LocalKafkaCluster(1) as cluster:
+        create_topic(cluster.bootstrap_servers, "t", partitions=3)
+        ...
+
+Files: a temporary base directory (or ``base_dir``) with ``node-<id>/`` per node holding
+``server.properties``, ``data/`` (``log.dirs``), ``server.log`` (the broker's log4j2 log) and
+``stdout.log`` (the JVM's own output). Every started cluster is stopped at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from types import TracebackType
+
+from spark_kafka_py.conf import conf_path
+from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
+
+__all__ = [
+    "BrokerStartError",
+    "KafkaNode",
+    "LocalKafkaCluster",
+    "java_executable",
+]
+
+#: Main class of a Kafka server (broker and/or controller) in ``kafka_2.13``.
+KAFKA_MAIN = "kafka.Kafka"
+#: Main class of ``kafka-storage.sh`` (formats ``log.dirs`` with a cluster id) in ``kafka_2.13``.
+STORAGE_TOOL_MAIN = "kafka.tools.StorageTool"
+#: Main class of ``kafka-broker-api-versions.sh`` in ``kafka-tools``: one block per live broker.
+BROKER_API_VERSIONS_MAIN = "org.apache.kafka.tools.BrokerApiVersionsCommand"
+
+#: Default start timeout, seconds (cold JVMs on a 2-core machine need 10-30 s).
+DEFAULT_START_TIMEOUT_S = 120.0
+#: Graceful stop: how long SIGTERM may take before SIGKILL, seconds.
+DEFAULT_STOP_TIMEOUT_S = 30.0
+#: Lines of the broker log quoted in a :class:`BrokerStartError`.
+LOG_TAIL_LINES = 60
+
+
+class BrokerStartError(RuntimeError):
+    """A Kafka node did not start (formatting failed, process died, or not serving in time).
+
+    The message holds the node, the reason and the tail of its ``server.log``/``stdout.log``.
+    """
+
+
+def java_executable() -> str:
+    """Path of ``java``: ``$JAVA_HOME/bin/java`` when set, else ``java`` on ``PATH``.
+
+    Raises:
+        BrokerStartError: no Java found.
+    """
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    found = shutil.which("java")
+    if found is None:
+        raise BrokerStartError("no java on PATH and no JAVA_HOME: Kafka needs Java 17+")
+    return found
+
+
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (held open together, then released)."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return f"({path} not readable)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def random_cluster_id() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe Base64 without padding (22 chars)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+
+
+@dataclass
+class KafkaNode:
+    """One combined broker+controller node of a :class:`LocalKafkaCluster`.
+
+    Attributes:
+        node_id: ``node.id`` (1-based).
+        broker_port: PLAINTEXT listener port on 127.0.0.1 (clients).
+        controller_port: CONTROLLER listener port on 127.0.0.1 (KRaft quorum).
+        node_dir: ``<base_dir>/node-<id>``: config, logs, data.
+        process: the running JVM, ``None`` when stopped or killed.
+    """
+
+    node_id: int
+    broker_port: int
+    controller_port: int
+    node_dir: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def config_path(self) -> Path:
+        """``server.properties`` of this node."""
+        return self.node_dir / "server.properties"
+
+    @property
+    def data_dir(self) -> Path:
+        """``log.dirs`` of this node (the partitions' segments and KRaft metadata)."""
+        return self.node_dir / "data"
+
+    @property
+    def server_log(self) -> Path:
+        """The broker's log4j2 log file."""
+        return self.node_dir / "server.log"
+
+    @property
+    def stdout_log(self) -> Path:
+        """The JVM's stdout/stderr (JVM errors, crashes before log4j2 is up)."""
+        return self.node_dir / "stdout.log"
+
+    @property
+    def address(self) -> str:
+        """``127.0.0.1:<broker_port>``."""
+        return f"127.0.0.1:{self.broker_port}"
+
+    @property
+    def pid(self) -> int | None:
+        """The JVM's process id, ``None`` when not running."""
+        return self.process.pid if self.process is not None else None
+
+    def is_running(self) -> bool:
+        """Whether the JVM is alive."""
+        return self.process is not None and self.process.poll() is None
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """The last ``lines`` lines of ``server.log`` and ``stdout.log``, for error messages."""
+        return (
+            f"--- {self.server_log} (tail) ---\n{_tail(self.server_log, lines)}\n"
+            f"--- {self.stdout_log} (tail) ---\n{_tail(self.stdout_log, lines)}"
+        )
+
+
+_LIVE: weakref.WeakSet[LocalKafkaCluster] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:
+    for cluster in list(_LIVE):
+        with contextlib.suppress(Exception):
+            cluster.stop()
+
+
+class LocalKafkaCluster:
+    """A local KRaft Kafka cluster of ``num_brokers`` combined broker+controller nodes.
+
+    Args:
+        num_brokers: 1 (a single node) or more (3 gives a controller quorum of 3).
+        kafka_version: Apache Kafka release of the jars (default :data:`KAFKA_VERSION`).
+        base_dir: where node directories go; default a fresh temporary directory, removed by
+            :meth:`stop` (a given ``base_dir`` is kept).
+        heap: JVM heap of each node, ``-Xmx`` syntax (default ``512m``).
+        server_props: extra ``server.properties`` settings for every node (override ours),
+            e.g. ``{"log.retention.ms": "1000"}``.
+        start_timeout_s: how long :meth:`start` / :meth:`restart` wait for serving nodes, s.
+
+    Internal topics get replication factor ``min(3, num_brokers)``, ``min.insync.replicas``
+    of ``min(2, num_brokers)``.
+
+    Raises (from :meth:`start`):
+        BrokerStartError: Java missing, storage formatting failed, a node died or did not
+            serve within ``start_timeout_s`` (message has the node's log tail).
+        spark_kafka_py.testing.jars.JarResolutionError: the jars could not be fetched.
+    """
+
+    def __init__(
+        self,
+        num_brokers: int = 1,
+        *,
+        kafka_version: str = KAFKA_VERSION,
+        base_dir: str | os.PathLike[str] | None = None,
+        heap: str = "512m",
+        server_props: Mapping[str, str] | None = None,
+        start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+    ) -> None:
+        if num_brokers < 1:
+            raise ValueError(f"num_brokers must be >= 1, got {num_brokers}")
+        self.num_brokers = num_brokers
+        self.kafka_version = kafka_version
+        self.heap = heap
+        self.server_props = dict(server_props or {})
+        self.start_timeout_s = start_timeout_s
+        self._given_base_dir = Path(base_dir) if base_dir is not None else None
+        self.base_dir: Path | None = None
+        self.cluster_id = random_cluster_id()
+        self.nodes: list[KafkaNode] = []
+        self._classpath: str | None = None
+        self._lock = threading.Lock()
+        self._detached = False
+
+    # ----------------------------------------------------------------------------- properties
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``"127.0.0.1:port,..."`` of every node (running or not), for ``bootstrap.servers``.
+
+        Raises:
+            RuntimeError: the cluster was never started.
+        """
+        if not self.nodes:
+            raise RuntimeError("LocalKafkaCluster not started")
+        return ",".join(n.address for n in self.nodes)
+
+    @property
+    def classpath(self) -> str:
+        """The Kafka jars joined for ``java -cp`` (resolved on first use)."""
+        if self._classpath is None:
+            self._classpath = kafka_classpath(self.kafka_version)
+        return self._classpath
+
+    def node(self, node_id: int) -> KafkaNode:
+        """The node with ``node.id == node_id``.
+
+        Raises:
+            KeyError: no such node.
+        """
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise KeyError(f"no node {node_id} (nodes: {[n.node_id for n in self.nodes]})")
+
+    # ------------------------------------------------------------------------------ lifecycle
+
+    def start(self) -> LocalKafkaCluster:
+        """Write configs, format storage, start every node and wait until all serve.
+
+        "Serving" means every node's broker port accepts connections and Kafka's
+        ``BrokerApiVersionsCommand`` sees all ``num_brokers`` brokers. Returns ``self``.
+
+        Raises:
+            BrokerStartError: see the class docstring. Nodes started so far are stopped.
+        """
+        with self._lock:
+            if self.nodes:
+                raise RuntimeError("LocalKafkaCluster already started")
+            java_executable()  # fail early and clearly
+            classpath = self.classpath
+            if self._given_base_dir is not None:
+                self._given_base_dir.mkdir(parents=True, exist_ok=True)
+                self.base_dir = self._given_base_dir
+            else:
+                self.base_dir = Path(tempfile.mkdtemp(prefix="spark-kafka-py-kafka-"))
+            ports = _free_ports(2 * self.num_brokers)
+            self.nodes = [
+                KafkaNode(
+                    node_id=i + 1,
+                    broker_port=ports[2 * i],
+                    controller_port=ports[2 * i + 1],
+                    node_dir=self.base_dir / f"node-{i + 1}",
+                )
+                for i in range(self.num_brokers)
+            ]
+            _LIVE.add(self)
+        try:
+            for n in self.nodes:
+                n.node_dir.mkdir(parents=True, exist_ok=True)
+                n.config_path.write_text(self._server_properties(n), encoding="utf-8")
+            self._format_storage(classpath)
+            for n in self.nodes:
+                self._launch(n)
+            self._wait_serving(self.nodes)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
+        """Stop every node (SIGTERM, then SIGKILL after ``timeout_s``), remove a temp base dir.
+
+        Idempotent; never raises for nodes already gone.
+        """
+        with self._lock:
+            running = [n for n in self.nodes if n.process is not None]
+            for n in running:
+                _signal(n.process, signal.SIGTERM)
+            deadline = time.monotonic() + timeout_s
+            for n in running:
+                assert n.process is not None
+                _wait_or_kill(n.process, max(0.0, deadline - time.monotonic()))
+                n.process = None
+            _LIVE.discard(self)
+            if self.base_dir is not None and self._given_base_dir is None and not self._detached:
+                shutil.rmtree(self.base_dir, ignore_errors=True)
+
+    def stop_node(self, node_id: int, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
+        """Gracefully stop one node (SIGTERM; SIGKILL after ``timeout_s``). Its data is kept."""
+        n = self.node(node_id)
+        if n.process is not None:
+            _signal(n.process, signal.SIGTERM)
+            _wait_or_kill(n.process, timeout_s)
+            n.process = None
+
+    def kill(self, node_id: int) -> None:
+        """SIGKILL one node (a crash: no controlled shutdown). Its data is kept."""
+        n = self.node(node_id)
+        if n.process is not None:
+            _signal(n.process, signal.SIGKILL)
+            n.process.wait()
+            n.process = None
+
+    def restart(self, node_id: int, *, wait: bool = True) -> None:
+        """Start a stopped/killed node again on the same ports and data (stop it first if up).
+
+        With ``wait``, returns once the node's port accepts connections and all running
+        brokers are registered.
+
+        Raises:
+            BrokerStartError: the node died or did not serve within ``start_timeout_s``.
+        """
+        n = self.node(node_id)
+        if n.process is not None:
+            self.stop_node(node_id)
+        self._launch(n)
+        if wait:
+            self._wait_serving([x for x in self.nodes if x.process is not None])
+
+    def detach(self) -> None:
+        """Leave the nodes running after this interpreter exits (used by ``broker start``).
+
+        The cluster is no longer stopped at exit and its base directory is kept.
+        """
+        self._detached = True
+        _LIVE.discard(self)
+
+    def __enter__(self) -> LocalKafkaCluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = self.bootstrap_servers if self.nodes else "not started"
+        return f"LocalKafkaCluster(num_brokers={self.num_brokers}, {state})"
+
+    # ------------------------------------------------------------------------------- internals
+
+    def _server_properties(self, n: KafkaNode) -> str:
+        voters = ",".join(f"{x.node_id}@127.0.0.1:{x.controller_port}" for x in self.nodes)
+        template = Template(conf_path("kraft-server.properties.template").read_text("utf-8"))
+        text = template.substitute(
+            node_id=n.node_id,
+            broker_port=n.broker_port,
+            controller_port=n.controller_port,
+            quorum_voters=voters,
+            log_dir=n.data_dir,
+            replication=min(3, self.num_brokers),
+            min_isr=min(2, self.num_brokers),
+        )
+        if self.server_props:
+            text += "\n# Overrides (LocalKafkaCluster(server_props=...))\n"
+            text += "".join(f"{k}={v}\n" for k, v in self.server_props.items())
+        return text
+
+    def _jvm_base(self, heap: str) -> list[str]:
+        return [
+            java_executable(),
+            f"-Xmx{heap}",
+            "-Xss1m",
+            "-XX:+UseSerialGC",
+            "-Djava.awt.headless=true",
+        ]
+
+    def _format_storage(self, classpath: str) -> None:
+        """Run ``StorageTool format`` for every node (in parallel: one JVM each)."""
+        procs = []
+        for n in self.nodes:
+            cmd = [
+                *self._jvm_base("256m"),
+                "-XX:TieredStopAtLevel=1",
+                f"-Dlog4j2.configurationFile={conf_path('kafka-tools-log4j2.properties')}",
+                "-cp",
+                classpath,
+                STORAGE_TOOL_MAIN,
+                "format",
+                "--cluster-id",
+                self.cluster_id,
+                "--config",
+                str(n.config_path),
+                "--ignore-formatted",
+            ]
+            procs.append(
+                (n, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+            )
+        errors = []
+        for n, p in procs:
+            out, _ = p.communicate(timeout=self.start_timeout_s)
+            if p.returncode != 0:
+                errors.append(
+                    f"node {n.node_id}: {STORAGE_TOOL_MAIN} format exited {p.returncode}:\n"
+                    + out.decode("utf-8", "replace")[-4000:]
+                )
+        if errors:
+            raise BrokerStartError("formatting Kafka storage failed\n" + "\n".join(errors))
+
+    def _launch(self, n: KafkaNode) -> None:
+        cmd = [
+            *self._jvm_base(self.heap),
+            f"-Xms{min_heap(self.heap)}",
+            f"-Dlog4j2.configurationFile={conf_path('kafka-log4j2.properties')}",
+            f"-Dkafka.logs.dir={n.node_dir}",
+            "-cp",
+            self.classpath,
+            KAFKA_MAIN,
+            str(n.config_path),
+        ]
+        with n.stdout_log.open("ab") as out:
+            # Own session: Ctrl-C in a test run or the CLI does not hit the broker directly;
+            # we stop it ourselves (atexit / stop / the CLI's `broker stop`).
+            n.process = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=n.node_dir,
+                start_new_session=True,
+            )
+
+    def _wait_serving(self, nodes: list[KafkaNode]) -> None:
+        from spark_kafka_py.testing.tools import KafkaToolError, run_tool
+
+        deadline = time.monotonic() + self.start_timeout_s
+        for n in nodes:
+            while not _port_open(n.broker_port):
+                self._check_alive(n, deadline)
+                time.sleep(0.2)
+        bootstrap = ",".join(n.address for n in nodes)
+        expected = {n.node_id for n in nodes}
+        last = ""
+        while True:
+            for n in nodes:
+                self._check_alive(n, deadline)
+            try:
+                out = run_tool(
+                    BROKER_API_VERSIONS_MAIN,
+                    ["--bootstrap-server", bootstrap],
+                    classpath=self.classpath,
+                    timeout_s=max(5.0, deadline - time.monotonic()),
+                ).stdout
+                seen = _broker_ids(out)
+                if expected <= seen:
+                    return
+                last = f"brokers registered: {sorted(seen)}, expected {sorted(expected)}"
+            except KafkaToolError as exc:
+                last = str(exc)
+            if time.monotonic() > deadline:
+                raise BrokerStartError(
+                    f"Kafka nodes {sorted(expected)} not serving after {self.start_timeout_s} s "
+                    f"({last})\n" + "\n".join(n.log_tail() for n in nodes)
+                )
+            time.sleep(1.0)
+
+    def _check_alive(self, n: KafkaNode, deadline: float) -> None:
+        if n.process is None or n.process.poll() is not None:
+            code = n.process.returncode if n.process is not None else None
+            raise BrokerStartError(
+                f"Kafka node {n.node_id} exited during start (exit code {code})\n{n.log_tail()}"
+            )
+        if time.monotonic() > deadline:
+            raise BrokerStartError(
+                f"Kafka node {n.node_id} port {n.broker_port} not open after "
+                f"{self.start_timeout_s} s\n{n.log_tail()}"
+            )
+
+
+def min_heap(heap: str) -> str:
+    """Initial heap for a node: a quarter of ``heap`` (``-Xmx`` syntax), at least 64m."""
+    units = {"k": 1 / 1024, "m": 1, "g": 1024}
+    suffix = heap[-1].lower()
+    mb = float(heap[:-1]) * units[suffix] if suffix in units else float(heap) / 2**20
+    return f"{max(64, int(mb / 4))}m"
+
+
+def _broker_ids(api_versions_output: str) -> set[int]:
+    """Broker ids in ``BrokerApiVersionsCommand`` output: lines ``host:port (id: N rack: ...``."""
+    ids = set()
+    for line in api_versions_output.splitlines():
+        marker = "(id: "
+        at = line.find(marker)
+        if at >= 0:
+            digits = line[at + len(marker) :].split(" ", 1)[0]
+            if digits.lstrip("-").isdigit():
+                ids.add(int(digits))
+    return ids
+
+
+def _signal(process: subprocess.Popen[bytes] | None, sig: int) -> None:
+    if process is not None and process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(sig)
+
+
+def _wait_or_kill(process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _signal(process, signal.SIGKILL)
+        process.wait()
+
+
+def iter_pids(cluster: LocalKafkaCluster) -> Iterator[int]:
+    """Process ids of the running nodes of ``cluster``."""
+    for n in cluster.nodes:
+        if n.pid is not None and n.is_running():
+            yield n.pid

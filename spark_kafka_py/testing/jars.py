@@ -1,0 +1,406 @@
+"""Resolve Maven artifacts (Apache Kafka's broker and tools, Spark's Kafka connector) into a cache.
+
+The jars are fetched once with the ``mvn`` on the machine: a throw-away POM is generated from
+``deps-pom.xml.template`` (package data) and Maven copies the artifacts and their transitive
+runtime dependencies into a directory of the cache (in Maven's repository layout, so that group,
+artifact and version are read from the path, never guessed from a file name). A marker file is
+written only after Maven succeeded, so a half-finished download is never taken for a complete one;
+a second call for the same artifact set finds the marker and returns at once, with no network.
+
+The cache lives outside the repository: ``$SPARK_KAFKA_PY_CACHE`` or ``~/.cache/spark-kafka-py``.
+
+Example::
+
+    from spark_kafka_py.testing.jars import kafka_jars, spark_kafka_connector_jars
+    classpath = os.pathsep.join(str(p) for p in kafka_jars())
+    spark_jars = ",".join(str(p) for p in spark_kafka_connector_jars())
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+__all__ = [
+    "KAFKA_VERSION",
+    "LOG4J_VERSION",
+    "Artifact",
+    "JarResolutionError",
+    "cache_dir",
+    "kafka_classpath",
+    "kafka_jars",
+    "resolve_artifacts",
+    "spark_kafka_connector_jars",
+]
+
+#: The Apache Kafka release whose broker and Java tools we run (KRaft only, Scala 2.13 build).
+KAFKA_VERSION = "4.3.0"
+
+#: log4j2 release for the broker's logging backend (``log4j-core`` + the SLF4J 1.x binding), so the
+#: broker logs to a file configured by ``conf/kafka-log4j2.properties`` rather than to the console.
+LOG4J_VERSION = "2.25.4"
+
+#: Version of maven-dependency-plugin that we call by its full coordinates (reproducible; the
+#: version Maven would pick by default depends on the Maven installation).
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+
+#: Where the connector version look-up goes (only when the installed pyspark version is missing).
+MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
+
+#: Name of the file written into an artifact-set directory once Maven succeeded. It holds the
+#: JSON list of the resolved jars (paths relative to the directory).
+MARKER = ".complete.json"
+
+#: Lines of Maven's output quoted in a :class:`JarResolutionError`.
+ERROR_TAIL_LINES = 60
+
+#: Spark artifacts that ``spark.jars`` must carry: everything else from ``org.apache.spark`` is
+#: already on Spark's own class path (``pyspark/jars``).
+SPARK_CONNECTOR_ARTIFACTS = frozenset(
+    {"spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13"}
+)
+
+#: Artifacts never put on ``spark.jars`` even when pyspark does not ship them by the same name:
+#: they would clash with Spark's own logging / Scala runtime.
+SPARK_ALWAYS_EXCLUDED_PREFIXES = ("scala-", "slf4j-", "log4j-", "jul-to-slf4j", "jcl-over-slf4j")
+
+
+class JarResolutionError(RuntimeError):
+    """Maven could not resolve an artifact set (network, unknown version, no ``mvn``).
+
+    The message holds the command, its exit code and the last lines of Maven's output.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """One resolved jar: Maven coordinates and the file in the cache.
+
+    Attributes:
+        group_id: e.g. ``org.apache.kafka``.
+        artifact_id: e.g. ``kafka-clients``.
+        version: e.g. ``4.3.0``.
+        path: absolute path of the jar in the cache directory.
+    """
+
+    group_id: str
+    artifact_id: str
+    version: str
+    path: Path
+
+
+def cache_dir() -> Path:
+    """Return the root of the cache (created if missing).
+
+    ``$SPARK_KAFKA_PY_CACHE`` if set, else ``~/.cache/spark-kafka-py``. Jars go below
+    ``<cache>/jars/``; the CLI's broker state below ``<cache>/broker/``.
+    """
+    root = os.environ.get("SPARK_KAFKA_PY_CACHE") or str(Path.home() / ".cache" / "spark-kafka-py")
+    path = Path(root).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _pom(name: str, coordinates: Sequence[str]) -> str:
+    deps = []
+    for coord in coordinates:
+        parts = coord.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"expected groupId:artifactId:version, got {coord!r}")
+        group, artifact, version = parts
+        deps.append(
+            "    <dependency>\n"
+            f"      <groupId>{group}</groupId>\n"
+            f"      <artifactId>{artifact}</artifactId>\n"
+            f"      <version>{version}</version>\n"
+            "    </dependency>"
+        )
+    template = (
+        resources.files("spark_kafka_py.testing")
+        .joinpath("deps-pom.xml.template")
+        .read_text(encoding="utf-8")
+    )
+    return Template(template).substitute(artifact_set=name, dependencies="\n".join(deps))
+
+
+def _scan(repo_dir: Path) -> list[Artifact]:
+    """Read the artifacts copied in Maven's repository layout: ``g/r/o/u/p/artifact/version/f``."""
+    found = []
+    for jar in sorted(repo_dir.rglob("*.jar")):
+        rel = jar.relative_to(repo_dir).parts
+        if len(rel) < 4:
+            continue
+        found.append(
+            Artifact(
+                group_id=".".join(rel[:-3]),
+                artifact_id=rel[-3],
+                version=rel[-2],
+                path=jar,
+            )
+        )
+    return found
+
+
+def resolve_artifacts(
+    name: str,
+    coordinates: Sequence[str],
+    *,
+    keep: Callable[[Artifact], bool] | None = None,
+    mvn: str = "mvn",
+) -> list[Artifact]:
+    """Resolve ``coordinates`` and their transitive runtime dependencies into the cache.
+
+    Args:
+        name: a short label for the artifact set (used in the directory name), e.g. ``kafka``.
+        coordinates: ``groupId:artifactId:version`` strings.
+        keep: optional filter applied to the resolved artifacts (the result, not the cache).
+        mvn: the Maven executable.
+
+    Returns:
+        The resolved artifacts, sorted by path. The cache directory is
+        ``<cache>/jars/<name>-<sha256 of the coordinates, 12 hex digits>/``.
+
+    Raises:
+        JarResolutionError: ``mvn`` is missing or failed (message ends with its output tail).
+        ValueError: a coordinate is not ``groupId:artifactId:version``.
+
+    A cached set (marker present) is returned without running Maven (takes a few ms).
+    """
+    key = hashlib.sha256("\n".join(sorted(coordinates)).encode()).hexdigest()[:12]
+    target = cache_dir() / "jars" / f"{name}-{key}"
+    marker = target / MARKER
+    if not marker.is_file():
+        _run_maven(name, coordinates, target, mvn)
+    listed = json.loads(marker.read_text(encoding="utf-8"))
+    artifacts = [
+        Artifact(a["group_id"], a["artifact_id"], a["version"], target / a["path"])
+        for a in listed["artifacts"]
+    ]
+    missing = [a.path for a in artifacts if not a.path.is_file()]
+    if missing:  # somebody cleaned part of the cache: resolve again
+        marker.unlink()
+        return resolve_artifacts(name, coordinates, keep=keep, mvn=mvn)
+    if keep is not None:
+        artifacts = [a for a in artifacts if keep(a)]
+    return artifacts
+
+
+def _run_maven(name: str, coordinates: Sequence[str], target: Path, mvn: str) -> None:
+    exe = shutil.which(mvn)
+    if exe is None:
+        raise JarResolutionError(
+            f"cannot resolve {name} jars: Maven executable {mvn!r} not found on PATH"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Work in a sibling temp dir and rename at the end: a concurrent or interrupted run
+    # never leaves a directory that looks complete.
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        (work / "pom.xml").write_text(_pom(name, coordinates), encoding="utf-8")
+        repo_dir = work / "repo"
+        cmd = [
+            exe,
+            "-B",
+            "-q",
+            "-f",
+            str(work / "pom.xml"),
+            f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+            f"-DoutputDirectory={repo_dir}",
+            "-Dmdep.useRepositoryLayout=true",
+            "-DincludeScope=runtime",
+        ]
+        if not (Path.home() / ".m2" / "settings.xml").is_file():
+            settings = work / "settings.xml"
+            settings.write_text(
+                resources.files("spark_kafka_py.testing")
+                .joinpath("maven-settings.xml")
+                .read_text(encoding="utf-8"),
+                encoding="utf-8",
+            )
+            cmd[1:1] = ["-s", str(settings)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-ERROR_TAIL_LINES:])
+            raise JarResolutionError(
+                f"Maven failed (exit {proc.returncode}) resolving {name} "
+                f"{list(coordinates)}:\n$ {' '.join(cmd)}\n{tail}"
+            )
+        artifacts = _scan(repo_dir)
+        if not artifacts:
+            raise JarResolutionError(f"Maven resolved no jars for {name} {list(coordinates)}")
+        listing = {
+            "coordinates": list(coordinates),
+            "artifacts": [
+                {
+                    "group_id": a.group_id,
+                    "artifact_id": a.artifact_id,
+                    "version": a.version,
+                    "path": str(Path("repo") / a.path.relative_to(repo_dir)),
+                }
+                for a in artifacts
+            ],
+        }
+        (work / MARKER).write_text(json.dumps(listing, indent=1), encoding="utf-8")
+        if target.exists():  # an earlier run without marker (interrupted) or a concurrent one
+            if (target / MARKER).is_file():
+                return
+            shutil.rmtree(target)
+        try:
+            work.rename(target)
+        except OSError:  # a concurrent resolver won the race
+            if not (target / MARKER).is_file():
+                raise
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
+    """Jars of an Apache Kafka broker (KRaft) and its Java tools, for ``java -cp``.
+
+    Resolves ``org.apache.kafka:kafka_2.13`` (the broker, ``kafka.Kafka``) and ``kafka-tools``
+    (console producer/consumer, TopicCommand, ProducerPerformance, ConsumerGroupCommand,
+    GetOffsetShell) of ``version`` with their dependencies, plus ``log4j-core`` and the SLF4J
+    1.x binding ``log4j-slf4j-impl`` (Kafka 4.3 still declares ``slf4j-api`` 1.7.36), so the
+    broker logs through the log4j2 file we pass instead of to the console.
+
+    Returns:
+        Absolute jar paths (about 90 jars). The first call downloads ~100 MB with Maven.
+
+    Raises:
+        JarResolutionError: Maven failed.
+    """
+    coords = [
+        f"org.apache.kafka:kafka_2.13:{version}",
+        f"org.apache.kafka:kafka-tools:{version}",
+        f"org.apache.logging.log4j:log4j-core:{LOG4J_VERSION}",
+        f"org.apache.logging.log4j:log4j-slf4j-impl:{LOG4J_VERSION}",
+    ]
+    return [a.path for a in resolve_artifacts(f"kafka-{version}", coords)]
+
+
+def kafka_classpath(version: str = KAFKA_VERSION) -> str:
+    """The :func:`kafka_jars` joined with ``os.pathsep``, ready for ``java -cp``."""
+    return os.pathsep.join(str(p) for p in kafka_jars(version))
+
+
+def _pyspark_jar_names() -> list[str]:
+    import pyspark  # imported lazily: the broker tooling does not need pyspark
+
+    jars_dir = Path(pyspark.__file__).parent / "jars"
+    return sorted(p.name for p in jars_dir.glob("*.jar")) if jars_dir.is_dir() else []
+
+
+def _shipped_by_spark(artifact: Artifact, shipped: Iterable[str]) -> bool:
+    prefix = artifact.artifact_id + "-"
+    return any(n.startswith(prefix) and n[len(prefix) : len(prefix) + 1].isdigit() for n in shipped)
+
+
+def _connector_version(installed: str) -> str:
+    """The spark-sql-kafka version to use with pyspark ``installed``.
+
+    ``$SPARK_KAFKA_PY_CONNECTOR_VERSION`` wins. Else the installed version when Maven Central has
+    it; else the newest final release of the same major version not newer than ``installed``
+    for which Central has both ``spark-sql-kafka`` and ``spark-token-provider-kafka`` (pyspark
+    can reach PyPI before, or without, Spark's jars reaching Central). The choice is remembered
+    in the cache, so this asks the network at most once per installed version.
+    """
+    override = os.environ.get("SPARK_KAFKA_PY_CONNECTOR_VERSION")
+    if override:
+        return override
+    memo = cache_dir() / "jars" / f"spark-connector-version-{installed}.txt"
+    if memo.is_file():
+        return memo.read_text(encoding="utf-8").strip()
+    # Both artifacts must exist in that version (Central may lag for one of them).
+    versions = set(_central_versions("org.apache.spark", "spark-sql-kafka-0-10_2.13"))
+    versions &= set(_central_versions("org.apache.spark", "spark-token-provider-kafka-0-10_2.13"))
+    chosen = _pick_version(installed, versions)
+    if chosen != installed:
+        warnings.warn(
+            f"spark-sql-kafka {installed} is not on Maven Central; using {chosen} with pyspark "
+            f"{installed} (set SPARK_KAFKA_PY_CONNECTOR_VERSION to choose another)",
+            stacklevel=3,
+        )
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    memo.write_text(chosen, encoding="utf-8")
+    return chosen
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def _pick_version(installed: str, available: Iterable[str]) -> str:
+    """Newest final ``X.Y.Z`` of ``available`` with the major of ``installed`` and <= it."""
+    finals = [v for v in available if re.fullmatch(r"\d+\.\d+\.\d+", v)]
+    if installed in finals or not re.fullmatch(r"\d+\.\d+\.\d+", installed):
+        return installed
+    mine = _version_key(installed)
+    fits = [v for v in finals if _version_key(v)[0] == mine[0] and _version_key(v) <= mine]
+    if not fits:
+        raise JarResolutionError(
+            f"no spark-sql-kafka release on Maven Central fits pyspark {installed} "
+            f"(available: {sorted(finals, key=_version_key)[-5:]})"
+        )
+    return max(fits, key=_version_key)
+
+
+def _central_versions(group_id: str, artifact_id: str) -> list[str]:
+    """Versions listed in Maven Central's ``maven-metadata.xml`` of one artifact."""
+    url = f"{MAVEN_CENTRAL}/{group_id.replace('.', '/')}/{artifact_id}/maven-metadata.xml"
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            body = resp.read().decode("utf-8")
+    except OSError as exc:
+        raise JarResolutionError(f"cannot read {url}: {exc}") from exc
+    return re.findall(r"<version>([^<]+)</version>", body)
+
+
+def spark_kafka_connector_jars(spark_version: str | None = None) -> list[Path]:
+    """Jars for Spark's built-in Kafka source (``format("kafka")``), suitable for ``spark.jars``.
+
+    Resolves ``org.apache.spark:spark-sql-kafka-0-10_2.13:<version>`` with its transitive
+    dependencies, minus what Spark already has on its class path: every ``org.apache.spark``
+    artifact except the Kafka connector and token provider, Scala/SLF4J/log4j, and any artifact
+    whose jar pyspark ships (e.g. ``lz4-java``, ``snappy-java``, ``zstd-jni``). What remains is
+    typically ``spark-sql-kafka``, ``spark-token-provider-kafka``, ``kafka-clients`` and
+    ``commons-pool2``.
+
+    Args:
+        spark_version: connector version; default: the installed ``pyspark.__version__``, or,
+            when Central does not have that one, the newest release of the same major version
+            below it (a warning says so), or ``$SPARK_KAFKA_PY_CONNECTOR_VERSION``.
+
+    Returns:
+        Absolute jar paths, joined with ``,`` for ``spark.jars``.
+
+    Raises:
+        JarResolutionError: Maven failed or no fitting connector version exists.
+    """
+    if spark_version is None:
+        import pyspark
+
+        spark_version = _connector_version(pyspark.__version__)
+    shipped = _pyspark_jar_names()
+
+    def keep(a: Artifact) -> bool:
+        if a.group_id == "org.apache.spark":
+            return a.artifact_id in SPARK_CONNECTOR_ARTIFACTS
+        if a.artifact_id.startswith(SPARK_ALWAYS_EXCLUDED_PREFIXES):
+            return False
+        return not _shipped_by_spark(a, shipped)
+
+    coords = [f"org.apache.spark:spark-sql-kafka-0-10_2.13:{spark_version}"]
+    return [a.path for a in resolve_artifacts(f"spark-kafka-{spark_version}", coords, keep=keep)]

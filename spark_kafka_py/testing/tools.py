@@ -1,0 +1,602 @@
+"""Apache Kafka's own Java tools as reference clients: topics, producers, consumers, groups.
+
+Every function runs one JVM, ``java -cp <kafka jars> <main class> ...``, from the same jars as
+the local broker (:func:`spark_kafka_py.testing.jars.kafka_jars`), and raises
+:class:`KafkaToolError` (with the tool's stderr) when the tool fails. Nothing here speaks the
+Kafka protocol itself: this is the independent reference our own client is checked against.
+
+Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
+``org.apache.kafka.tools.ConsoleProducer``, ``org.apache.kafka.tools.consumer.ConsoleConsumer``,
+``org.apache.kafka.tools.ProducerPerformance``, ``org.apache.kafka.tools.GetOffsetShell``,
+``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``,
+``org.apache.kafka.tools.BrokerApiVersionsCommand``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from spark_kafka_py.conf import conf_path
+from spark_kafka_py.testing.jars import KAFKA_VERSION, cache_dir, kafka_classpath
+
+__all__ = [
+    "COMPRESSION_CODECS",
+    "KafkaToolError",
+    "PerfResult",
+    "ProducedRecord",
+    "broker_api_versions",
+    "consume",
+    "consumer_groups_describe",
+    "create_topic",
+    "delete_topic",
+    "describe_topic",
+    "get_offsets",
+    "list_topics",
+    "produce",
+    "produce_perf",
+    "run_tool",
+]
+
+TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
+CONSOLE_PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
+CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
+GET_OFFSET_SHELL = "org.apache.kafka.tools.GetOffsetShell"
+CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+BROKER_API_VERSIONS = "org.apache.kafka.tools.BrokerApiVersionsCommand"
+
+#: Our record reader for ConsoleProducer (``java/Base64LineReader.java``, compiled on first use).
+RECORD_READER_CLASS = "sparkkafkapy.Base64LineReader"
+
+#: Values of the producer's ``compression.type`` we test with.
+COMPRESSION_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+#: Default timeout of one tool run, seconds.
+DEFAULT_TOOL_TIMEOUT_S = 180.0
+
+#: Characters of stderr quoted in a :class:`KafkaToolError`.
+ERROR_TAIL_CHARS = 6000
+
+
+class KafkaToolError(RuntimeError):
+    """A Kafka Java tool exited non-zero, timed out or reported an error.
+
+    Attributes:
+        returncode: the exit code (``None`` on timeout).
+        stdout: the tool's standard output.
+        stderr: the tool's standard error.
+    """
+
+    def __init__(self, message: str, returncode: int | None, stdout: str, stderr: str) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _jvm(heap: str, fast_start: bool) -> list[str]:
+    from spark_kafka_py.testing.broker import java_executable
+
+    cmd = [java_executable(), f"-Xmx{heap}", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
+    if fast_start:  # C1 only: starts faster, runs slower; fine for short-lived tools
+        cmd.append("-XX:TieredStopAtLevel=1")
+    cmd.append(f"-Dlog4j2.configurationFile={conf_path('kafka-tools-log4j2.properties')}")
+    return cmd
+
+
+def run_tool(
+    main_class: str,
+    args: Sequence[str],
+    *,
+    input: str | bytes | None = None,
+    classpath: str | None = None,
+    timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+    heap: str = "256m",
+    fast_start: bool = True,
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``java -cp <kafka jars> main_class *args`` and return its output as text.
+
+    Args:
+        main_class: fully qualified Java class with ``main``.
+        args: the tool's arguments.
+        input: written to the tool's stdin (``str`` is UTF-8 encoded); stdin is empty otherwise.
+        classpath: ``java -cp`` value; default :func:`kafka_classpath` of :data:`KAFKA_VERSION`.
+        timeout_s: the process is killed after this many seconds.
+        heap: ``-Xmx`` of the JVM.
+        fast_start: run with C1 only (quicker start, for short tools; off for benchmarks).
+        check: raise on a non-zero exit code.
+
+    Raises:
+        KafkaToolError: exit code != 0 (with ``check``) or timeout; message has the command
+            line (class and args) and the tail of stderr.
+    """
+    cmd = [
+        *_jvm(heap, fast_start),
+        "-cp",
+        classpath or kafka_classpath(KAFKA_VERSION),
+        main_class,
+        *args,
+    ]
+    data = input.encode("utf-8") if isinstance(input, str) else input
+    try:
+        proc = subprocess.run(
+            cmd,
+            input=data if data is not None else b"",
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode("utf-8", "replace")
+        err = (exc.stderr or b"").decode("utf-8", "replace")
+        raise KafkaToolError(
+            f"{main_class} {' '.join(args)} timed out after {timeout_s} s\n"
+            f"{err[-ERROR_TAIL_CHARS:]}",
+            None,
+            out,
+            err,
+        ) from exc
+    out = proc.stdout.decode("utf-8", "replace")
+    err = proc.stderr.decode("utf-8", "replace")
+    if check and proc.returncode != 0:
+        raise KafkaToolError(
+            f"{main_class} {' '.join(args)} exited {proc.returncode}\n"
+            f"stderr:\n{err[-ERROR_TAIL_CHARS:]}\nstdout:\n{out[-2000:]}",
+            proc.returncode,
+            out,
+            err,
+        )
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+# ------------------------------------------------------------------------------------- topics
+
+
+def create_topic(
+    bootstrap: str,
+    topic: str,
+    partitions: int = 1,
+    replication_factor: int = 1,
+    configs: Mapping[str, str] | None = None,
+) -> None:
+    """Create ``topic`` with TopicCommand (``kafka-topics.sh --create``).
+
+    Args:
+        bootstrap: ``host:port,...``.
+        topic: topic name.
+        partitions: number of partitions.
+        replication_factor: replicas per partition (<= number of brokers).
+        configs: topic configs, e.g. ``{"cleanup.policy": "compact", "retention.ms": "1000"}``.
+
+    Raises:
+        KafkaToolError: the topic exists, bad config, broker unreachable, ...
+    """
+    args = [
+        "--bootstrap-server",
+        bootstrap,
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        str(partitions),
+        "--replication-factor",
+        str(replication_factor),
+    ]
+    for key, value in (configs or {}).items():
+        args += ["--config", f"{key}={value}"]
+    run_tool(TOPIC_COMMAND, args)
+
+
+def delete_topic(bootstrap: str, topic: str) -> None:
+    """Delete ``topic`` (``kafka-topics.sh --delete``). Raises :class:`KafkaToolError`."""
+    run_tool(TOPIC_COMMAND, ["--bootstrap-server", bootstrap, "--delete", "--topic", topic])
+
+
+def describe_topic(bootstrap: str, topic: str) -> str:
+    """Raw output of ``kafka-topics.sh --describe --topic``: one line per partition with
+    ``Leader``, ``Replicas``, ``Isr``. Raises :class:`KafkaToolError`."""
+    return run_tool(
+        TOPIC_COMMAND, ["--bootstrap-server", bootstrap, "--describe", "--topic", topic]
+    ).stdout
+
+
+def list_topics(bootstrap: str) -> list[str]:
+    """Topic names (``kafka-topics.sh --list``), sorted. Raises :class:`KafkaToolError`."""
+    out = run_tool(TOPIC_COMMAND, ["--bootstrap-server", bootstrap, "--list"]).stdout
+    return sorted(line.strip() for line in out.splitlines() if line.strip())
+
+
+def get_offsets(bootstrap: str, topic: str, time: str | int = "latest") -> dict[int, int]:
+    """Offsets per partition from GetOffsetShell (``kafka-get-offsets.sh``).
+
+    Args:
+        time: ``"latest"`` (log end offset), ``"earliest"`` (log start offset),
+            ``"max-timestamp"``, or a timestamp in ms (first offset with timestamp >= it).
+
+    Returns:
+        ``{partition: offset}`` (for a timestamp with no later record, Kafka prints no offset
+        and that partition is missing).
+
+    Raises:
+        KafkaToolError: unknown topic, broker unreachable, ...
+    """
+    spec = {"latest": "-1", "earliest": "-2", "max-timestamp": "-3"}.get(str(time), str(time))
+    out = run_tool(
+        GET_OFFSET_SHELL,
+        ["--bootstrap-server", bootstrap, "--topic", topic, "--time", spec],
+    ).stdout
+    offsets: dict[int, int] = {}
+    for line in out.splitlines():
+        parts = line.strip().rsplit(":", 2)
+        if len(parts) == 3 and parts[0] == topic and parts[2].lstrip("-").isdigit():
+            offsets[int(parts[1])] = int(parts[2])
+    return offsets
+
+
+def broker_api_versions(bootstrap: str) -> str:
+    """Raw output of ``kafka-broker-api-versions.sh``: one block per live broker."""
+    return run_tool(BROKER_API_VERSIONS, ["--bootstrap-server", bootstrap]).stdout
+
+
+def consumer_groups_describe(bootstrap: str, group: str, *, extra: Sequence[str] = ()) -> str:
+    """Raw output of ``kafka-consumer-groups.sh --describe --group group`` (plus ``extra``,
+    e.g. ``["--members"]`` or ``["--state"]``). Raises :class:`KafkaToolError`."""
+    return run_tool(
+        CONSUMER_GROUP_COMMAND,
+        ["--bootstrap-server", bootstrap, "--describe", "--group", group, *extra],
+    ).stdout
+
+
+# ----------------------------------------------------------------------------------- producing
+
+
+@dataclass(frozen=True)
+class ProducedRecord:
+    """One record for :func:`produce`.
+
+    Attributes:
+        key: ``None`` for a null key; ``str`` is UTF-8 encoded; ``bytes`` used as is.
+        value: ``None`` for a null value (a tombstone); ``str`` UTF-8 encoded; ``bytes`` as is.
+        headers: ``(key, value)`` pairs in order; a ``None`` value is a null header value.
+        partition: target partition, or ``None`` to let Kafka's default partitioner choose
+            (murmur2 of the key; sticky batches for null keys).
+        timestamp_ms: CreateTime in ms since the epoch, or ``None`` for the producer's clock.
+    """
+
+    key: str | bytes | None
+    value: str | bytes | None
+    headers: Sequence[tuple[str, str | bytes | None]] = field(default_factory=list)
+    partition: int | None = None
+    timestamp_ms: int | None = None
+
+
+def _field(data: str | bytes | None) -> str:
+    if data is None:
+        return "-"
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return "=" + base64.b64encode(raw).decode("ascii")
+
+
+def _encode_line(rec: ProducedRecord) -> str:
+    parts = [
+        "-" if rec.partition is None else f"={int(rec.partition)}",
+        "-" if rec.timestamp_ms is None else f"={int(rec.timestamp_ms)}",
+        _field(rec.key),
+        _field(rec.value),
+    ]
+    for hkey, hvalue in rec.headers:
+        if hkey is None:
+            raise ValueError("header keys cannot be null")
+        parts += [_field(hkey), _field(hvalue)]
+    return "\t".join(parts)
+
+
+def _reader_classes(classpath: str) -> Path:
+    """Compile ``Base64LineReader.java`` once into the cache; return the classes directory.
+
+    Raises:
+        KafkaToolError: ``javac`` missing or compilation failed.
+    """
+    source = resources.files("spark_kafka_py.testing").joinpath("java/Base64LineReader.java")
+    text = source.read_bytes()
+    key = hashlib.sha256(text + KAFKA_VERSION.encode()).hexdigest()[:12]
+    out_dir = cache_dir() / "java" / f"reader-{key}"
+    marker = out_dir / ".complete"
+    if marker.is_file():
+        return out_dir
+    javac = shutil.which("javac")
+    if javac is None and os.environ.get("JAVA_HOME"):
+        candidate = Path(os.environ["JAVA_HOME"]) / "bin" / "javac"
+        javac = str(candidate) if candidate.is_file() else None
+    if javac is None:
+        raise KafkaToolError("javac not found: a JDK (not just a JRE) is needed", None, "", "")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".reader-", dir=out_dir.parent))
+    try:
+        src = work / "Base64LineReader.java"
+        src.write_bytes(text)
+        proc = subprocess.run(
+            [javac, "-nowarn", "--release", "17", "-cp", classpath, "-d", str(work), str(src)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise KafkaToolError(
+                f"javac Base64LineReader.java failed:\n{proc.stderr[-ERROR_TAIL_CHARS:]}",
+                proc.returncode,
+                proc.stdout,
+                proc.stderr,
+            )
+        src.unlink()
+        (work / ".complete").write_text("ok", encoding="utf-8")
+        if out_dir.exists():
+            shutil.rmtree(out_dir, ignore_errors=True)
+        try:
+            work.rename(out_dir)
+        except OSError:  # a concurrent compile won
+            if not marker.is_file():
+                raise
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return out_dir
+
+
+#: Lines of a ConsoleProducer's stderr that mean a record was not written. ConsoleProducer
+#: sends asynchronously and only logs failed sends (ErrorLoggingCallback), exiting 0.
+#: Matches the level field of ``conf/kafka-tools-log4j2.properties``' pattern ``[%d] %p %m``.
+_SEND_ERROR = re.compile(r"^\[[^\]]*\] ERROR ")
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    records: Iterable[ProducedRecord],
+    compression: str = "none",
+    linger_ms: int = 5,
+    batch_size: int = 16384,
+    extra_props: Mapping[str, str] | None = None,
+    *,
+    timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+) -> int:
+    """Write ``records`` to ``topic`` with Kafka's ConsoleProducer (one JVM for the whole call).
+
+    The records are handed to ConsoleProducer on stdin through our reader
+    ``sparkkafkapy.Base64LineReader`` (``--line-reader``): Kafka's default LineMessageReader
+    cannot choose a partition or timestamp per record and breaks on separators in the data.
+    The producing itself (batching, compression, idempotence, retries) is Kafka's Java producer.
+
+    Args:
+        bootstrap: ``host:port,...``.
+        topic: an existing topic.
+        records: in order; Kafka keeps that order within each partition (idempotent producer,
+            ``acks=all``).
+        compression: ``compression.type``: ``none``, ``gzip``, ``snappy``, ``lz4``, ``zstd``.
+        linger_ms: ``linger.ms`` (ms to wait to fill a batch).
+        batch_size: ``batch.size`` in bytes (per-partition batch buffer).
+        extra_props: more producer configs (override ours), e.g. ``{"acks": "1"}``.
+        timeout_s: the producer JVM is killed after this many seconds.
+
+    Returns:
+        The number of records handed to the producer.
+
+    Raises:
+        ValueError: unknown compression codec or a null header key.
+        KafkaToolError: ConsoleProducer exited non-zero, timed out, or logged a failed send.
+    """
+    if compression not in COMPRESSION_CODECS:
+        raise ValueError(f"compression must be one of {COMPRESSION_CODECS}, got {compression!r}")
+    lines = [_encode_line(r) for r in records]
+    classpath = kafka_classpath(KAFKA_VERSION)
+    classpath = os.pathsep.join([str(_reader_classes(classpath)), classpath])
+    props = {
+        "acks": "all",
+        "enable.idempotence": "true",
+        "compression.type": compression,
+        "linger.ms": str(linger_ms),
+        "batch.size": str(batch_size),
+        "max.in.flight.requests.per.connection": "5",
+        "delivery.timeout.ms": "120000",
+        "retries": "2147483647",
+    }
+    props.update(extra_props or {})
+    args = [
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        topic,
+        "--line-reader",
+        RECORD_READER_CLASS,
+    ]
+    for key, value in props.items():
+        args += ["--command-property", f"{key}={value}"]
+    proc = run_tool(
+        CONSOLE_PRODUCER,
+        args,
+        input="\n".join(lines) + "\n",
+        classpath=classpath,
+        timeout_s=timeout_s,
+    )
+    bad = [line for line in proc.stderr.splitlines() if _SEND_ERROR.search(line)]
+    if bad:
+        raise KafkaToolError(
+            f"ConsoleProducer reported errors writing to {topic}:\n"
+            + proc.stderr[-ERROR_TAIL_CHARS:],
+            proc.returncode,
+            proc.stdout,
+            proc.stderr,
+        )
+    return len(lines)
+
+
+@dataclass(frozen=True)
+class PerfResult:
+    """Summary line of ProducerPerformance.
+
+    Attributes:
+        records: records sent.
+        records_per_s: throughput, records/s.
+        mb_per_s: throughput, MB/s (MiB as Kafka prints it).
+        avg_latency_ms / max_latency_ms: producer send latency, ms.
+        output: the tool's full stdout.
+    """
+
+    records: int
+    records_per_s: float
+    mb_per_s: float
+    avg_latency_ms: float
+    max_latency_ms: float
+    output: str
+
+
+_PERF_SUMMARY = re.compile(
+    r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), "
+    r"([\d.]+) ms avg latency, ([\d.]+) ms max latency"
+)
+
+
+def produce_perf(
+    bootstrap: str,
+    topic: str,
+    num_records: int,
+    record_size: int,
+    compression: str = "none",
+    extra_props: Mapping[str, str] | None = None,
+    *,
+    throughput: int = -1,
+    timeout_s: float = 1800.0,
+    heap: str = "512m",
+) -> PerfResult:
+    """Bulk-write ``num_records`` records of ``record_size`` bytes with ProducerPerformance.
+
+    Values are random bytes (incompressible-ish; Kafka's tool picks a random payload), keys
+    null. For benchmarks' input data, not for exact content checks.
+
+    Args:
+        throughput: max records/s, ``-1`` for no limit.
+        extra_props: producer configs (``linger.ms``, ``batch.size``, ``acks`` ...).
+
+    Returns:
+        The parsed final summary.
+
+    Raises:
+        ValueError: unknown compression codec.
+        KafkaToolError: the tool failed or printed no summary.
+    """
+    if compression not in COMPRESSION_CODECS:
+        raise ValueError(f"compression must be one of {COMPRESSION_CODECS}, got {compression!r}")
+    props = {"acks": "1", "compression.type": compression, "linger.ms": "10"}
+    props.update(extra_props or {})
+    args = [
+        "--topic",
+        topic,
+        "--num-records",
+        str(num_records),
+        "--record-size",
+        str(record_size),
+        "--throughput",
+        str(throughput),
+        "--bootstrap-server",
+        bootstrap,
+        "--command-property",
+        *[f"{k}={v}" for k, v in props.items()],
+    ]
+    proc = run_tool(PRODUCER_PERFORMANCE, args, timeout_s=timeout_s, heap=heap, fast_start=False)
+    matches = _PERF_SUMMARY.findall(proc.stdout)
+    if not matches:
+        raise KafkaToolError(
+            f"ProducerPerformance printed no summary:\n{proc.stdout[-2000:]}\n{proc.stderr}",
+            proc.returncode,
+            proc.stdout,
+            proc.stderr,
+        )
+    rec, rps, mbps, avg, mx = matches[-1]
+    return PerfResult(int(rec), float(rps), float(mbps), float(avg), float(mx), proc.stdout)
+
+
+# ----------------------------------------------------------------------------------- consuming
+
+
+def consume(
+    bootstrap: str,
+    topic: str,
+    max_messages: int,
+    *,
+    timeout_ms: int = 20000,
+    partition: int | None = None,
+    offset: str | int = "earliest",
+    group: str | None = None,
+    isolation_level: str = "read_uncommitted",
+    print_key: bool = True,
+    print_partition: bool = False,
+    print_offset: bool = False,
+    print_headers: bool = False,
+    separator: str = "\t",
+    null_literal: str = "null",
+    extra_props: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Read up to ``max_messages`` records with Kafka's ConsoleConsumer; one line per record.
+
+    Each line is the fields ConsoleConsumer's DefaultMessageFormatter prints, in its order
+    (``Partition:N``, ``Offset:N``, headers, key, value as enabled), joined by ``separator``;
+    null keys/values print as ``null_literal``.
+
+    Args:
+        max_messages: stop after this many records.
+        timeout_ms: stop when no record arrived for this long (ms); ConsoleConsumer then exits
+            non-zero, which is not an error here: the lines read so far are returned.
+        partition: read only this partition (then ``offset`` applies); else all partitions.
+        offset: ``"earliest"``, ``"latest"`` or an offset (with ``partition``).
+        group: consumer group id (default: a random one chosen by the tool).
+        isolation_level: ``read_uncommitted`` or ``read_committed``.
+
+    Raises:
+        KafkaToolError: the tool failed for another reason than the timeout.
+    """
+    args = ["--bootstrap-server", bootstrap, "--topic", topic]
+    args += ["--max-messages", str(max_messages), "--timeout-ms", str(timeout_ms)]
+    if partition is not None:
+        args += ["--partition", str(partition), "--offset", str(offset)]
+    elif offset == "earliest":
+        args.append("--from-beginning")
+    if group is not None:
+        args += ["--group", group]
+    args += ["--isolation-level", isolation_level]
+    fmt = {
+        "print.key": print_key,
+        "print.partition": print_partition,
+        "print.offset": print_offset,
+        "print.headers": print_headers,
+        "print.timestamp": False,
+    }
+    for key, value in fmt.items():
+        args += ["--formatter-property", f"{key}={str(value).lower()}"]
+    args += [
+        "--formatter-property",
+        f"key.separator={separator}",
+        "--formatter-property",
+        f"null.literal={null_literal}",
+    ]
+    for key, value in (extra_props or {}).items():
+        args += ["--command-property", f"{key}={value}"]
+    proc = run_tool(CONSOLE_CONSUMER, args, check=False)
+    if proc.returncode != 0 and "TimeoutException" not in proc.stderr:
+        raise KafkaToolError(
+            f"ConsoleConsumer exited {proc.returncode}:\n{proc.stderr[-ERROR_TAIL_CHARS:]}",
+            proc.returncode,
+            proc.stdout,
+            proc.stderr,
+        )
+    return [line for line in proc.stdout.splitlines() if not line.startswith("Processed a total")]
