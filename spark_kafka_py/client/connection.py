@@ -1,0 +1,306 @@
+"""One blocking TCP connection to one Kafka broker.
+
+Drives the sans-I/O :class:`~spark_kafka_py.protocol.framing.KafkaProtocol` over a socket:
+connects lazily on the first :meth:`BrokerConnection.send`, then negotiates API versions with
+ApiVersions (API key 18, KIP-511: we send our software name and version; if the broker answers
+UNSUPPORTED_VERSION we retry with the highest ApiVersions version it advertises, or v0, as
+Kafka's Java client does). Each request is then sent at ``min(our max, broker max)``.
+
+Errors: a timeout raises :class:`KafkaTimeoutError`, a socket error
+:class:`KafkaConnectionError`, malformed bytes :class:`KafkaProtocolError`; after any of
+them the connection is closed and the next :meth:`~BrokerConnection.send` reconnects.
+
+Plaintext only for now. Seams for TLS and SASL: ``socket_factory`` (e.g. wrap the socket with
+``ssl.SSLContext.wrap_socket``) and :meth:`BrokerConnection._authenticate`, called after
+ApiVersions and before the first request (SaslHandshake/SaslAuthenticate go there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import socket
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from spark_kafka_py.errors import (
+    KafkaConnectionError,
+    KafkaProtocolError,
+    KafkaTimeoutError,
+    LocalProtocolError,
+)
+from spark_kafka_py.protocol.error_codes import UNSUPPORTED_VERSION, raise_for_error
+from spark_kafka_py.protocol.framing import DEFAULT_MAX_FRAME_BYTES, KafkaProtocol
+from spark_kafka_py.protocol.messages.api_versions import (
+    API_VERSIONS_KEY,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+)
+from spark_kafka_py.protocol.schema import Request
+
+__all__ = ["CLIENT_SOFTWARE_NAME", "CLIENT_SOFTWARE_VERSION", "BrokerConnection", "SocketFactory"]
+
+#: KIP-511 client software name and version sent in ApiVersions v3+.
+CLIENT_SOFTWARE_NAME = "spark-kafka-py"
+try:
+    CLIENT_SOFTWARE_VERSION = importlib.metadata.version("spark-kafka-py")
+except importlib.metadata.PackageNotFoundError:  # running from a source tree
+    CLIENT_SOFTWARE_VERSION = "unknown"
+
+#: ``socket_factory(host, port, timeout_s) -> connected socket``.
+SocketFactory = Callable[[str, int, float], socket.socket]
+
+_MIN_RECV = 64 * 1024
+_MAX_RECV = 4 * 1024 * 1024
+
+
+def _plain_socket(host: str, port: int, timeout_s: float) -> socket.socket:
+    sock = socket.create_connection((host, port), timeout=timeout_s)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+class BrokerConnection:
+    """A lazily opened, blocking, thread-safe (one lock) connection to one broker.
+
+    Args:
+        host, port: the broker's advertised listener.
+        client_id: ``client.id`` sent in request headers.
+        request_timeout_ms: default bound (ms) on one request's round trip.
+        connect_timeout_ms: bound (ms) on opening the TCP connection.
+        max_frame_bytes: largest response accepted (bytes).
+        node_id: the broker id, when known (used in error messages only).
+        socket_factory: opens the socket (seam for TLS); default plain TCP with TCP_NODELAY.
+
+    The constructor opens nothing; :meth:`send` (or :meth:`connect`) does.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str | None = "spark-kafka-py",
+        request_timeout_ms: int = 30_000,
+        connect_timeout_ms: int = 10_000,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        node_id: int | None = None,
+        socket_factory: SocketFactory | None = None,
+    ):
+        self.host = host
+        self.port = port
+        self.client_id = client_id
+        self.request_timeout_ms = request_timeout_ms
+        self.connect_timeout_ms = connect_timeout_ms
+        self.max_frame_bytes = max_frame_bytes
+        self.node_id = node_id
+        self._socket_factory = socket_factory or _plain_socket
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._protocol = KafkaProtocol(client_id, max_frame_bytes=max_frame_bytes)
+        self._api_versions: dict[int, tuple[int, int]] = {}
+
+    # -- naming ---------------------------------------------------------------------------
+    @property
+    def address(self) -> str:
+        """``host:port`` (IPv6 hosts in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def __repr__(self) -> str:
+        state = "connected" if self._sock is not None else "closed"
+        return f"BrokerConnection({self._describe()}, {state})"
+
+    def _describe(self) -> str:
+        if self.node_id is None:
+            return f"broker {self.address}"
+        return f"broker {self.node_id} at {self.address}"
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def connected(self) -> bool:
+        """True while a socket is open (ApiVersions done)."""
+        return self._sock is not None
+
+    @property
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """Broker's supported ``{api_key: (min_version, max_version)}`` (empty until connected)."""
+        return dict(self._api_versions)
+
+    def connect(self) -> None:
+        """Open the connection and negotiate API versions, if not already done.
+
+        Raises:
+            KafkaConnectionError, KafkaTimeoutError, KafkaProtocolError, KafkaApiError.
+        """
+        with self._lock:
+            self._ensure_connected(time.monotonic() + self.request_timeout_ms / 1000)
+
+    def close(self) -> None:
+        """Close the socket (idempotent). The next :meth:`send` reconnects."""
+        with self._lock:
+            self._close()
+
+    def __enter__(self) -> BrokerConnection:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _close(self) -> None:
+        sock, self._sock = self._sock, None
+        self._protocol.reset()
+        self._api_versions = {}
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    # -- versions -------------------------------------------------------------------------
+    def pick_version(self, request_type: type[Request]) -> int:
+        """``min(our MAX_VERSION, broker max)`` for ``request_type``.
+
+        Raises:
+            LocalProtocolError: not connected yet, the broker lacks the API, or the ranges
+                do not overlap.
+        """
+        broker = self._api_versions.get(request_type.API_KEY)
+        name = request_type.__name__
+        if not self._api_versions:
+            raise LocalProtocolError(f"{name}: API versions of {self._describe()} not known yet")
+        if broker is None:
+            raise LocalProtocolError(
+                f"{self._describe()} does not support {name} (API key {request_type.API_KEY})"
+            )
+        low, high = broker
+        version = min(request_type.MAX_VERSION, high)
+        if version < max(request_type.MIN_VERSION, low):
+            raise LocalProtocolError(
+                f"no common version of {name}: we support {request_type.MIN_VERSION}-"
+                f"{request_type.MAX_VERSION}, {self._describe()} supports {low}-{high}"
+            )
+        return version
+
+    # -- requests -------------------------------------------------------------------------
+    def send(self, request: Request, *, timeout_ms: int | None = None) -> Any:
+        """Send ``request`` and wait for its response (connecting first if needed).
+
+        Args:
+            request: any request message; the version is negotiated.
+            timeout_ms: bound on this round trip (default ``request_timeout_ms``); give more
+                than a Fetch's ``max_wait_ms``.
+
+        Returns:
+            the decoded response (an instance of ``type(request).response_type``).
+
+        Raises:
+            LocalProtocolError: no common version, or the request cannot be encoded.
+            KafkaTimeoutError: no complete response in time (connection closed).
+            KafkaConnectionError: connecting or socket I/O failed (connection closed).
+            KafkaProtocolError: malformed response (connection closed).
+            KafkaApiError: ApiVersions negotiation failed (connection closed).
+        """
+        timeout = self.request_timeout_ms if timeout_ms is None else timeout_ms
+        with self._lock:
+            deadline = time.monotonic() + timeout / 1000
+            self._ensure_connected(deadline)
+            version = self.pick_version(type(request))
+            return self._round_trip(request, version, deadline, timeout)
+
+    def _ensure_connected(self, deadline: float) -> None:
+        if self._sock is not None:
+            return
+        try:
+            self._sock = self._socket_factory(self.host, self.port, self.connect_timeout_ms / 1000)
+        except TimeoutError:
+            raise KafkaTimeoutError(
+                f"connecting to {self._describe()} timed out after {self.connect_timeout_ms} ms"
+            ) from None
+        except OSError as exc:
+            raise KafkaConnectionError(f"cannot connect to {self._describe()}: {exc}") from exc
+        try:
+            self._negotiate(deadline)
+            self._authenticate(deadline)
+        except BaseException:
+            self._close()
+            raise
+
+    def _negotiate(self, deadline: float) -> None:
+        version = ApiVersionsRequest.MAX_VERSION
+        timeout = self.request_timeout_ms
+        request = ApiVersionsRequest(
+            client_software_name=CLIENT_SOFTWARE_NAME,
+            client_software_version=CLIENT_SOFTWARE_VERSION,
+        )
+        tried: set[int] = set()
+        while True:
+            tried.add(version)
+            response: ApiVersionsResponse = self._round_trip(request, version, deadline, timeout)
+            if response.error_code == UNSUPPORTED_VERSION:
+                advertised = {k.api_key: k.max_version for k in response.api_keys}
+                retry = min(advertised.get(API_VERSIONS_KEY, 0), ApiVersionsRequest.MAX_VERSION)
+                if retry in tried:
+                    retry = 0
+                if retry not in tried:
+                    version = retry
+                    continue
+            raise_for_error(response.error_code, f"in ApiVersions v{version} to {self._describe()}")
+            self._api_versions = {
+                k.api_key: (k.min_version, k.max_version) for k in response.api_keys
+            }
+            return
+
+    def _authenticate(self, deadline: float) -> None:
+        """Hook for SASL (after ApiVersions, before any other request). Plaintext: nothing."""
+
+    def _round_trip(self, request: Request, version: int, deadline: float, timeout_ms: int) -> Any:
+        sock = self._sock
+        if sock is None:  # pragma: no cover - guarded by callers
+            raise KafkaConnectionError(f"not connected to {self._describe()}")
+        name = f"{type(request).__name__} v{version}"
+        correlation_id, data = self._protocol.send_request(request, version)  # may raise Local
+        try:
+            self._set_timeout(sock, deadline)
+            sock.sendall(data)
+            while True:
+                self._set_timeout(sock, deadline)
+                need = self._protocol.bytes_needed()
+                chunk = sock.recv(min(max(need, _MIN_RECV), _MAX_RECV))
+                if not chunk:
+                    raise KafkaConnectionError(
+                        f"{self._describe()} closed the connection during {name}"
+                    )
+                for got_id, response in self._protocol.receive_bytes(chunk):
+                    if got_id == correlation_id:
+                        return response
+        except TimeoutError:
+            self._close()
+            raise KafkaTimeoutError(
+                f"{name} to {self._describe()} got no response within {timeout_ms} ms"
+            ) from None
+        except KafkaProtocolError as exc:
+            self._close()
+            raise KafkaProtocolError(f"{exc} (in {name} from {self._describe()})") from exc
+        except KafkaConnectionError:
+            self._close()
+            raise
+        except OSError as exc:
+            self._close()
+            raise KafkaConnectionError(f"{name} to {self._describe()} failed: {exc}") from exc
+        except BaseException:
+            self._close()
+            raise
+
+    @staticmethod
+    def _set_timeout(sock: socket.socket, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        sock.settimeout(remaining)

@@ -1,0 +1,42 @@
+"""One declarative schema per Kafka API (see :mod:`spark_kafka_py.protocol.schema`).
+
+Top-level request/response classes are re-exported here; nested struct types live in their
+API's module (``from spark_kafka_py.protocol.messages.fetch import FetchTopic``) because
+several APIs reuse the same struct names.
+"""
+
+from __future__ import annotations
+
+from spark_kafka_py.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from spark_kafka_py.protocol.messages.fetch import FetchRequest, FetchResponse
+from spark_kafka_py.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
+from spark_kafka_py.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from spark_kafka_py.protocol.schema import Request, Response
+
+__all__ = [
+    "REQUEST_TYPES",
+    "RESPONSE_TYPES",
+    "ApiVersionsRequest",
+    "ApiVersionsResponse",
+    "FetchRequest",
+    "FetchResponse",
+    "ListOffsetsRequest",
+    "ListOffsetsResponse",
+    "MetadataRequest",
+    "MetadataResponse",
+]
+
+#: API key -> request class, for every API this library speaks.
+REQUEST_TYPES: dict[int, type[Request]] = {
+    cls.API_KEY: cls
+    for cls in (
+        ApiVersionsRequest,
+        MetadataRequest,
+        ListOffsetsRequest,
+        FetchRequest,
+    )
+}
+#: API key -> response class.
+RESPONSE_TYPES: dict[int, type[Response]] = {
+    key: cls.response_type for key, cls in REQUEST_TYPES.items()
+}

@@ -1,0 +1,530 @@
+"""Declarative message schemas and the generic encoder/decoder that drives from them.
+
+A message (or nested struct) is a frozen, slotted, keyword-only dataclass whose fields are
+declared with :func:`kfield`, mirroring one entry of a Kafka message spec
+(``clients/src/main/resources/common/message/*.json``): its type, ``versions``,
+``nullableVersions``, ``tag``/``taggedVersions`` (KIP-482) and ``default``::
+
+    @kafka_struct
+    class LeaderIdAndEpoch:
+        leader_id: int = kfield(INT32, "12+", default=-1)
+        leader_epoch: int = kfield(INT32, "12+", default=-1)
+
+Requests and responses subclass :class:`Request`/:class:`Response` and are decorated with
+:func:`kafka_message`, which records the API key, the spec's valid and flexible versions and
+the range we support. :func:`encode` and :func:`decode` walk the field list for the chosen
+version; no per-version code is written by hand.
+
+Rules taken from Kafka's message generator:
+
+* a field whose ``versions`` exclude the chosen version is not encoded, and decodes to its
+  default; encoding a non-default value in such a version raises :class:`LocalProtocolError`
+  unless the spec marks the field ``ignorable``;
+* in flexible versions strings, bytes and arrays use compact encodings and every struct ends
+  with a tagged fields section; tagged fields are written only when they differ from their
+  default, in ascending tag order; unknown tags are skipped when decoding;
+* ``records`` is nullable bytes, decoded as a zero-copy ``memoryview``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, TypeVar
+
+from spark_kafka_py.errors import LocalProtocolError
+from spark_kafka_py.protocol.primitives import ZERO_UUID, Reader, Writer
+
+__all__ = [
+    "BOOL",
+    "BYTES",
+    "FLOAT64",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "RECORDS",
+    "STRING",
+    "UINT16",
+    "UINT32",
+    "UUID",
+    "Array",
+    "KafkaType",
+    "Request",
+    "Response",
+    "Struct",
+    "Versions",
+    "decode",
+    "encode",
+    "kafka_message",
+    "kafka_struct",
+    "kfield",
+]
+
+T = TypeVar("T")
+_SPEC_KEY = "kafka_spec"
+
+
+class Versions:
+    """A version range as written in Kafka's specs: ``"3+"``, ``"0-12"``, ``"5"``, ``"none"``."""
+
+    __slots__ = ("high", "low", "text")
+
+    def __init__(self, text: str):
+        self.text = text
+        if text == "none":
+            self.low, self.high = 1, 0  # empty
+        elif text.endswith("+"):
+            self.low, self.high = int(text[:-1]), 0x7FFF
+        elif "-" in text:
+            lo, hi = text.split("-")
+            self.low, self.high = int(lo), int(hi)
+        else:
+            self.low = self.high = int(text)
+
+    def __contains__(self, version: int) -> bool:
+        return self.low <= version <= self.high
+
+    def __repr__(self) -> str:
+        return f"Versions({self.text!r})"
+
+
+# --------------------------------------------------------------------------------------------
+# Types
+# --------------------------------------------------------------------------------------------
+
+
+class KafkaType:
+    """A wire type: knows how to read and write one value for a given version."""
+
+    name: str = "?"
+    #: smallest encoded size in bytes (bounds array counts before allocating)
+    min_size: int = 1
+    default: Any = None
+
+    def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
+        raise NotImplementedError
+
+    def write(
+        self, w: Writer, value: Any, version: int, flexible: bool, nullable: bool, field: str
+    ) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Fixed(KafkaType):
+    def __init__(self, name: str, size: int, default: Any, reader: str):
+        self.name = name
+        self.min_size = size
+        self.default = default
+        self._reader = reader
+
+    def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
+        return getattr(r, self._reader)(field)
+
+    def write(
+        self, w: Writer, value: Any, version: int, flexible: bool, nullable: bool, field: str
+    ) -> None:
+        getattr(w, self._reader)(value, field)
+
+
+BOOL = _Fixed("bool", 1, False, "bool")
+INT8 = _Fixed("int8", 1, 0, "int8")
+INT16 = _Fixed("int16", 2, 0, "int16")
+UINT16 = _Fixed("uint16", 2, 0, "uint16")
+INT32 = _Fixed("int32", 4, 0, "int32")
+UINT32 = _Fixed("uint32", 4, 0, "uint32")
+INT64 = _Fixed("int64", 8, 0, "int64")
+FLOAT64 = _Fixed("float64", 8, 0.0, "float64")
+UUID = _Fixed("uuid", 16, ZERO_UUID, "uuid")
+
+
+class _String(KafkaType):
+    name = "string"
+    min_size = 1
+    default = ""
+
+    def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
+        if flexible:
+            return r.compact_nullable_string(field) if nullable else r.compact_string(field)
+        return r.nullable_string(field) if nullable else r.string(field)
+
+    def write(
+        self, w: Writer, value: Any, version: int, flexible: bool, nullable: bool, field: str
+    ) -> None:
+        if value is None and not nullable:
+            raise LocalProtocolError(f"{field} is null but not nullable in version {version}")
+        if flexible:
+            w.compact_nullable_string(value, field)
+        else:
+            w.nullable_string(value, field)
+
+
+class _Bytes(KafkaType):
+    min_size = 1
+
+    def __init__(self, name: str, default: Any):
+        self.name = name
+        self.default = default
+
+    def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
+        if flexible:
+            return r.compact_nullable_bytes(field) if nullable else r.compact_bytes(field)
+        return r.nullable_bytes(field) if nullable else r.bytes(field)
+
+    def write(
+        self, w: Writer, value: Any, version: int, flexible: bool, nullable: bool, field: str
+    ) -> None:
+        if value is None and not nullable:
+            raise LocalProtocolError(f"{field} is null but not nullable in version {version}")
+        if flexible:
+            w.compact_nullable_bytes(value, field)
+        else:
+            w.nullable_bytes(value, field)
+
+
+STRING = _String()
+BYTES = _Bytes("bytes", b"")
+#: Kafka's ``records`` type: nullable bytes holding record batches (left undecoded here).
+RECORDS = _Bytes("records", None)
+
+
+class Struct(KafkaType):
+    """A nested struct (a :func:`kafka_struct` class) used as a single, non-array field."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+        self.name = cls.__name__
+        self.min_size = 0
+
+    @property
+    def default(self) -> Any:  # type: ignore[override]
+        return self.cls()
+
+    def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
+        return _decode_struct(self.cls, r, version, flexible)
+
+    def write(
+        self, w: Writer, value: Any, version: int, flexible: bool, nullable: bool, field: str
+    ) -> None:
+        if not isinstance(value, self.cls):
+            raise LocalProtocolError(f"{field} must be a {self.name}, got {type(value).__name__}")
+        _encode_struct(value, w, version, flexible)
+
+
+class Array(KafkaType):
+    """``[]T``: an array of a primitive type or of a :func:`kafka_struct` class."""
+
+    min_size = 1
+    default = ()
+
+    def __init__(self, item: KafkaType | type):
+        self.item: KafkaType = item if isinstance(item, KafkaType) else Struct(item)
+        self.name = f"[]{self.item.name}"
+
+    def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
+        item = self.item
+        n = r.array_length(
+            field, compact=flexible, nullable=nullable, min_item_size=max(1, item.min_size)
+        )
+        if n is None:
+            return None
+        if isinstance(item, Struct):
+            cls = item.cls
+            return tuple(_decode_struct(cls, r, version, flexible) for _ in range(n))
+        name = f"{field}[]"
+        return tuple(item.read(r, version, flexible, False, name) for _ in range(n))
+
+    def write(
+        self, w: Writer, value: Any, version: int, flexible: bool, nullable: bool, field: str
+    ) -> None:
+        if value is None:
+            w.array_length(None, field, compact=flexible, nullable=nullable)
+            return
+        if isinstance(value, (str, bytes, bytearray, memoryview)) or not isinstance(
+            value, Sequence
+        ):
+            raise LocalProtocolError(f"{field} must be a sequence, got {type(value).__name__}")
+        w.array_length(len(value), field, compact=flexible, nullable=False)
+        name = f"{field}[]"
+        for element in value:
+            self.item.write(w, element, version, flexible, False, name)
+
+
+# --------------------------------------------------------------------------------------------
+# Fields and structs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One field of a message spec (see module docstring)."""
+
+    name: str
+    type: KafkaType
+    versions: Versions
+    nullable_versions: Versions
+    tag: int | None
+    tagged_versions: Versions
+    default: Any
+    ignorable: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Plan:
+    regular: tuple[tuple[str, KafkaType, bool, str], ...]
+    tagged: dict[int, tuple[str, KafkaType, bool, str]]
+    tagged_by_name: tuple[tuple[int, str, KafkaType, bool, str, Any], ...]
+    absent: tuple[tuple[str, Any, bool], ...]
+
+
+def kfield(
+    wire_type: KafkaType | type,
+    versions: str,
+    /,
+    *,
+    default: Any = dataclasses.MISSING,
+    nullable_versions: str = "none",
+    tag: int | None = None,
+    tagged_versions: str | None = None,
+    ignorable: bool = False,
+) -> Any:
+    """Declare a message field (a dataclass field carrying its Kafka spec).
+
+    Args:
+        wire_type: a wire type (``INT32``, ``STRING``, ``Array(X)``...) or a struct class.
+        versions: the spec's ``versions`` ("0+", "3-12", "none").
+        default: Python default; when omitted, the type's default (0, "", False, (),
+            ``ZERO_UUID``, ``None`` for records, a default struct).
+        nullable_versions: the spec's ``nullableVersions``.
+        tag, tagged_versions: KIP-482 tagged field number and versions.
+        ignorable: the spec's ``ignorable`` (a non-default value may be dropped silently in
+            versions that lack the field).
+    """
+    ktype = wire_type if isinstance(wire_type, KafkaType) else Struct(wire_type)
+    if default is dataclasses.MISSING:
+        default = ktype.default
+    spec = {
+        "type": ktype,
+        "versions": Versions(versions),
+        "nullable_versions": Versions(nullable_versions),
+        "tag": tag,
+        "tagged_versions": Versions(tagged_versions or ("none" if tag is None else versions)),
+        "default": default,
+        "ignorable": ignorable,
+    }
+    if isinstance(ktype, Struct):
+        return dataclasses.field(default_factory=ktype.cls, metadata={_SPEC_KEY: spec})
+    return dataclasses.field(default=default, metadata={_SPEC_KEY: spec})
+
+
+def kafka_struct(cls: type[T]) -> type[T]:
+    """Make ``cls`` a frozen, slotted, keyword-only dataclass and compile its field specs."""
+    new_cls = dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(cls)
+    specs = []
+    for f in dataclasses.fields(new_cls):
+        meta = f.metadata.get(_SPEC_KEY)
+        if meta is None:
+            raise TypeError(f"{cls.__name__}.{f.name} is not declared with kfield()")
+        specs.append(FieldSpec(name=f.name, **meta))
+    new_cls._kafka_fields = tuple(specs)  # type: ignore[attr-defined]
+    new_cls._kafka_plans = {}  # type: ignore[attr-defined]
+    return new_cls
+
+
+def _plan(cls: type, version: int, flexible: bool) -> _Plan:
+    plans: dict[tuple[int, bool], _Plan] = cls._kafka_plans  # type: ignore[attr-defined]
+    key = (version, flexible)
+    plan = plans.get(key)
+    if plan is not None:
+        return plan
+    regular = []
+    tagged: dict[int, tuple[str, KafkaType, bool, str]] = {}
+    tagged_by_name = []
+    absent = []
+    for spec in cls._kafka_fields:  # type: ignore[attr-defined]
+        label = f"{cls.__name__}.{spec.name}"
+        nullable = version in spec.nullable_versions
+        if version not in spec.versions:
+            absent.append((spec.name, spec.default, spec.ignorable))
+        elif spec.tag is not None and version in spec.tagged_versions:
+            if not flexible:
+                raise TypeError(f"{label} is tagged in non-flexible version {version}")
+            tagged[spec.tag] = (spec.name, spec.type, nullable, label)
+            tagged_by_name.append((spec.tag, spec.name, spec.type, nullable, label, spec.default))
+        else:
+            regular.append((spec.name, spec.type, nullable, label))
+    plan = _Plan(tuple(regular), tagged, tuple(sorted(tagged_by_name)), tuple(absent))
+    plans[key] = plan
+    return plan
+
+
+def _decode_struct(cls: type[T], r: Reader, version: int, flexible: bool) -> T:
+    plan = _plan(cls, version, flexible)
+    kw: dict[str, Any] = {}
+    for name, ktype, nullable, label in plan.regular:
+        kw[name] = ktype.read(r, version, flexible, nullable, label)
+    if flexible:
+        known = plan.tagged
+        for tag, sub in r.tagged_fields(f"{cls.__name__} tagged fields"):
+            entry = known.get(tag)
+            if entry is not None:
+                name, ktype, nullable, label = entry
+                kw[name] = ktype.read(sub, version, True, nullable, label)
+    return cls(**kw)
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if value == default:
+        return True
+    # a list/tuple given where the default is the empty tuple
+    return default == () and isinstance(value, Sequence) and len(value) == 0
+
+
+def _encode_struct(obj: Any, w: Writer, version: int, flexible: bool) -> None:
+    cls = type(obj)
+    plan = _plan(cls, version, flexible)
+    for name, default, ignorable in plan.absent:
+        if not ignorable:
+            value = getattr(obj, name)
+            if not _is_default(value, default):
+                raise LocalProtocolError(
+                    f"{cls.__name__}.{name}={value!r} cannot be sent in version {version}"
+                )
+    for name, ktype, nullable, label in plan.regular:
+        ktype.write(w, getattr(obj, name), version, flexible, nullable, label)
+    if flexible:
+        fields: list[tuple[int, bytes]] = []
+        for tag, name, ktype, nullable, label, default in plan.tagged_by_name:
+            value = getattr(obj, name)
+            if _is_default(value, ktype.cls() if isinstance(ktype, Struct) else default):
+                continue
+            sub = Writer()
+            ktype.write(sub, value, version, True, nullable, label)
+            fields.append((tag, sub.getvalue()))
+        w.tagged_fields(fields)
+
+
+# --------------------------------------------------------------------------------------------
+# Messages
+# --------------------------------------------------------------------------------------------
+
+
+class _Message:
+    __slots__ = ()
+
+    #: Kafka API key (``apiKey`` in the spec).
+    API_KEY: ClassVar[int]
+    #: versions Kafka defines for this message (``validVersions``).
+    VALID_VERSIONS: ClassVar[Versions]
+    #: versions using compact encodings and tagged fields (``flexibleVersions``, KIP-482).
+    FLEXIBLE_VERSIONS: ClassVar[Versions]
+    #: the version range this library supports.
+    MIN_VERSION: ClassVar[int]
+    MAX_VERSION: ClassVar[int]
+
+    @classmethod
+    def is_flexible(cls, version: int) -> bool:
+        """True when ``version`` uses KIP-482 flexible encodings."""
+        return version in cls.FLEXIBLE_VERSIONS
+
+    def encode(self, version: int) -> bytes:
+        """Encode this message body (no header) at ``version``; see :func:`encode`."""
+        return encode(self, version)
+
+    @classmethod
+    def decode(cls: type[T], data: bytes | bytearray | memoryview | Reader, version: int) -> T:
+        """Decode a body (no header) at ``version``; see :func:`decode`."""
+        return decode(cls, data, version)  # type: ignore[arg-type]
+
+
+class Request(_Message):
+    """Base of request messages. Subclasses set ``response_type``."""
+
+    __slots__ = ()
+    response_type: ClassVar[type[Response]]
+
+
+class Response(_Message):
+    """Base of response messages."""
+
+    __slots__ = ()
+
+
+def kafka_message(
+    *,
+    api_key: int,
+    valid: str,
+    flexible: str,
+    supported: tuple[int, int],
+) -> Callable[[type[T]], type[T]]:
+    """Class decorator for a request/response: :func:`kafka_struct` plus API metadata.
+
+    Args:
+        api_key: the spec's ``apiKey``.
+        valid: the spec's ``validVersions`` (what Kafka defines).
+        flexible: the spec's ``flexibleVersions``.
+        supported: ``(MIN_VERSION, MAX_VERSION)`` we encode/decode and negotiate.
+    """
+
+    def wrap(cls: type[T]) -> type[T]:
+        new_cls = kafka_struct(cls)
+        new_cls.API_KEY = api_key  # type: ignore[attr-defined]
+        new_cls.VALID_VERSIONS = Versions(valid)  # type: ignore[attr-defined]
+        new_cls.FLEXIBLE_VERSIONS = Versions(flexible)  # type: ignore[attr-defined]
+        new_cls.MIN_VERSION, new_cls.MAX_VERSION = supported  # type: ignore[attr-defined]
+        return new_cls
+
+    return wrap
+
+
+def _check_version(cls: type, version: int) -> None:
+    if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:  # type: ignore[attr-defined]
+        raise LocalProtocolError(
+            f"{cls.__name__} version {version} is not supported "
+            f"(supported {cls.MIN_VERSION}-{cls.MAX_VERSION})"  # type: ignore[attr-defined]
+        )
+
+
+def encode(message: _Message, version: int) -> bytes:
+    """Encode a message body (without the request/response header) at ``version``.
+
+    Raises:
+        LocalProtocolError: unsupported version, a value out of its wire type's range, a null
+            in a non-nullable field, or a non-default value of a non-ignorable field the
+            version lacks.
+    """
+    cls = type(message)
+    _check_version(cls, version)
+    w = Writer()
+    _encode_struct(message, w, version, cls.is_flexible(version))
+    return w.getvalue()
+
+
+def decode(cls: type[T], data: bytes | bytearray | memoryview | Reader, version: int) -> T:
+    """Decode a message body of type ``cls`` at ``version``; all bytes must be consumed.
+
+    Byte and records fields are zero-copy ``memoryview`` slices of ``data``.
+
+    Raises:
+        KafkaProtocolError: truncated or malformed bytes, or trailing bytes.
+        LocalProtocolError: ``version`` is outside the supported range.
+    """
+    _check_version(cls, version)
+    r = data if isinstance(data, Reader) else Reader(data)
+    msg = _decode_struct(cls, r, version, cls.is_flexible(version))  # type: ignore[attr-defined]
+    r.expect_end(f"{cls.__name__} v{version}")
+    return msg
+
+
+def struct_fields(cls: type) -> tuple[FieldSpec, ...]:
+    """The compiled field specs of a struct or message class (introspection for tests)."""
+    return cls._kafka_fields  # type: ignore[attr-defined,no-any-return]
+
+
+def uuid_or_none(value: uuid.UUID) -> uuid.UUID | None:
+    """``None`` for Kafka's zero UUID (unset), else the UUID."""
+    return None if value == ZERO_UUID else value
