@@ -296,13 +296,24 @@ class KafkaClient:
                 self._connections[node_id] = conn
             return conn
 
-    def send(self, node_id: int, request: Request, *, timeout_ms: int | None = None) -> Any:
+    def send(
+        self,
+        node_id: int,
+        request: Request,
+        *,
+        timeout_ms: int | None = None,
+        max_version: int | None = None,
+    ) -> Any:
         """Send ``request`` to broker ``node_id`` and return its response.
+
+        ``timeout_ms`` and ``max_version`` as in :meth:`BrokerConnection.send`.
 
         Raises: as :meth:`BrokerConnection.send`, plus :class:`KafkaConnectionError` for an
         unknown node id.
         """
-        return self.connection(node_id).send(request, timeout_ms=timeout_ms)
+        return self.connection(node_id).send(
+            request, timeout_ms=timeout_ms, max_version=max_version
+        )
 
     def least_loaded_node(self) -> int:
         """A broker to send a cluster-wide request to: one already connected if any, else a

@@ -164,8 +164,8 @@ class BrokerConnection:
                 sock.close()
 
     # -- versions -------------------------------------------------------------------------
-    def pick_version(self, request_type: type[Request]) -> int:
-        """``min(our MAX_VERSION, broker max)`` for ``request_type``.
+    def pick_version(self, request_type: type[Request], max_version: int | None = None) -> int:
+        """``min(our MAX_VERSION, broker max, max_version)`` for ``request_type``.
 
         Raises:
             LocalProtocolError: not connected yet, the broker lacks the API, or the ranges
@@ -181,21 +181,28 @@ class BrokerConnection:
             )
         low, high = broker
         version = min(request_type.MAX_VERSION, high)
+        if max_version is not None:
+            version = min(version, max_version)
         if version < max(request_type.MIN_VERSION, low):
+            cap = "" if max_version is None else f" (capped at {max_version})"
             raise LocalProtocolError(
                 f"no common version of {name}: we support {request_type.MIN_VERSION}-"
-                f"{request_type.MAX_VERSION}, {self._describe()} supports {low}-{high}"
+                f"{request_type.MAX_VERSION}{cap}, {self._describe()} supports {low}-{high}"
             )
         return version
 
     # -- requests -------------------------------------------------------------------------
-    def send(self, request: Request, *, timeout_ms: int | None = None) -> Any:
+    def send(
+        self, request: Request, *, timeout_ms: int | None = None, max_version: int | None = None
+    ) -> Any:
         """Send ``request`` and wait for its response (connecting first if needed).
 
         Args:
             request: any request message; the version is negotiated.
             timeout_ms: bound on this round trip (default ``request_timeout_ms``); give more
                 than a Fetch's ``max_wait_ms``.
+            max_version: cap on the negotiated version (e.g. 12 for a Fetch by topic name when
+                the topic id is unknown).
 
         Returns:
             the decoded response (an instance of ``type(request).response_type``).
@@ -211,7 +218,7 @@ class BrokerConnection:
         with self._lock:
             deadline = time.monotonic() + timeout / 1000
             self._ensure_connected(deadline)
-            version = self.pick_version(type(request))
+            version = self.pick_version(type(request), max_version)
             return self._round_trip(request, version, deadline, timeout)
 
     def _ensure_connected(self, deadline: float) -> None:

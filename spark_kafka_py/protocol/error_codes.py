@@ -18,6 +18,7 @@ __all__ = [
     "ERRORS_BY_NAME",
     "ErrorCode",
     "error_for",
+    "error_for_code",
     "raise_for_error",
 ]
 
@@ -571,6 +572,17 @@ def error_for(code: int) -> ErrorCode:
     return entry
 
 
+def error_for_code(code: int, context: str) -> KafkaApiError:
+    """The :class:`~spark_kafka_py.errors.KafkaApiError` for a non-zero ``code`` (not raised).
+
+    Args:
+        code: the ``int16`` error code from a response (0 is accepted and named NONE).
+        context: what was being done and on what, e.g. ``"fetching topic-0 at offset 5"``.
+    """
+    entry = error_for(code)
+    return KafkaApiError(entry.code, entry.name, entry.retriable, context, entry.description)
+
+
 def raise_for_error(code: int, context: str) -> None:
     """Raise :class:`~spark_kafka_py.errors.KafkaApiError` unless ``code`` is 0 (NONE).
 
@@ -583,5 +595,4 @@ def raise_for_error(code: int, context: str) -> None:
     """
     if code == NONE:
         return
-    entry = error_for(code)
-    raise KafkaApiError(entry.code, entry.name, entry.retriable, context, entry.description)
+    raise error_for_code(code, context)
