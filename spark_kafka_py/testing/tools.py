@@ -34,6 +34,7 @@ __all__ = [
     "KafkaToolError",
     "PerfResult",
     "ProducedRecord",
+    "add_partitions",
     "broker_api_versions",
     "consume",
     "consumer_groups_describe",
@@ -196,6 +197,26 @@ def create_topic(
     for key, value in (configs or {}).items():
         args += ["--config", f"{key}={value}"]
     run_tool(TOPIC_COMMAND, args)
+
+
+def add_partitions(bootstrap: str, topic: str, partitions: int) -> None:
+    """Grow ``topic`` to ``partitions`` partitions in total (``kafka-topics.sh --alter``).
+
+    Raises:
+        KafkaToolError: ``partitions`` not above the current count, unknown topic, ...
+    """
+    run_tool(
+        TOPIC_COMMAND,
+        [
+            "--bootstrap-server",
+            bootstrap,
+            "--alter",
+            "--topic",
+            topic,
+            "--partitions",
+            str(partitions),
+        ],
+    )
 
 
 def delete_topic(bootstrap: str, topic: str) -> None:

@@ -1,0 +1,155 @@
+"""pytest plugin: a real Kafka broker, topics and a real SparkSession for integration tests.
+
+Load it from ``conftest.py`` with ``pytest_plugins = ["spark_kafka_py.testing.fixtures"]``.
+
+Fixtures:
+
+- ``kafka_bootstrap`` (session) -> ``str``: ``$KAFKA_BOOTSTRAP_SERVERS`` if set; else a Kafka
+  container when a Docker engine answers and ``testcontainers`` imports; else the
+  ``kafka_cluster`` below. A broker that cannot start is an ERROR of the tests, never a skip.
+- ``kafka_cluster`` (session) -> :class:`LocalKafkaCluster`: a single-node local cluster
+  (shared; tests that kill or restart nodes should use ``kafka_cluster_factory`` instead).
+- ``kafka_cluster_factory`` (function) -> ``(num_brokers=1, **kwargs) -> LocalKafkaCluster``:
+  started clusters of their own, stopped at the end of the test.
+- ``new_topic`` (function) -> ``(partitions=1, configs=None, replication_factor=1,
+  bootstrap=None) -> str``: creates a uniquely named topic (on ``kafka_bootstrap`` unless
+  ``bootstrap`` is given) and returns its name.
+- ``spark`` (session) -> ``SparkSession``: ``local[2]`` with Spark's Kafka connector on
+  ``spark.jars`` (see :func:`spark_kafka_py.testing.spark.local_spark_session`).
+
+Environment: ``KAFKA_BOOTSTRAP_SERVERS`` (use that broker), ``SPARK_KAFKA_PY_BROKER`` =
+``auto`` (default), ``local`` (never Docker) or ``docker`` (Docker or fail).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.jars import KAFKA_VERSION
+from spark_kafka_py.testing.tools import create_topic
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: Image of the Docker path (Apache's own KRaft image, same release as our jars).
+KAFKA_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
+
+
+def _docker_kafka() -> Any | None:
+    """A started testcontainers Kafka container, or ``None`` when Docker/testcontainers is
+    unavailable. (Not exercised on machines without a Docker engine.)"""
+    try:
+        import docker  # type: ignore[import-not-found]
+        from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    try:
+        docker.from_env().ping()
+    except docker.errors.DockerException:
+        return None
+    container = KafkaContainer(KAFKA_IMAGE).with_env("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false")
+    container.start()
+    return container
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster() -> Iterator[LocalKafkaCluster]:
+    """A started single-node local KRaft cluster, shared by the session; stopped at the end.
+
+    Raises (as a test ERROR): BrokerStartError / JarResolutionError.
+    """
+    cluster = LocalKafkaCluster(1)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture()
+def kafka_cluster_factory() -> Iterator[Callable[..., LocalKafkaCluster]]:
+    """Factory of private local clusters (for kill/restart tests); all stopped after the test.
+
+    Call as ``kafka_cluster_factory(3)`` or with :class:`LocalKafkaCluster` keyword arguments.
+    """
+    started: list[LocalKafkaCluster] = []
+
+    def make(num_brokers: int = 1, **kwargs: Any) -> LocalKafkaCluster:
+        cluster = LocalKafkaCluster(num_brokers, **kwargs)
+        started.append(cluster)
+        return cluster.start()
+
+    yield make
+    for cluster in started:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
+    """``host:port,...`` of the session's Kafka broker (see the module docstring for which)."""
+    env = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if env:
+        yield env
+        return
+    mode = os.environ.get("SPARK_KAFKA_PY_BROKER", "auto")
+    if mode not in ("auto", "local", "docker"):
+        raise ValueError(f"SPARK_KAFKA_PY_BROKER must be auto, local or docker, got {mode!r}")
+    if mode != "local":
+        container = _docker_kafka()
+        if container is not None:
+            try:
+                yield container.get_bootstrap_server()
+            finally:
+                container.stop()
+            return
+        if mode == "docker":
+            raise RuntimeError("SPARK_KAFKA_PY_BROKER=docker but no Docker engine/testcontainers")
+    cluster: LocalKafkaCluster = request.getfixturevalue("kafka_cluster")
+    yield cluster.bootstrap_servers
+
+
+def _topic_base(name: str) -> str:
+    """A legal Kafka topic name fragment from a test name ([a-zA-Z0-9._-], <= 100 chars)."""
+    return re.sub(r"[^a-zA-Z0-9._-]+", "-", name).strip("-.")[:100] or "topic"
+
+
+@pytest.fixture()
+def new_topic(request: pytest.FixtureRequest) -> Callable[..., str]:
+    """Factory creating uniquely named topics: ``new_topic(partitions=3, configs={...})``.
+
+    Names are ``<test name>-<8 hex digits>``. Topics are not deleted (the broker is per
+    session). Raises KafkaToolError when creation fails.
+    """
+    base = _topic_base(request.node.name)
+
+    def make(
+        partitions: int = 1,
+        configs: Mapping[str, str] | None = None,
+        replication_factor: int = 1,
+        bootstrap: str | None = None,
+    ) -> str:
+        name = f"{base}-{uuid.uuid4().hex[:8]}"
+        servers = bootstrap or request.getfixturevalue("kafka_bootstrap")
+        create_topic(servers, name, partitions, replication_factor, configs)
+        return name
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """A real local SparkSession (``local[2]``) with Spark's Kafka connector; stopped at end."""
+    from spark_kafka_py.testing.spark import local_spark_session
+
+    session = local_spark_session("spark-kafka-py-tests")
+    try:
+        yield session
+    finally:
+        session.stop()

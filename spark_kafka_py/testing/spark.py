@@ -1,0 +1,71 @@
+"""A local SparkSession set up for spark-kafka-py's tests, demo and benchmarks.
+
+The session carries Spark's own Kafka connector (``format("kafka")``, the conformance oracle
+and benchmark peer) on ``spark.jars``, logs at WARN through ``conf/spark-log4j2.properties``,
+runs Python workers with this interpreter, and uses UTC as the session time zone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from spark_kafka_py.conf import conf_path
+from spark_kafka_py.testing.jars import spark_kafka_connector_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["local_spark_session"]
+
+
+def local_spark_session(
+    app_name: str = "spark-kafka-py",
+    *,
+    master: str = "local[2]",
+    with_kafka_connector: bool = True,
+    extra_conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """Build (or get) a local SparkSession.
+
+    Before the JVM starts, sets ``PYSPARK_PYTHON``/``PYSPARK_DRIVER_PYTHON`` to
+    ``sys.executable`` and ``SPARK_LOCAL_IP=127.0.0.1`` (each unless already set). Spark
+    settings: ``spark.ui.enabled=false``, ``spark.sql.shuffle.partitions=2``,
+    ``spark.sql.session.timeZone=UTC``, log4j2 config ``conf/spark-log4j2.properties`` for
+    driver and executors, and ``spark.jars`` = :func:`spark_kafka_connector_jars` when
+    ``with_kafka_connector``.
+
+    Args:
+        app_name: ``spark.app.name``.
+        master: ``spark.master``, e.g. ``local[2]``.
+        with_kafka_connector: put Spark's Kafka connector jars on ``spark.jars``.
+        extra_conf: more Spark settings (override ours).
+
+    Raises:
+        spark_kafka_py.testing.jars.JarResolutionError: the connector jars could not be fetched.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # local only; silences a warning
+    from pyspark.sql import SparkSession
+
+    log4j = f"-Dlog4j2.configurationFile=file:{conf_path('spark-log4j2.properties')}"
+    conf = {
+        "spark.master": master,
+        "spark.app.name": app_name,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": log4j,
+        "spark.executor.extraJavaOptions": log4j,
+    }
+    if with_kafka_connector:
+        conf["spark.jars"] = ",".join(str(p) for p in spark_kafka_connector_jars())
+    conf.update(extra_conf or {})
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
