@@ -343,39 +343,43 @@ def _decode_v2_records(
     first_row = len(cols.offsets)
     row = first_row
     pos = 0
-    record_index = 0
     stopped = False
     try:
-        while record_index < count:
-            record_index += 1
+        for _ in range(count):
             # length: varint
             b = buf[pos]
-            pos += 1
             if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                pos += 2
             else:
-                u, pos = tail(buf, pos, b)
-                length = (u >> 1) ^ -(u & 1)
+                b, pos = tail(buf, pos + 1, b)
+            length = (b >> 1) ^ -(b & 1)
             end = pos + length
             if length < MIN_RECORD_BODY or end > n:
                 raise _bad_record(f"record length {length}", topic, partition, base_offset)
             pos += 1  # attributes: int8, unused
             # timestampDelta: varlong
             b = buf[pos]
-            pos += 1
             if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                pos += 2
             else:
-                u, pos = tail(buf, pos, b)
-                ts_delta = (u >> 1) ^ -(u & 1)
+                b, pos = tail(buf, pos + 1, b)
+            ts_delta = (b >> 1) ^ -(b & 1)
             # offsetDelta: varint
             b = buf[pos]
-            pos += 1
             if b < 0x80:
-                offset = base_offset + ((b >> 1) ^ -(b & 1))
+                pos += 1
+            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                pos += 2
             else:
-                u, pos = tail(buf, pos, b)
-                offset = base_offset + ((u >> 1) ^ -(u & 1))
+                b, pos = tail(buf, pos + 1, b)
+            offset = base_offset + ((b >> 1) ^ -(b & 1))
             if offset < start_offset:
                 pos = end
                 continue
@@ -384,12 +388,14 @@ def _decode_v2_records(
                 break
             # key: varint length (-1 null) + bytes
             b = buf[pos]
-            pos += 1
             if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                pos += 2
             else:
-                u, pos = tail(buf, pos, b)
-                size = (u >> 1) ^ -(u & 1)
+                b, pos = tail(buf, pos + 1, b)
+            size = (b >> 1) ^ -(b & 1)
             if size >= 0:
                 key: bytes | None = buf[pos : pos + size]
                 pos += size
@@ -399,12 +405,14 @@ def _decode_v2_records(
                 raise _bad_record(f"key length {size}", topic, partition, base_offset)
             # value: varint length (-1 null) + bytes
             b = buf[pos]
-            pos += 1
             if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                pos += 2
             else:
-                u, pos = tail(buf, pos, b)
-                size = (u >> 1) ^ -(u & 1)
+                b, pos = tail(buf, pos + 1, b)
+            size = (b >> 1) ^ -(b & 1)
             if size >= 0:
                 value: bytes | None = buf[pos : pos + size]
                 pos += size
@@ -414,12 +422,14 @@ def _decode_v2_records(
                 raise _bad_record(f"value length {size}", topic, partition, base_offset)
             # headers: varint count + entries
             b = buf[pos]
-            pos += 1
             if b < 0x80:
-                header_count = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                pos += 2
             else:
-                u, pos = tail(buf, pos, b)
-                header_count = (u >> 1) ^ -(u & 1)
+                b, pos = tail(buf, pos + 1, b)
+            header_count = (b >> 1) ^ -(b & 1)
             if header_count:
                 if header_count < 0 or header_count > (end - pos) // 2:
                     raise _bad_record(f"header count {header_count}", topic, partition, base_offset)
