@@ -1,0 +1,130 @@
+"""ClientConfig parsing and KafkaClient behaviour against scripted loopback brokers."""
+
+from __future__ import annotations
+
+import pickle
+import socket
+import uuid
+
+import pytest
+
+from spark_kafka_py.client.cluster import (
+    ClientConfig,
+    ClusterMetadata,
+    KafkaClient,
+    parse_bootstrap_servers,
+)
+from spark_kafka_py.errors import ConfigError, KafkaConnectionError
+from spark_kafka_py.protocol.messages.list_offsets import (
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
+from spark_kafka_py.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+
+from .fake_broker import FakeBroker, api_versions_for
+
+
+def test_parse_bootstrap_servers() -> None:
+    assert parse_bootstrap_servers("a:1, b:2 ,[::1]:9092") == (("a", 1), ("b", 2), ("::1", 9092))
+    for bad in ("", "a", "a:", "a:x", "a:0", "a:70000", "[::1]", ":9092"):
+        with pytest.raises(ConfigError, match="bootstrap"):
+            parse_bootstrap_servers(bad)
+
+
+def test_client_config() -> None:
+    cfg = ClientConfig.from_bootstrap("h:9092", request_timeout_ms=5)
+    assert cfg.bootstrap_servers == (("h", 9092),)
+    assert cfg.client_id == "spark-kafka-py"
+    assert cfg.max_frame_bytes == 100 * 1024 * 1024
+    assert ClientConfig(bootstrap_servers=[("h", 1)]).bootstrap_servers == (("h", 1),)  # type: ignore[arg-type]
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+    with pytest.raises(ConfigError):
+        ClientConfig(bootstrap_servers=())
+    with pytest.raises(ConfigError, match="request_timeout_ms"):
+        ClientConfig.from_bootstrap("h:1", request_timeout_ms=-1)
+
+
+def test_client_constructor_opens_nothing_and_pickles() -> None:
+    client = KafkaClient(ClientConfig.from_bootstrap("127.0.0.1:1"))
+    copy = pickle.loads(pickle.dumps(client))
+    assert isinstance(copy, KafkaClient) and copy.config == client.config
+    assert client.cached_metadata is None and client.metadata_is_stale()
+    client.close()
+
+
+def _metadata_response(port: int) -> MetadataResponse:
+    return MetadataResponse(
+        brokers=(MetadataResponseBroker(node_id=5, host="127.0.0.1", port=port, rack="r1"),),
+        cluster_id="cid",
+        controller_id=5,
+        topics=(
+            MetadataResponseTopic(
+                name="t",
+                topic_id=uuid.UUID(int=9),
+                partitions=(
+                    MetadataResponsePartition(
+                        partition_index=0,
+                        leader_id=5,
+                        leader_epoch=2,
+                        replica_nodes=(5,),
+                        isr_nodes=(5,),
+                    ),
+                ),
+            ),
+            MetadataResponseTopic(name="missing", error_code=3),
+        ),
+    )
+
+
+def test_metadata_send_and_pool() -> None:
+    handlers = {
+        18: lambda r, v: api_versions_for(MetadataRequest, ListOffsetsRequest),
+        2: lambda r, v: ListOffsetsResponse(),
+    }
+    with FakeBroker(handlers) as broker:
+        handlers[3] = lambda r, v: _metadata_response(broker.port)
+        dead = socket.socket()
+        dead.bind(("127.0.0.1", 0))
+        dead_port = dead.getsockname()[1]
+        dead.close()
+        cfg = ClientConfig(bootstrap_servers=(("127.0.0.1", dead_port), (broker.host, broker.port)))
+        with KafkaClient(cfg) as client:
+            md = client.metadata(["t", "missing"])
+            assert isinstance(md, ClusterMetadata)
+            assert md.cluster_id == "cid" and md.controller_id == 5
+            assert md.brokers[5].rack == "r1"
+            t = md.topics["t"]
+            assert t.topic_id == uuid.UUID(int=9) and t.error_code == 0
+            assert t.partitions[0].leader_id == 5 and t.partitions[0].leader_epoch == 2
+            assert md.topics["missing"].error_code == 3 and md.topics["missing"].topic_id is None
+            assert md.leader("t", 0) == 5 and md.leader("t", 1) is None
+            (_, _, req) = broker.requests[1]
+            assert req.allow_auto_topic_creation is False
+            assert client.send(5, ListOffsetsRequest()) == ListOffsetsResponse()
+            assert client.least_loaded_node() == 5
+            assert client.any_node() == 5
+            assert client.cached_metadata is not None
+            with pytest.raises(KafkaConnectionError, match="broker 99"):
+                client.send(99, ListOffsetsRequest())
+
+
+def test_metadata_error_names_everything_tried() -> None:
+    ports = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        ports.append(s.getsockname()[1])
+        s.close()
+    cfg = ClientConfig(
+        bootstrap_servers=tuple(("127.0.0.1", p) for p in ports), connect_timeout_ms=1000
+    )
+    with KafkaClient(cfg) as client, pytest.raises(KafkaConnectionError) as info:
+        client.metadata()
+    for p in ports:
+        assert f"127.0.0.1:{p}" in str(info.value)
