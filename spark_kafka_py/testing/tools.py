@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -32,6 +33,7 @@ from spark_kafka_py.testing.jars import KAFKA_VERSION, cache_dir, kafka_classpat
 __all__ = [
     "COMPRESSION_CODECS",
     "KafkaToolError",
+    "PartitionState",
     "PerfResult",
     "ProducedRecord",
     "add_partitions",
@@ -43,9 +45,11 @@ __all__ = [
     "describe_topic",
     "get_offsets",
     "list_topics",
+    "partition_states",
     "produce",
     "produce_perf",
     "run_tool",
+    "wait_for_full_isr",
 ]
 
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
@@ -230,6 +234,70 @@ def describe_topic(bootstrap: str, topic: str) -> str:
     return run_tool(
         TOPIC_COMMAND, ["--bootstrap-server", bootstrap, "--describe", "--topic", topic]
     ).stdout
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition line of ``kafka-topics.sh --describe``.
+
+    Attributes:
+        partition: partition id.
+        leader: leader node id, ``-1`` when there is none.
+        replicas: replica node ids (preferred leader first).
+        isr: in-sync replica node ids.
+    """
+
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+def _ids(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(",") if x.strip().lstrip("-").isdigit())
+
+
+def partition_states(bootstrap: str, topic: str) -> dict[int, PartitionState]:
+    """Leader, replicas and ISR of every partition of ``topic`` (parsed TopicCommand output).
+
+    Raises:
+        KafkaToolError: unknown topic, broker unreachable, ...
+    """
+    states = {}
+    for line in describe_topic(bootstrap, topic).splitlines():
+        fields = dict(re.findall(r"(\w+): ?([^\t]*)", line))
+        if "Partition" in fields and "Leader" in fields:
+            leader = fields["Leader"].strip()
+            p = int(fields["Partition"])
+            states[p] = PartitionState(
+                partition=p,
+                leader=int(leader) if leader.lstrip("-").isdigit() else -1,
+                replicas=_ids(fields.get("Replicas", "")),
+                isr=_ids(fields.get("Isr", "")),
+            )
+    return states
+
+
+def wait_for_full_isr(
+    bootstrap: str, topic: str, timeout_s: float = 60.0, poll_s: float = 1.0
+) -> dict[int, PartitionState]:
+    """Wait until every partition of ``topic`` has a leader and all replicas in sync.
+
+    For failover tests: after :meth:`LocalKafkaCluster.restart`, followers need a moment to
+    catch up. Returns the final states.
+
+    Raises:
+        TimeoutError: not in sync after ``timeout_s`` seconds (message has the last states).
+        KafkaToolError: TopicCommand failed.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = partition_states(bootstrap, topic)
+        if states and all(s.leader >= 0 and set(s.isr) == set(s.replicas) for s in states.values()):
+            return states
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{topic} not fully in sync after {timeout_s} s: {states}")
+        time.sleep(poll_s)
 
 
 def list_topics(bootstrap: str) -> list[str]:

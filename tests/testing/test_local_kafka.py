@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.jars import kafka_jars, spark_kafka_connector_jars
 from spark_kafka_py.testing.tools import (
     COMPRESSION_CODECS,
@@ -19,8 +20,10 @@ from spark_kafka_py.testing.tools import (
     describe_topic,
     get_offsets,
     list_topics,
+    partition_states,
     produce,
     produce_perf,
+    wait_for_full_isr,
 )
 
 pytestmark = pytest.mark.integration
@@ -172,3 +175,31 @@ def test_spark_builtin_kafka_source_reads_topic(
     )
     assert got == expected
     assert [r.offset for r in rows if r.partition == 0] == list(range(20))
+
+
+def test_three_node_cluster_survives_a_killed_leader(
+    kafka_cluster_factory: Callable[..., LocalKafkaCluster],
+) -> None:
+    cluster = kafka_cluster_factory(3)
+    bootstrap = cluster.bootstrap_servers
+    assert len(bootstrap.split(",")) == 3
+    create_topic(bootstrap, "replicated", partitions=3, replication_factor=3)
+    produce(
+        bootstrap, "replicated", [ProducedRecord(None, f"a{i}", partition=i % 3) for i in range(30)]
+    )
+    states = wait_for_full_isr(bootstrap, "replicated")
+    assert all(len(s.replicas) == 3 for s in states.values())
+
+    victim = states[0].leader
+    cluster.kill(victim)
+    assert not cluster.node(victim).is_running()
+    produce(
+        bootstrap, "replicated", [ProducedRecord(None, f"b{i}", partition=i % 3) for i in range(30)]
+    )
+    assert get_offsets(bootstrap, "replicated") == {0: 20, 1: 20, 2: 20}
+    assert partition_states(bootstrap, "replicated")[0].leader not in (victim, -1)
+
+    cluster.restart(victim)
+    states = wait_for_full_isr(bootstrap, "replicated")
+    assert all(victim in s.isr for s in states.values())
+    assert sum(get_offsets(bootstrap, "replicated").values()) == 60
