@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from spark_kafka_py.testing.broker import LocalKafkaCluster
-from spark_kafka_py.testing.jars import KAFKA_VERSION
 from spark_kafka_py.testing.tools import create_topic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: Image of the Docker path (Apache's own KRaft image, same release as our jars).
-KAFKA_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
+#: Image of the Docker path. testcontainers-python's KafkaContainer is written for Confluent's
+#: image (KRaft from 7.4 on); Confluent Platform 7.9 carries Apache Kafka 3.9.
+KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.0"
 
 
 def _docker_kafka() -> Any | None:
@@ -54,7 +54,11 @@ def _docker_kafka() -> Any | None:
         docker.from_env().ping()
     except docker.errors.DockerException:
         return None
-    container = KafkaContainer(KAFKA_IMAGE).with_env("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false")
+    container = (
+        KafkaContainer(KAFKA_IMAGE)
+        .with_kraft()
+        .with_env("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false")
+    )
     container.start()
     return container
 
