@@ -21,7 +21,7 @@ CASES = [
     for v in range(cls.MIN_VERSION, cls.MAX_VERSION + 1)
 ]
 IDS = [f"{cls.__name__}-v{v}" for cls, v in CASES]
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def decode_or_protocol_error(cls: type, data: bytes, version: int) -> None:

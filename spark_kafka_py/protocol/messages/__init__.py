@@ -9,8 +9,21 @@ from __future__ import annotations
 
 from spark_kafka_py.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from spark_kafka_py.protocol.messages.fetch import FetchRequest, FetchResponse
+from spark_kafka_py.protocol.messages.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+from spark_kafka_py.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from spark_kafka_py.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from spark_kafka_py.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
 from spark_kafka_py.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from spark_kafka_py.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from spark_kafka_py.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+)
+from spark_kafka_py.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from spark_kafka_py.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from spark_kafka_py.protocol.schema import Request, Response
 
 __all__ = [
@@ -20,10 +33,24 @@ __all__ = [
     "ApiVersionsResponse",
     "FetchRequest",
     "FetchResponse",
+    "FindCoordinatorRequest",
+    "FindCoordinatorResponse",
+    "HeartbeatRequest",
+    "HeartbeatResponse",
+    "JoinGroupRequest",
+    "JoinGroupResponse",
+    "LeaveGroupRequest",
+    "LeaveGroupResponse",
     "ListOffsetsRequest",
     "ListOffsetsResponse",
     "MetadataRequest",
     "MetadataResponse",
+    "OffsetCommitRequest",
+    "OffsetCommitResponse",
+    "OffsetFetchRequest",
+    "OffsetFetchResponse",
+    "SyncGroupRequest",
+    "SyncGroupResponse",
 ]
 
 #: API key -> request class, for every API this library speaks.
@@ -34,6 +61,13 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         MetadataRequest,
         ListOffsetsRequest,
         FetchRequest,
+        FindCoordinatorRequest,
+        JoinGroupRequest,
+        SyncGroupRequest,
+        HeartbeatRequest,
+        LeaveGroupRequest,
+        OffsetFetchRequest,
+        OffsetCommitRequest,
     )
 }
 #: API key -> response class.
