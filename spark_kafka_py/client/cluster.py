@@ -266,6 +266,7 @@ class KafkaClient:
             max_frame_bytes=c.max_frame_bytes,
             node_id=node_id,
             socket_factory=self._socket_factory,
+            reconnect_backoff_ms=c.reconnect_backoff_ms,
         )
 
     def connection(self, node_id: int) -> BrokerConnection:

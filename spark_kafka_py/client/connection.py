@@ -74,6 +74,8 @@ class BrokerConnection:
         max_frame_bytes: largest response accepted (bytes).
         node_id: the broker id, when known (used in error messages only).
         socket_factory: opens the socket (seam for TLS); default plain TCP with TCP_NODELAY.
+        reconnect_backoff_ms: after a failure, a reconnect waits until this long (ms) has
+            passed since the failure (``reconnect.backoff.ms``).
 
     The constructor opens nothing; :meth:`send` (or :meth:`connect`) does.
     """
@@ -89,6 +91,7 @@ class BrokerConnection:
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         node_id: int | None = None,
         socket_factory: SocketFactory | None = None,
+        reconnect_backoff_ms: int = 50,
     ):
         self.host = host
         self.port = port
@@ -102,6 +105,8 @@ class BrokerConnection:
         self._sock: socket.socket | None = None
         self._protocol = KafkaProtocol(client_id, max_frame_bytes=max_frame_bytes)
         self._api_versions: dict[int, tuple[int, int]] = {}
+        self.reconnect_backoff_ms = reconnect_backoff_ms
+        self._last_failure: float | None = None
 
     # -- naming ---------------------------------------------------------------------------
     @property
@@ -142,7 +147,7 @@ class BrokerConnection:
     def close(self) -> None:
         """Close the socket (idempotent). The next :meth:`send` reconnects."""
         with self._lock:
-            self._close()
+            self._close(failed=False)
 
     def __enter__(self) -> BrokerConnection:
         return self
@@ -155,7 +160,9 @@ class BrokerConnection:
     ) -> None:
         self.close()
 
-    def _close(self) -> None:
+    def _close(self, failed: bool = True) -> None:
+        if failed and self._sock is not None:
+            self._last_failure = time.monotonic()
         sock, self._sock = self._sock, None
         self._protocol.reset()
         self._api_versions = {}
@@ -224,13 +231,19 @@ class BrokerConnection:
     def _ensure_connected(self, deadline: float) -> None:
         if self._sock is not None:
             return
+        if self._last_failure is not None:
+            wait = self._last_failure + self.reconnect_backoff_ms / 1000 - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
         try:
             self._sock = self._socket_factory(self.host, self.port, self.connect_timeout_ms / 1000)
         except TimeoutError:
+            self._last_failure = time.monotonic()
             raise KafkaTimeoutError(
                 f"connecting to {self._describe()} timed out after {self.connect_timeout_ms} ms"
             ) from None
         except OSError as exc:
+            self._last_failure = time.monotonic()
             raise KafkaConnectionError(f"cannot connect to {self._describe()}: {exc}") from exc
         try:
             self._negotiate(deadline)

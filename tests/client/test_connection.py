@@ -151,3 +151,17 @@ def test_connection_refused_names_host_port() -> None:
     conn = BrokerConnection("127.0.0.1", port, connect_timeout_ms=1000)
     with pytest.raises(KafkaConnectionError, match=f"127.0.0.1:{port}"):
         conn.send(MetadataRequest(topics=None))
+
+
+def test_reconnect_backoff_after_failure() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    conn = BrokerConnection("127.0.0.1", port, reconnect_backoff_ms=300)
+    with pytest.raises(KafkaConnectionError):
+        conn.send(MetadataRequest(topics=None))
+    start = time.monotonic()
+    with pytest.raises(KafkaConnectionError):
+        conn.send(MetadataRequest(topics=None))
+    assert time.monotonic() - start >= 0.25
