@@ -176,7 +176,10 @@ class PartitionFetcher:
                 rack_id=self.settings.client_rack,
             )
             try:
-                response = self.client.send(self._leader, request)
+                # Fetch v13+ names topics by id only; without one, stay at v12.
+                response = self.client.send(
+                    self._leader, request, max_version=None if self._topic_id else 12
+                )
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 last_problem = str(exc)
                 self._need_metadata = True

@@ -509,6 +509,10 @@ def produce(
         "--line-reader",
         RECORD_READER_CLASS,
     ]
+    if props["compression.type"] != "none":
+        # ConsoleProducer sets compression.type from its own --compression-codec option
+        # (default none) after the command properties, so the codec must go there too.
+        args += ["--compression-codec", props["compression.type"]]
     for key, value in props.items():
         args += ["--command-property", f"{key}={value}"]
     proc = run_tool(
