@@ -42,8 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--record-size", type=int, default=100, help="value size in bytes")
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--compression", default="none",
-                        choices=["none", "gzip", "snappy", "lz4", "zstd"])
+    parser.add_argument(
+        "--compression", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"]
+    )
     parser.add_argument("--repeat", type=int, default=2, help="timed runs per source")
     parser.add_argument("--bootstrap-servers", help="existing cluster (default: local broker)")
     args = parser.parse_args(argv)
@@ -79,10 +80,14 @@ def main(argv: list[str] | None = None) -> int:
             cluster.stop()
 
     mb = args.records * args.record_size / 1e6
-    print(f"\n{args.records:,} records x {args.record_size} B, {args.partitions} partitions, "
-          f"compression={args.compression}, local[2]; produced in {produce_s:.1f} s")
-    print(f"pyspark {pyspark.__version__}, Python {platform.python_version()}, "
-          f"{platform.machine()}, {platform.processor() or platform.system()}")
+    print(
+        f"\n{args.records:,} records x {args.record_size} B, {args.partitions} partitions, "
+        f"compression={args.compression}, local[2]; produced in {produce_s:.1f} s"
+    )
+    print(
+        f"pyspark {pyspark.__version__}, Python {platform.python_version()}, "
+        f"{platform.machine()}, {platform.processor() or platform.system()}"
+    )
     print(f"{'source':<10}{'median s':>10}{'records/s':>14}{'MB/s':>10}")
     medians = {}
     for fmt, times in results.items():
@@ -91,9 +96,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{fmt:<10}{med:>10.2f}{args.records / med:>14,.0f}{mb / med:>10.1f}")
     ratio = medians["kafka"] / medians["pykafka"]
     print(f"ratio pykafka/kafka (throughput): {ratio:.2f}")
-    print(json.dumps({"records": args.records, "compression": args.compression,
-                      "pykafka_s": medians["pykafka"], "kafka_s": medians["kafka"],
-                      "ratio": round(ratio, 3)}))
+    print(
+        json.dumps(
+            {
+                "records": args.records,
+                "compression": args.compression,
+                "pykafka_s": medians["pykafka"],
+                "kafka_s": medians["kafka"],
+                "ratio": round(ratio, 3),
+            }
+        )
+    )
     return 0
 
 

