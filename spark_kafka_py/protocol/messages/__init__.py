@@ -23,6 +23,14 @@ from spark_kafka_py.protocol.messages.offset_commit import (
     OffsetCommitResponse,
 )
 from spark_kafka_py.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from spark_kafka_py.protocol.messages.sasl_authenticate import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+)
+from spark_kafka_py.protocol.messages.sasl_handshake import (
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 from spark_kafka_py.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from spark_kafka_py.protocol.schema import Request, Response
 
@@ -49,6 +57,10 @@ __all__ = [
     "OffsetCommitResponse",
     "OffsetFetchRequest",
     "OffsetFetchResponse",
+    "SaslAuthenticateRequest",
+    "SaslAuthenticateResponse",
+    "SaslHandshakeRequest",
+    "SaslHandshakeResponse",
     "SyncGroupRequest",
     "SyncGroupResponse",
 ]
@@ -68,6 +80,8 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         LeaveGroupRequest,
         OffsetFetchRequest,
         OffsetCommitRequest,
+        SaslHandshakeRequest,
+        SaslAuthenticateRequest,
     )
 }
 #: API key -> response class.
