@@ -233,3 +233,54 @@ def test_bad_option_fails_at_load(spark: SparkSession, kafka_bootstrap: str) -> 
         read_pykafka(
             spark, kafka_bootstrap, subscribe="t", **{"kafka.auto.offset.reset": "earliest"}
         ).collect()
+
+
+def test_compacted_topic_with_offset_gaps(spark: SparkSession, kafka_bootstrap: str) -> None:
+    topic = f"compact-{time.time_ns()}"
+    create_topic(
+        kafka_bootstrap,
+        topic,
+        partitions=1,
+        configs={
+            "cleanup.policy": "compact",
+            "segment.ms": "100",
+            "min.cleanable.dirty.ratio": "0.01",
+            "min.compaction.lag.ms": "0",
+            "delete.retention.ms": "100",
+        },
+    )
+    written = [ProducedRecord(key=f"k{i % 5}", value=f"old{i}") for i in range(50)]
+    produce(kafka_bootstrap, topic, written)
+    # Each later write rolls the segment before it (segment.ms passed), so the log cleaner
+    # may compact everything but the active segment.
+    for round_ in range(2):
+        time.sleep(0.3)
+        batch = [ProducedRecord(key=f"k{i}", value=f"new{round_}-{i}") for i in range(5)]
+        produce(kafka_bootstrap, topic, batch)
+        written += batch
+    time.sleep(0.3)
+    tail = [ProducedRecord(key="tail", value="tail")]
+    produce(kafka_bootstrap, topic, tail)
+    written += tail
+
+    deadline = time.monotonic() + 120
+    while read_builtin(spark, kafka_bootstrap, subscribe=topic).count() == len(written):
+        assert time.monotonic() < deadline, "the log cleaner did not compact the topic in 120 s"
+        time.sleep(2)
+
+    ours = read_pykafka(spark, kafka_bootstrap, subscribe=topic)
+    assert_df_equality(
+        ours, read_builtin(spark, kafka_bootstrap, subscribe=topic), ignore_row_order=True
+    )
+    rows = sorted(ours.collect(), key=lambda r: r["offset"])
+    offsets = [r["offset"] for r in rows]
+    assert offsets != list(range(len(offsets)))  # there are gaps
+    assert offsets[-1] == len(written) - 1  # the last record is never compacted away
+    # Every key still has the value written for it last (compaction keeps the latest).
+    last: dict[str, str] = {}
+    for r in written:
+        last[r.key] = r.value
+    seen: dict[str, str] = {}
+    for r in rows:
+        seen[bytes(r["key"]).decode()] = bytes(r["value"]).decode()
+    assert seen == last
