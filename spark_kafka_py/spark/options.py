@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -26,7 +27,6 @@ from spark_kafka_py.consumer.types import (
     READ_UNCOMMITTED,
     TopicPartition,
 )
-from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -116,8 +116,34 @@ class Assign:
 
 Subscription = Subscribe | SubscribePattern | Assign
 
-#: ``earliest``, ``latest`` or specific offsets per topic-partition (-2 earliest, -1 latest).
-OffsetSpec = Literal["earliest", "latest"] | Mapping[TopicPartition, int]
+@dataclass(frozen=True)
+class ByTimestamp:
+    """Offsets found by record timestamp with ListOffsets (Kafka's ``offsetsForTimes``).
+
+    From ``startingTimestamp``/``endingTimestamp`` (``everywhere``: one timestamp in ms for every
+    partition) or ``startingOffsetsByTimestamp``/``endingOffsetsByTimestamp`` (``per_partition``:
+    JSON ``{"topic": {"0": ms}}`` naming every partition), as Spark's
+    ``GlobalTimestampRangeLimit``/``SpecificTimestampRangeLimit``.
+
+    Attributes:
+        per_partition: ``{TopicPartition: timestamp ms}`` or ``None``.
+        everywhere: one timestamp in ms for all partitions, or ``None``.
+        strategy: ``startingOffsetsByTimestampStrategy``: ``"error"`` (a start partition with no
+            record at or after its timestamp fails the query) or ``"latest"`` (it starts at the
+            latest offset). Ends with no such record always end at the latest offset.
+    """
+
+    per_partition: Mapping[TopicPartition, int] | None = None
+    everywhere: int | None = None
+    strategy: Literal["error", "latest"] = "error"
+
+
+#: ``earliest``, ``latest``, specific offsets per topic-partition (-2 earliest, -1 latest), or
+#: offsets by timestamp.
+OffsetSpec = Literal["earliest", "latest"] | Mapping[TopicPartition, int] | ByTimestamp
+
+#: Spark's default ``maxTriggerDelay`` (``KafkaSourceProvider.DEFAULT_MAX_TRIGGER_DELAY``).
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 
 
 @dataclass(frozen=True)
@@ -131,6 +157,14 @@ class SourceOptions:
         include_headers: add the ``headers`` column.
         fail_on_data_loss: fail (``True``) or warn and skip (``False``) when data is gone.
         max_offsets_per_trigger: streaming rate limit in records per micro-batch, or ``None``.
+        min_offsets_per_trigger: ``minOffsetsPerTrigger``: a micro-batch waits until this many
+            records are available, or ``None``.
+        max_trigger_delay_ms: ``maxTriggerDelay`` in ms: the longest wait for
+            ``minOffsetsPerTrigger`` (default 15 minutes).
+        min_partitions: ``minPartitions``: split offset ranges into at least about this many
+            Spark tasks, or ``None``.
+        max_records_per_partition: ``maxRecordsPerPartition``: split offset ranges so that no
+            Spark task reads more than this many offsets, or ``None``.
         poll_timeout_ms: ``kafkaConsumer.pollTimeoutMs``, how long an executor waits for a
             fetch to make progress before failing (Spark's default: ``spark.network.timeout``,
             120 s).
@@ -146,6 +180,10 @@ class SourceOptions:
     fail_on_data_loss: bool
     consumer: ConsumerSettings
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
+    min_partitions: int | None = None
+    max_records_per_partition: int | None = None
     poll_timeout_ms: int = 120_000
     fetch_offset_num_retries: int = 3
     fetch_offset_retry_interval_ms: int = 1000
@@ -183,7 +221,8 @@ def parse_subscription(options: Mapping[str, str]) -> Subscription:
     Raises:
         ConfigError: none or several of them given, or a malformed value.
     """
-    given = [name for name in ("subscribe", "subscribePattern", "assign") if name.lower() in options]
+    names = ("subscribe", "subscribePattern", "assign")
+    given = [name for name in names if name.lower() in options]
     if not given:
         raise ConfigError(
             "One of the following options must be specified for Kafka source: subscribe, "
@@ -212,7 +251,9 @@ def parse_subscription(options: Mapping[str, str]) -> Subscription:
         try:
             re.compile(raw)
         except re.error as exc:
-            raise ConfigError(f"Option 'subscribePattern' is not a valid regex {raw!r}: {exc}")
+            raise ConfigError(
+                f"Option 'subscribePattern' is not a valid regex {raw!r}: {exc}"
+            ) from None
         return SubscribePattern(raw.strip())
     return Assign(_parse_assign(raw))
 
@@ -269,10 +310,95 @@ def parse_offset_spec(raw: str, name: str) -> OffsetSpec:
                 partition = int(part)
             except ValueError:
                 raise bad from None
-            if not isinstance(offset, int) or isinstance(offset, bool) or offset < LATEST_TIMESTAMP - 1:
+            if (
+                not isinstance(offset, int)
+                or isinstance(offset, bool)
+                or offset < LATEST_TIMESTAMP - 1
+            ):
                 raise bad
             offsets[TopicPartition(topic, partition)] = offset
     return offsets
+
+
+_TS_EXAMPLE = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
+_TIME_UNITS_MS = {
+    "us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
+    "d": 86_400_000,
+}
+
+
+def parse_time_ms(raw: str, name: str) -> int:
+    """A duration as Spark's ``Utils.timeStringAsMs``: ``"15m"``, ``"30s"``, ``"500ms"``,
+    ``"1h"``, ``"2d"``, ``"100us"``; a bare number is milliseconds.
+
+    Raises:
+        ConfigError: naming ``name`` for anything else, or a negative duration.
+    """
+    match = re.fullmatch(r"\s*(-?\d+)\s*([a-z]*)\s*", str(raw).lower())
+    if match is None or match.group(2) not in ("", *_TIME_UNITS_MS):
+        raise ConfigError(
+            f"Option '{name}' must be a duration like '15m', '30s' or '500ms', got {raw!r}"
+        )
+    value = int(match.group(1))
+    if value < 0:
+        raise ConfigError(f"Option '{name}' must not be negative, got {raw!r}")
+    return int(value * _TIME_UNITS_MS.get(match.group(2) or "ms", 1))
+
+
+def parse_timestamp_json(raw: str, name: str) -> dict[TopicPartition, int]:
+    """``{"topic": {"partition": timestamp ms}}`` (Spark's ``JsonUtils.partitionTimestamps``).
+
+    Raises:
+        ConfigError: naming ``name`` when the JSON is malformed or a timestamp is not an integer.
+    """
+    bad = ConfigError(f"Option '{name}' must be JSON like {_TS_EXAMPLE}, got {raw!r}")
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        raise bad from None
+    if not isinstance(data, dict) or not data:
+        raise bad
+    out: dict[TopicPartition, int] = {}
+    for topic, parts in data.items():
+        if not isinstance(parts, dict):
+            raise bad
+        for part, ts in parts.items():
+            try:
+                partition = int(part)
+            except ValueError:
+                raise bad from None
+            if not isinstance(ts, int) or isinstance(ts, bool):
+                raise bad
+            out[TopicPartition(topic, partition)] = ts
+    return out
+
+
+def _offset_range_limit(
+    opts: Mapping[str, str],
+    *,
+    global_key: str,
+    by_ts_key: str,
+    offsets_key: str,
+    default: str,
+    strategy: Literal["error", "latest"],
+) -> OffsetSpec:
+    """Spark's precedence (``KafkaSourceProvider.getKafkaOffsetRangeLimit``): the global
+    timestamp option wins over the per-partition timestamps, which win over the offsets."""
+    if global_key.lower() in opts:
+        raw = opts[global_key.lower()].strip()
+        try:
+            ts = int(raw)
+        except ValueError:
+            raise ConfigError(
+                f"Option '{global_key}' must be a timestamp in ms since the epoch, got {raw!r}"
+            ) from None
+        return ByTimestamp(everywhere=ts, strategy=strategy)
+    if by_ts_key.lower() in opts:
+        return ByTimestamp(
+            per_partition=parse_timestamp_json(opts[by_ts_key.lower()], by_ts_key),
+            strategy=strategy,
+        )
+    return parse_offset_spec(opts.get(offsets_key.lower(), default), offsets_key)
 
 
 def _consumer_settings(kafka: Mapping[str, str]) -> ConsumerSettings:
@@ -334,20 +460,43 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
         log.warning("Kafka option 'kafka.%s' is not used by format('pykafka'); ignoring it", key)
 
     subscription = parse_subscription(opts)
-    starting = parse_offset_spec(opts.get("startingoffsets", "latest" if streaming else "earliest"),
-                                 "startingOffsets")
+    raw_strategy = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if raw_strategy not in ("error", "latest"):
+        raise ConfigError(
+            "Option 'startingOffsetsByTimestampStrategy' must be 'error' or 'latest', got "
+            f"{opts['startingoffsetsbytimestampstrategy']!r}"
+        )
+    strategy: Literal["error", "latest"] = "latest" if raw_strategy == "latest" else "error"
+    starting = _offset_range_limit(
+        opts,
+        global_key="startingTimestamp",
+        by_ts_key="startingOffsetsByTimestamp",
+        offsets_key="startingOffsets",
+        default="latest" if streaming else "earliest",
+        strategy=strategy,
+    )
     ending: OffsetSpec | None = None
     if streaming:
-        if "endingoffsets" in opts:
-            raise ConfigError("Option 'endingOffsets' is not valid in streaming queries")
+        for key in ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"):
+            if key.lower() in opts:
+                raise ConfigError(f"Option '{key}' is not valid in streaming queries")
     else:
-        ending = parse_offset_spec(opts.get("endingoffsets", "latest"), "endingOffsets")
+        ending = _offset_range_limit(
+            opts,
+            global_key="endingTimestamp",
+            by_ts_key="endingOffsetsByTimestamp",
+            offsets_key="endingOffsets",
+            default="latest",
+            strategy=strategy,
+        )
         if starting == "latest":
             raise ConfigError(
                 "Option 'startingOffsets' can't be 'latest' for batch queries on Kafka"
             )
         if ending == "earliest":
-            raise ConfigError("Option 'endingOffsets' can't be 'earliest' for batch queries on Kafka")
+            raise ConfigError(
+                "Option 'endingOffsets' can't be 'earliest' for batch queries on Kafka"
+            )
         if isinstance(starting, Mapping):
             for tp, off in starting.items():
                 if off == LATEST:
@@ -367,8 +516,9 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
         if isinstance(spec, Mapping) and isinstance(subscription, Assign):
             extra = set(spec) - set(subscription.partitions)
             if extra:
+                label = "startingOffsets" if name == "startingoffsets" else "endingOffsets"
                 raise ConfigError(
-                    f"Option '{'startingOffsets' if name == 'startingoffsets' else 'endingOffsets'}'"
+                    f"Option '{label}'"
                     f" names partitions not in 'assign': {sorted(map(str, extra))}"
                 )
 
@@ -381,6 +531,16 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
         consumer=_consumer_settings(kafka),
         max_offsets_per_trigger=_positive_int(
             opts.get("maxoffsetspertrigger"), "maxOffsetsPerTrigger", None
+        ),
+        min_offsets_per_trigger=_positive_int(
+            opts.get("minoffsetspertrigger"), "minOffsetsPerTrigger", None
+        ),
+        max_trigger_delay_ms=parse_time_ms(opts["maxtriggerdelay"], "maxTriggerDelay")
+        if "maxtriggerdelay" in opts
+        else DEFAULT_MAX_TRIGGER_DELAY_MS,
+        min_partitions=_positive_int(opts.get("minpartitions"), "minPartitions", None),
+        max_records_per_partition=_positive_int(
+            opts.get("maxrecordsperpartition"), "maxRecordsPerPartition", None
         ),
         poll_timeout_ms=_positive_int(
             opts.get("kafkaconsumer.polltimeoutms"), "kafkaConsumer.pollTimeoutMs", 120_000

@@ -27,6 +27,7 @@ from spark_kafka_py.errors import ConfigError, DataLossError
 from spark_kafka_py.protocol.error_codes import raise_for_error
 from spark_kafka_py.spark.options import (
     Assign,
+    ByTimestamp,
     OffsetSpec,
     SourceOptions,
     Subscribe,
@@ -45,7 +46,8 @@ _DATA_LOSS_HINT = (
 
 @dataclass(frozen=True)
 class KafkaInputPartition(InputPartition):
-    """One Spark task's work: the records of ``topic``-``partition`` in ``[from_offset, until_offset)``.
+    """One Spark task's work: the records of ``topic``-``partition`` in
+    ``[from_offset, until_offset)``.
 
     Small and picklable: it carries no connection, only the range and the leader's node id
     known at planning time (a hint; the executor re-checks metadata on leader errors).
@@ -72,6 +74,77 @@ def report_data_loss(fail_on_data_loss: bool, message: str) -> None:
             "query to fail on such cases, set the source option 'failOnDataLoss' to 'false'."
         )
     log.warning("%s. %s", message, _DATA_LOSS_HINT)
+
+
+def _divide(
+    tp: TopicPartition, lo: int, hi: int, parts: int
+) -> list[tuple[TopicPartition, int, int]]:
+    """``[lo, hi)`` in ``parts`` consecutive pieces; the last one takes the rounding rest."""
+    out = []
+    remaining = hi - lo
+    start = lo
+    for part in range(parts):
+        size = remaining // (parts - part)
+        remaining -= size
+        end = min(start + size, hi)
+        out.append((tp, start, end))
+        start = end
+    return out
+
+
+def split_ranges(
+    ranges: list[tuple[TopicPartition, int, int]],
+    min_partitions: int | None,
+    max_records_per_partition: int | None,
+) -> list[tuple[TopicPartition, int, int]]:
+    """Split offset ranges into Spark tasks the way Spark's ``KafkaOffsetRangeCalculator`` does.
+
+    Empty ranges are dropped. With ``maxRecordsPerPartition``, a range of ``n`` offsets becomes
+    ``ceil(n / max)`` equal pieces. Then, if ``minPartitions`` is more than the number of
+    ranges, ranges are split in proportion to their share of all offsets
+    (``max(round(size / total * minPartitions), 1)`` pieces; ranges that get one piece are
+    left out of the share of the others). Sizes are offsets, not records (compaction and
+    transaction markers make them differ).
+
+    Args:
+        ranges: ``(topic-partition, from offset, until offset)`` triples.
+        min_partitions: ``minPartitions`` or ``None``.
+        max_records_per_partition: ``maxRecordsPerPartition`` or ``None``.
+
+    Returns:
+        The pieces, in the order of ``ranges``.
+    """
+    ranges = [r for r in ranges if r[2] - r[1] > 0]
+    if (min_partitions is None or len(ranges) >= min_partitions) and (
+        max_records_per_partition is None
+    ):
+        return ranges
+    if max_records_per_partition is not None:
+        divided = [
+            piece
+            for tp, lo, hi in ranges
+            for piece in _divide(tp, lo, hi, -(-(hi - lo) // max_records_per_partition))
+            if piece[2] > piece[1]
+        ]
+    else:
+        divided = ranges
+    if min_partitions is None or min_partitions <= len(divided):
+        return divided
+
+    def part_count(size: int, total: int, parts: int) -> int:
+        # Java's Math.round: half up.
+        return max(int(size / total * parts + 0.5), 1)
+
+    total = sum(hi - lo for _, lo, hi in divided)
+    unsplit = [r for r in divided if part_count(r[2] - r[1], total, min_partitions) == 1]
+    unsplit_tps = {tp for tp, _, _ in unsplit}
+    split_total = total - sum(hi - lo for _, lo, hi in unsplit)
+    split_min = max(min_partitions - len(unsplit), 1)
+    out = []
+    for tp, lo, hi in divided:
+        parts = 1 if tp in unsplit_tps else part_count(hi - lo, split_total, split_min)
+        out.extend(piece for piece in _divide(tp, lo, hi, parts) if piece[2] > piece[1])
+    return out
 
 
 class Planner:
@@ -126,7 +199,9 @@ class Planner:
             }
         else:
             names = sorted(
-                set(sub.topics) if isinstance(sub, Subscribe) else {tp.topic for tp in sub.partitions}
+                set(sub.topics)
+                if isinstance(sub, Subscribe)
+                else {tp.topic for tp in sub.partitions}
             )
             metadata = self.client.metadata(names)
             topics = {name: metadata.topics[name] for name in names if name in metadata.topics}
@@ -173,6 +248,8 @@ class Planner:
         Raises:
             ConfigError: JSON offsets that miss a partition of the subscription.
         """
+        if isinstance(spec, ByTimestamp):
+            return self._resolve_timestamps(spec, partitions, option)
         if spec == "earliest":
             return self.list_offsets(dict.fromkeys(partitions, EARLIEST_TIMESTAMP))
         if spec == "latest":
@@ -190,6 +267,46 @@ class Planner:
         result = {tp: off for tp, off in spec.items() if tp in partitions and off >= 0}
         result.update(self.list_offsets(lookups))
         return dict(sorted(result.items()))
+
+    def _resolve_timestamps(
+        self, spec: ByTimestamp, partitions: Mapping[TopicPartition, int], option: str
+    ) -> dict[TopicPartition, int]:
+        """Offsets by timestamp (ListOffsets v1+ with a timestamp in ms): for each partition the
+        earliest offset whose record timestamp is >= the timestamp.
+
+        Where no record is that late, a start follows ``startingOffsetsByTimestampStrategy``
+        (``error``: fail naming the topic-partition and timestamp; ``latest``: the latest
+        offset) and an end is the latest offset, as Spark's ``KafkaOffsetReaderAdmin``.
+
+        Raises:
+            ConfigError: per-partition timestamps that do not name exactly the partitions of
+                the subscription, or no match with strategy ``error``.
+        """
+        starting = option.startswith("starting")
+        if spec.per_partition is not None:
+            key = "startingOffsetsByTimestamp" if starting else "endingOffsetsByTimestamp"
+            if set(spec.per_partition) != set(partitions):
+                raise ConfigError(
+                    f"Option '{key}' must name exactly the partitions of the subscription. "
+                    f"Specified: {', '.join(map(str, sorted(spec.per_partition)))}; "
+                    f"assigned: {', '.join(map(str, sorted(partitions)))}"
+                )
+            timestamps = dict(spec.per_partition)
+        else:
+            assert spec.everywhere is not None
+            timestamps = dict.fromkeys(partitions, spec.everywhere)
+        found = self.list_offsets(timestamps)
+        unmatched = [tp for tp in sorted(found) if found[tp] < 0]
+        if unmatched and starting and spec.strategy == "error":
+            tp = unmatched[0]
+            raise ConfigError(
+                f"No offset matched from request of topic-partition {tp} and timestamp "
+                f"{timestamps[tp]} ({option}). Set 'startingOffsetsByTimestampStrategy' to "
+                "'latest' to start such partitions at the latest offset instead."
+            )
+        if unmatched:
+            found.update(self.list_offsets(dict.fromkeys(unmatched, LATEST_TIMESTAMP)))
+        return dict(sorted(found.items()))
 
     # -- planning -------------------------------------------------------------------------
     def plan(
@@ -223,7 +340,7 @@ class Planner:
                 self.options.fail_on_data_loss,
                 f"Partition {tp} was present at offset {start[tp]} but is gone now",
             )
-        parts: list[KafkaInputPartition] = []
+        ranges: list[tuple[TopicPartition, int, int]] = []
         for tp in sorted(end):
             lo, hi = start[tp], end[tp]
             if hi < lo:
@@ -232,6 +349,11 @@ class Planner:
                     f"Partition {tp}'s offset was changed from {lo} to {hi}",
                 )
                 continue
-            if hi > lo:
-                parts.append(KafkaInputPartition(tp.topic, tp.partition, lo, hi, leaders.get(tp, -1)))
-        return parts
+            ranges.append((tp, lo, hi))
+        pieces = split_ranges(
+            ranges, self.options.min_partitions, self.options.max_records_per_partition
+        )
+        return [
+            KafkaInputPartition(tp.topic, tp.partition, lo, hi, leaders.get(tp, -1))
+            for tp, lo, hi in pieces
+        ]

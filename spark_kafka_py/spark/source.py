@@ -12,7 +12,9 @@ Integration Guide for option names, schema and semantics.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Mapping
+
 import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSource,
@@ -24,6 +26,7 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
+    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import (
@@ -68,7 +71,9 @@ def kafka_schema(include_headers: bool) -> StructType:
             StructField(
                 "headers",
                 ArrayType(
-                    StructType([StructField("key", StringType()), StructField("value", BinaryType())])
+                    StructType(
+                        [StructField("key", StringType()), StructField("value", BinaryType())]
+                    )
                 ),
             )
         )
@@ -154,6 +159,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._planner = Planner(options)
         self._available_now: dict[TopicPartition, int] | None = None
         self._latest: dict[TopicPartition, int] | None = None
+        # minOffsetsPerTrigger/maxTriggerDelay: when the last batch was let through (ms since
+        # the epoch; 0 lets the first one through, as Spark's KafkaMicroBatchStream).
+        self._last_trigger_ms = 0
 
     def initialOffset(self) -> dict:
         leaders, _ = self._planner.topic_partitions()
@@ -161,9 +169,37 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return to_offset_dict(offsets)
 
     def getDefaultReadLimit(self) -> ReadLimit:
+        """``ReadMinRows`` with ``minOffsetsPerTrigger``, else ``ReadMaxRows`` with
+        ``maxOffsetsPerTrigger``, else ``ReadAllAvailable``.
+
+        Spark's source returns a composite of both limits; PySpark's read limits have neither
+        a composite nor ``ReadMinRows``' delay, so :meth:`latestOffset` applies the options
+        themselves whenever the engine does not ask for everything (``ReadAllAvailable``).
+        """
+        if self.options.min_offsets_per_trigger is not None:
+            return ReadMinRows(self.options.min_offsets_per_trigger)
         if self.options.max_offsets_per_trigger is not None:
             return ReadMaxRows(self.options.max_offsets_per_trigger)
         return ReadAllAvailable()
+
+    def _delay_batch(
+        self, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
+    ) -> bool:
+        """Whether to wait for more records (``minOffsetsPerTrigger``), unless the last batch
+        was more than ``maxTriggerDelay`` ms ago (Spark's ``KafkaMicroBatchStream.delayBatch``)."""
+        minimum = self.options.min_offsets_per_trigger
+        if minimum is None or self._available_now is not None:
+            # AvailableNow must reach its target: waiting would end the query early.
+            return False
+        now = int(time.time() * 1000)
+        if now - self._last_trigger_ms >= self.options.max_trigger_delay_ms:
+            self._last_trigger_ms = now
+            return False
+        available = sum(end - start.get(tp, 0) for tp, end in latest.items())
+        if available < minimum:
+            return True
+        self._last_trigger_ms = now
+        return False
 
     def _fetch_latest(self) -> dict[TopicPartition, int]:
         leaders, _ = self._planner.topic_partitions()
@@ -179,14 +215,21 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             latest = dict(self._available_now)
         else:
             latest = self._fetch_latest()
-        if isinstance(limit, ReadMaxRows) and start is not None:
-            begin = from_offset_dict(start)
+        if limit is None or isinstance(limit, ReadAllAvailable) or start is None:
+            return to_offset_dict(latest)
+        if not isinstance(limit, ReadMaxRows | ReadMinRows):
+            raise ConfigError(f"Read limit {limit!r} is not supported by format('pykafka')")
+        begin = from_offset_dict(start)
+        if self._delay_batch(begin, latest):
+            return dict(start)
+        max_rows = self.options.max_offsets_per_trigger
+        if isinstance(limit, ReadMaxRows):
+            max_rows = limit.max_rows
+        if max_rows is not None:
             new = [tp for tp in latest if tp not in begin]
             if new:
                 begin.update(self._planner.list_offsets(dict.fromkeys(new, EARLIEST_TIMESTAMP)))
-            latest = rate_limit(limit.max_rows, begin, latest)
-        elif limit is not None and not isinstance(limit, ReadAllAvailable):
-            raise ConfigError(f"Read limit {limit!r} is not supported by format('pykafka')")
+            latest = rate_limit(max_rows, begin, latest)
         return to_offset_dict(latest)
 
     def reportLatestOffset(self) -> dict | None:
@@ -222,8 +265,19 @@ class PyKafkaDataSource(DataSource):
     def schema(self) -> StructType:
         return kafka_schema(self._include_headers())
 
+    def _check_schema(self, schema: StructType) -> None:
+        """Spark's Kafka source has a fixed schema; a user-specified one is an error."""
+        if schema != kafka_schema(self._include_headers()):
+            raise ConfigError(
+                "Kafka source has a fixed schema and cannot be set with a custom one "
+                f"(got {schema.simpleString()}); remove .schema(...) and use select/cast "
+                "or from_json on the value column instead"
+            )
+
     def reader(self, schema: StructType) -> KafkaBatchReader:
+        self._check_schema(schema)
         return KafkaBatchReader(parse_options(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
+        self._check_schema(schema)
         return KafkaStreamReader(parse_options(self.options, streaming=True))

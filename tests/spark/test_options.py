@@ -133,3 +133,84 @@ def test_rate_limit_prorates_by_backlog_and_never_starves() -> None:
     assert rate_limit(100, start, latest) == {a: 99, b: 1, c: 5}
     # no backlog: latest as is
     assert rate_limit(10, latest, latest) == latest
+
+
+# -- parity options (issue 4) ----------------------------------------------------------------
+
+PARITY_BASE = {"kafka.bootstrap.servers": "localhost:9092", "subscribe": "t"}
+
+
+def test_timestamp_options_take_precedence_as_in_spark() -> None:
+    from spark_kafka_py.spark.options import ByTimestamp
+
+    opts = parse_options(
+        {
+            **PARITY_BASE,
+            "startingoffsets": "earliest",
+            "startingoffsetsbytimestamp": '{"t":{"0":1000}}',
+            "startingtimestamp": "2000",
+            "endingoffsetsbytimestamp": '{"t":{"0":3000}}',
+        },
+        streaming=False,
+    )
+    assert opts.starting_offsets == ByTimestamp(everywhere=2000, strategy="error")
+    assert opts.ending_offsets == ByTimestamp(per_partition={TopicPartition("t", 0): 3000})
+
+
+def test_starting_offsets_by_timestamp_strategy() -> None:
+    opts = parse_options(
+        {**PARITY_BASE, "startingtimestamp": "5", "startingOffsetsByTimestampStrategy".lower(): "LATEST"},
+        streaming=True,
+    )
+    assert opts.starting_offsets.strategy == "latest"
+    with pytest.raises(ConfigError, match="startingOffsetsByTimestampStrategy"):
+        parse_options({**PARITY_BASE, "startingoffsetsbytimestampstrategy": "earliest"}, streaming=True)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("startingtimestamp", "yesterday"),
+        ("startingoffsetsbytimestamp", '{"t":{"0":"1000"}}'),
+        ("endingoffsetsbytimestamp", "[1,2]"),
+    ],
+)
+def test_malformed_timestamps_name_the_option(key: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"(?i)" + key[:8]):
+        parse_options({**PARITY_BASE, key: value}, streaming=False)
+
+
+@pytest.mark.parametrize("key", ["endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp"])
+def test_ending_options_rejected_in_streaming(key: str) -> None:
+    with pytest.raises(ConfigError, match="not valid in streaming"):
+        parse_options({**PARITY_BASE, key: "1"}, streaming=True)
+
+
+def test_split_and_trigger_options() -> None:
+    opts = parse_options(
+        {
+            **PARITY_BASE,
+            "minpartitions": "8",
+            "maxrecordsperpartition": "1000",
+            "minoffsetspertrigger": "50",
+            "maxtriggerdelay": "2m",
+        },
+        streaming=True,
+    )
+    assert (opts.min_partitions, opts.max_records_per_partition) == (8, 1000)
+    assert (opts.min_offsets_per_trigger, opts.max_trigger_delay_ms) == (50, 120_000)
+    assert parse_options(PARITY_BASE, streaming=True).max_trigger_delay_ms == 900_000
+    for key, value in [("minpartitions", "0"), ("maxrecordsperpartition", "-1"),
+                       ("maxtriggerdelay", "soon"), ("minoffsetspertrigger", "x")]:
+        with pytest.raises(ConfigError):
+            parse_options({**PARITY_BASE, key: value}, streaming=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"), [("15m", 900_000), ("30s", 30_000), ("250", 250), ("1h", 3_600_000),
+                     ("500ms", 500), ("2d", 172_800_000)]
+)
+def test_parse_time_ms(text: str, ms: int) -> None:
+    from spark_kafka_py.spark.options import parse_time_ms
+
+    assert parse_time_ms(text, "maxTriggerDelay") == ms
