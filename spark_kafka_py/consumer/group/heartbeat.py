@@ -1,0 +1,89 @@
+"""The heartbeat timer of a classic group member, as a pure object (times passed in, in ms).
+
+Like Java's ``org.apache.kafka.clients.consumer.internals.Heartbeat`` (and kafka-python's
+``coordinator/heartbeat.py``): a heartbeat is due ``heartbeat.interval.ms`` after the last one
+was sent (or ``retry.backoff.ms`` after a failed one); the session has expired when no
+heartbeat succeeded within ``session.timeout.ms``; the member must leave when the application
+did not "poll" (for us: did not reach a micro-batch boundary) within ``max.poll.interval.ms``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from spark_kafka_py.errors import ConfigError
+
+__all__ = ["HeartbeatTimer"]
+
+
+@dataclass
+class HeartbeatTimer:
+    """Heartbeat bookkeeping; every method takes ``now_ms`` (a monotonic clock, in ms).
+
+    Args:
+        session_timeout_ms: ``session.timeout.ms`` (Java default 45,000).
+        heartbeat_interval_ms: ``heartbeat.interval.ms`` (default 3,000); must be below
+            ``session_timeout_ms``.
+        max_poll_interval_ms: ``max.poll.interval.ms`` (default 300,000).
+        retry_backoff_ms: pause after a failed heartbeat (``retry.backoff.ms``).
+
+    Raises:
+        ConfigError: ``heartbeat.interval.ms`` >= ``session.timeout.ms`` (Java's rule), naming
+            both options.
+    """
+
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 3_000
+    max_poll_interval_ms: int = 300_000
+    retry_backoff_ms: int = 100
+    _last_send: float = field(default=float("-inf"), init=False)
+    _last_receive: float = field(default=0.0, init=False)
+    _last_poll: float = field(default=0.0, init=False)
+    _next_due: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigError(
+                f"Option 'kafka.heartbeat.interval.ms' ({self.heartbeat_interval_ms}) must be "
+                f"lower than 'kafka.session.timeout.ms' ({self.session_timeout_ms})"
+            )
+
+    def reset(self, now_ms: float) -> None:
+        """A (re)joined member: the session and poll timers start now, next beat in one
+        interval."""
+        self._last_receive = now_ms
+        self._last_poll = now_ms
+        self._next_due = now_ms + self.heartbeat_interval_ms
+
+    def poll(self, now_ms: float) -> None:
+        """The application made progress (a micro-batch boundary)."""
+        self._last_poll = now_ms
+
+    def sent(self, now_ms: float) -> None:
+        """A heartbeat was sent; the next is due one interval later."""
+        self._last_send = now_ms
+        self._next_due = now_ms + self.heartbeat_interval_ms
+
+    def received(self, now_ms: float) -> None:
+        """A heartbeat was answered (with any error the coordinator understood)."""
+        self._last_receive = now_ms
+
+    def failed(self, now_ms: float) -> None:
+        """A heartbeat got no answer; retry after ``retry_backoff_ms``."""
+        self._next_due = now_ms + self.retry_backoff_ms
+
+    def time_to_next_ms(self, now_ms: float) -> float:
+        """Milliseconds until the next heartbeat is due (0 if due now)."""
+        return max(0.0, self._next_due - now_ms)
+
+    def due(self, now_ms: float) -> bool:
+        """Whether a heartbeat should be sent now."""
+        return now_ms >= self._next_due
+
+    def session_expired(self, now_ms: float) -> bool:
+        """No heartbeat answered within ``session_timeout_ms``."""
+        return now_ms - self._last_receive > self.session_timeout_ms
+
+    def poll_expired(self, now_ms: float) -> bool:
+        """No :meth:`poll` within ``max_poll_interval_ms``."""
+        return now_ms - self._last_poll > self.max_poll_interval_ms
