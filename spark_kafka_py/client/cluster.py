@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any
 
-from spark_kafka_py.client.connection import BrokerConnection, SocketFactory
+from spark_kafka_py.client.connection import Authenticator, BrokerConnection, SocketFactory
+from spark_kafka_py.client.security import PLAINTEXT, SecurityConfig, ssl_socket_factory
 from spark_kafka_py.errors import (
     ConfigError,
     KafkaApiError,
@@ -94,6 +95,8 @@ class ClientConfig:
         reconnect_backoff_ms: pause before reconnecting to a broker that just failed.
         metadata_max_age_ms: cached metadata older than this is refreshed.
         max_frame_bytes: largest response frame accepted (default 100 MiB).
+        security: ``security.protocol`` with its TLS/SASL settings
+            (:class:`~spark_kafka_py.client.security.SecurityConfig`; secrets hidden in repr).
     """
 
     bootstrap_servers: tuple[tuple[str, int], ...]
@@ -104,6 +107,7 @@ class ClientConfig:
     reconnect_backoff_ms: int = 50
     metadata_max_age_ms: int = 300_000
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    security: SecurityConfig = PLAINTEXT
 
     def __post_init__(self) -> None:
         servers = tuple((str(h), int(p)) for h, p in self.bootstrap_servers)
@@ -219,7 +223,8 @@ class KafkaClient:
 
     Args:
         config: a :class:`ClientConfig`.
-        socket_factory: passed to every :class:`BrokerConnection` (seam for TLS).
+        socket_factory: passed to every :class:`BrokerConnection`; default: plain TCP, or
+            TLS when ``config.security`` says SSL/SASL_SSL.
 
     Opens nothing until used. Thread-safe: a lock guards the pool; each connection has its
     own lock, so requests to different brokers run concurrently. Usable as a context
@@ -229,6 +234,15 @@ class KafkaClient:
     def __init__(self, config: ClientConfig, *, socket_factory: SocketFactory | None = None):
         self.config = config
         self._socket_factory = socket_factory
+        self._authenticator: Authenticator | None = None
+        security = config.security
+        if socket_factory is None and security.ssl is not None:
+            self._socket_factory = ssl_socket_factory(security.ssl)
+        if security.sasl is not None:
+            from spark_kafka_py.client.sasl import authenticate
+
+            sasl = security.sasl
+            self._authenticator = lambda exchange, broker: authenticate(exchange, sasl, broker)
         self._lock = threading.Lock()
         self._connections: dict[int, BrokerConnection] = {}
         self._bootstrap: dict[tuple[str, int], BrokerConnection] = {}
@@ -267,6 +281,7 @@ class KafkaClient:
             node_id=node_id,
             socket_factory=self._socket_factory,
             reconnect_backoff_ms=c.reconnect_backoff_ms,
+            authenticator=self._authenticator,
         )
 
     def connection(self, node_id: int) -> BrokerConnection:

@@ -10,22 +10,25 @@ Errors: a timeout raises :class:`KafkaTimeoutError`, a socket error
 :class:`KafkaConnectionError`, malformed bytes :class:`KafkaProtocolError`; after any of
 them the connection is closed and the next :meth:`~BrokerConnection.send` reconnects.
 
-Plaintext only for now. Seams for TLS and SASL: ``socket_factory`` (e.g. wrap the socket with
-``ssl.SSLContext.wrap_socket``) and :meth:`BrokerConnection._authenticate`, called after
-ApiVersions and before the first request (SaslHandshake/SaslAuthenticate go there).
+TLS and SASL: ``socket_factory`` opens the (TLS) socket (see
+:func:`spark_kafka_py.client.security.ssl_socket_factory`) and ``authenticator`` runs SASL after
+ApiVersions and before the first request, and again before the session expires (KIP-368).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import random
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from spark_kafka_py.client.security import looks_like_tls, tls_error_message
 from spark_kafka_py.errors import (
     KafkaConnectionError,
     KafkaProtocolError,
@@ -53,6 +56,15 @@ except importlib.metadata.PackageNotFoundError:  # running from a source tree
 #: ``socket_factory(host, port, timeout_s) -> connected socket``.
 SocketFactory = Callable[[str, int, float], socket.socket]
 
+#: ``authenticator(exchange, broker_description) -> session lifetime ms (0: none)``, run after
+#: ApiVersions; ``exchange(request)`` sends one request and returns its response
+#: (see :func:`spark_kafka_py.client.sasl.authenticate`).
+Authenticator = Callable[[Callable[[Request], Any], str], int]
+
+#: KIP-368: re-authenticate at 85-95% of the session lifetime the broker returned, as the
+#: Java client does (``SaslClientAuthenticator``); the fraction is drawn per session.
+_REAUTH_FRACTION = (0.85, 0.95)
+
 _MIN_RECV = 64 * 1024
 _MAX_RECV = 4 * 1024 * 1024
 
@@ -76,6 +88,8 @@ class BrokerConnection:
         socket_factory: opens the socket (seam for TLS); default plain TCP with TCP_NODELAY.
         reconnect_backoff_ms: after a failure, a reconnect waits until this long (ms) has
             passed since the failure (``reconnect.backoff.ms``).
+        authenticator: SASL, run after ApiVersions on every new connection and again before
+            the session lifetime the broker returned runs out (KIP-368); ``None``: no SASL.
 
     The constructor opens nothing; :meth:`send` (or :meth:`connect`) does.
     """
@@ -92,6 +106,7 @@ class BrokerConnection:
         node_id: int | None = None,
         socket_factory: SocketFactory | None = None,
         reconnect_backoff_ms: int = 50,
+        authenticator: Authenticator | None = None,
     ):
         self.host = host
         self.port = port
@@ -107,6 +122,10 @@ class BrokerConnection:
         self._api_versions: dict[int, tuple[int, int]] = {}
         self.reconnect_backoff_ms = reconnect_backoff_ms
         self._last_failure: float | None = None
+        self._authenticator = authenticator
+        self._reauth_at: float | None = None
+        #: how many SASL authentications succeeded on this object (incl. re-authentications)
+        self.authentications = 0
 
     # -- naming ---------------------------------------------------------------------------
     @property
@@ -164,6 +183,7 @@ class BrokerConnection:
         if failed and self._sock is not None:
             self._last_failure = time.monotonic()
         sock, self._sock = self._sock, None
+        self._reauth_at = None
         self._protocol.reset()
         self._api_versions = {}
         if sock is not None:
@@ -225,6 +245,12 @@ class BrokerConnection:
         with self._lock:
             deadline = time.monotonic() + timeout / 1000
             self._ensure_connected(deadline)
+            if self._reauth_at is not None and time.monotonic() >= self._reauth_at:
+                try:
+                    self._authenticate(deadline)
+                except BaseException:
+                    self._close()
+                    raise
             version = self.pick_version(type(request), max_version)
             return self._round_trip(request, version, deadline, timeout)
 
@@ -278,7 +304,25 @@ class BrokerConnection:
             return
 
     def _authenticate(self, deadline: float) -> None:
-        """Hook for SASL (after ApiVersions, before any other request). Plaintext: nothing."""
+        """SASL (after ApiVersions, before any other request); nothing without an authenticator.
+
+        Also re-authentication (KIP-368): SaslHandshake + SaslAuthenticate again on the open
+        connection, scheduled at 85-95% of the session lifetime the broker returned.
+        """
+        if self._authenticator is None:
+            return
+
+        def exchange(request: Request) -> Any:
+            version = self.pick_version(type(request))
+            return self._round_trip(request, version, deadline, self.request_timeout_ms)
+
+        lifetime_ms = self._authenticator(exchange, self._describe())
+        self.authentications += 1
+        if lifetime_ms > 0:
+            fraction = random.uniform(*_REAUTH_FRACTION)
+            self._reauth_at = time.monotonic() + lifetime_ms * fraction / 1000
+        else:
+            self._reauth_at = None
 
     def _round_trip(self, request: Request, version: int, deadline: float, timeout_ms: int) -> Any:
         sock = self._sock
@@ -297,6 +341,11 @@ class BrokerConnection:
                     raise KafkaConnectionError(
                         f"{self._describe()} closed the connection during {name}"
                     )
+                if not self._api_versions and looks_like_tls(chunk):
+                    raise KafkaConnectionError(
+                        f"{self._describe()} answered {name} with TLS: it is a TLS listener; "
+                        "set kafka.security.protocol to SSL or SASL_SSL"
+                    )
                 for got_id, response in self._protocol.receive_bytes(chunk):
                     if got_id == correlation_id:
                         return response
@@ -313,7 +362,8 @@ class BrokerConnection:
             raise
         except OSError as exc:
             self._close()
-            raise KafkaConnectionError(f"{name} to {self._describe()} failed: {exc}") from exc
+            detail = tls_error_message(exc) if isinstance(exc, ssl.SSLError) else str(exc)
+            raise KafkaConnectionError(f"{name} to {self._describe()} failed: {detail}") from exc
         except BaseException:
             self._close()
             raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spark_kafka_py.client.cluster import ClientConfig
+from spark_kafka_py.client.security import PLAINTEXT, SecurityConfig
 from spark_kafka_py.consumer.types import READ_UNCOMMITTED
 
 
@@ -12,7 +13,8 @@ from spark_kafka_py.consumer.types import READ_UNCOMMITTED
 class ConsumerSettings:
     """The Kafka consumer settings we honour, with the Java consumer's defaults.
 
-    Units: bytes for ``*_bytes``, milliseconds for ``*_ms``.
+    Units: bytes for ``*_bytes``, milliseconds for ``*_ms``. ``security``: TLS/SASL settings
+    (``kafka.security.protocol``, ``kafka.ssl.*``, ``kafka.sasl.*``), secrets hidden in repr.
     """
 
     bootstrap_servers: str
@@ -29,6 +31,7 @@ class ConsumerSettings:
     isolation_level: int = READ_UNCOMMITTED
     client_rack: str = ""
     group_id: str | None = None
+    security: SecurityConfig = PLAINTEXT
 
 
 def client_config(settings: ConsumerSettings) -> ClientConfig:
@@ -41,4 +44,5 @@ def client_config(settings: ConsumerSettings) -> ClientConfig:
         retry_backoff_ms=settings.retry_backoff_ms,
         reconnect_backoff_ms=settings.reconnect_backoff_ms,
         metadata_max_age_ms=settings.metadata_max_age_ms,
+        security=settings.security,
     )

@@ -19,6 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from spark_kafka_py.client.security import (
+    SECURITY_OPTIONS,
+    parse_security_options,
+    redact_options,
+)
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import (
     EARLIEST_TIMESTAMP,
@@ -86,7 +91,7 @@ _HONOURED_KAFKA_PARAMS = frozenset(
         "group.id",
         "security.protocol",
     }
-)
+) | SECURITY_OPTIONS  # TLS and SASL: spark_kafka_py.client.security
 
 
 @dataclass(frozen=True)
@@ -413,12 +418,6 @@ def _consumer_settings(kafka: Mapping[str, str]) -> ConsumerSettings:
             "Option 'kafka.isolation.level' must be 'read_uncommitted' or 'read_committed', "
             f"got {kafka['isolation.level']!r}"
         )
-    protocol = kafka.get("security.protocol", "PLAINTEXT").strip().upper()
-    if protocol != "PLAINTEXT":
-        raise ConfigError(
-            f"Option 'kafka.security.protocol'={protocol} is not supported yet; only PLAINTEXT "
-            "is (TLS and SASL are planned)."
-        )
     return ConsumerSettings(
         bootstrap_servers=kafka["bootstrap.servers"],
         client_id=kafka.get("client.id", "spark-kafka-py"),
@@ -434,6 +433,7 @@ def _consumer_settings(kafka: Mapping[str, str]) -> ConsumerSettings:
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         client_rack=kafka.get("client.rack", ""),
         group_id=kafka.get("group.id"),
+        security=parse_security_options(kafka),
     )
 
 
@@ -555,5 +555,5 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
             allow_zero=True,
         )
         or 0,
-        kafka_params=kafka,
+        kafka_params=redact_options(kafka),  # secrets (jaas config, passwords) hidden
     )

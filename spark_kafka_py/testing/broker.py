@@ -197,7 +197,8 @@ class LocalKafkaCluster:
             :meth:`stop` (a given ``base_dir`` is kept).
         heap: JVM heap of each node, ``-Xmx`` syntax (default ``512m``).
         server_props: extra ``server.properties`` settings for every node (override ours),
-            e.g. ``{"log.retention.ms": "1000"}``.
+            e.g. ``{"log.retention.ms": "1000"}``; values may use the template's placeholders
+            (``${broker_port}``, ``${controller_port}``, ``${node_id}``...).
         start_timeout_s: how long :meth:`start` / :meth:`restart` wait for serving nodes, s.
 
     Internal topics get replication factor ``min(3, num_brokers)``, ``min.insync.replicas``
@@ -388,18 +389,24 @@ class LocalKafkaCluster:
     def _server_properties(self, n: KafkaNode) -> str:
         voters = ",".join(f"{x.node_id}@127.0.0.1:{x.controller_port}" for x in self.nodes)
         template = Template(conf_path("kraft-server.properties.template").read_text("utf-8"))
-        text = template.substitute(
-            node_id=n.node_id,
-            broker_port=n.broker_port,
-            controller_port=n.controller_port,
-            quorum_voters=voters,
-            log_dir=n.data_dir,
-            replication=min(3, self.num_brokers),
-            min_isr=min(2, self.num_brokers),
-        )
+        values = {
+            "node_id": n.node_id,
+            "broker_port": n.broker_port,
+            "controller_port": n.controller_port,
+            "quorum_voters": voters,
+            "log_dir": n.data_dir,
+            "replication": min(3, self.num_brokers),
+            "min_isr": min(2, self.num_brokers),
+        }
+        text = template.substitute(values)
         if self.server_props:
+            # Values may use the template's placeholders too, e.g. a listeners override
+            # keeping ${broker_port} and ${controller_port}.
             text += "\n# Overrides (LocalKafkaCluster(server_props=...))\n"
-            text += "".join(f"{k}={v}\n" for k, v in self.server_props.items())
+            text += "".join(
+                f"{k}={Template(str(v)).safe_substitute(values)}\n"
+                for k, v in self.server_props.items()
+            )
         return text
 
     def _jvm_base(self, heap: str) -> list[str]:
