@@ -81,8 +81,15 @@ def kafka_schema(include_headers: bool) -> StructType:
 
 
 def read_partition(options: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-    """Executor side: the records of one planned range as Arrow batches (Spark's schema)."""
-    assert isinstance(partition, KafkaInputPartition), type(partition)
+    """Executor side: the records of one planned range as Arrow batches (Spark's schema).
+
+    A plan with nothing to read reaches here as PySpark's placeholder ``InputPartition(None)``
+    (``partitions()`` returned no ranges): it yields no rows.
+    """
+    if not isinstance(partition, KafkaInputPartition):
+        if type(partition) is InputPartition and partition.value is None:
+            return
+        raise TypeError(f"format('pykafka') cannot read input partition {partition!r}")
     yield from read_range(
         options.consumer,
         partition.topic_partition,
