@@ -33,8 +33,8 @@ raised instead. Library exceptions (``zlib.error``, ``cramjam.DecompressionError
 
 from __future__ import annotations
 
-import io
 import struct
+import threading
 import zlib
 from typing import Final
 
@@ -73,6 +73,9 @@ _GZIP_WBITS: Final = 16 + zlib.MAX_WBITS
 _LZ4_FRAME_MAGIC: Final = b"\x04\x22\x4d\x18"
 
 _INT32 = struct.Struct(">i")
+
+#: Smallest first output chunk asked of lz4/zstd (bytes).
+_MIN_CHUNK: Final = 64 * 1024
 
 
 def decompress(
@@ -186,39 +189,65 @@ def _snappy_block(block: memoryview, max_bytes: int) -> bytes:
     return bytes(cramjam.snappy.decompress_raw(block))
 
 
+def _first_chunk(data: bytes | memoryview, max_bytes: int) -> int:
+    """Output size asked of a streaming decompressor at first: enough for the usual ratio,
+    never the whole bound (libraries allocate what they are asked for up front)."""
+    return min(max_bytes + 1, max(4 * len(data), _MIN_CHUNK))
+
+
 def _unlz4(data: bytes | memoryview, max_bytes: int) -> bytes:
-    out = bytearray()
+    parts: list[bytes] = []
+    total = 0
     rest: bytes | memoryview = data
     while True:
         d = lz4.frame.LZ4FrameDecompressor()
-        out += d.decompress(rest, max_length=max_bytes + 1 - len(out))
-        if len(out) > max_bytes:
-            _too_big("lz4", max_bytes)
-        if not d.eof:
-            if not d.needs_input:
+        chunk = d.decompress(rest, max_length=_first_chunk(rest, max_bytes - total))
+        while True:
+            total += len(chunk)
+            parts.append(chunk)
+            if total > max_bytes:
                 _too_big("lz4", max_bytes)
+            if d.eof or d.needs_input:
+                break
+            # stopped at max_length with output left: ask for more, doubling
+            more = min(max_bytes + 1 - total, max(2 * total, _MIN_CHUNK))
+            chunk = d.decompress(b"", max_length=more)
+        if not d.eof:
             raise KafkaProtocolError("lz4-compressed records end inside the lz4 frame")
         rest = d.unused_data
         if not rest:
-            return bytes(out)
+            return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _unzstd(data: bytes | memoryview, max_bytes: int) -> bytes:
     # Streaming: Kafka's ZstdOutputStream frames may lack the content size, and a frame
-    # header's content size is a claim we must not allocate blindly anyway.
-    dctx = zstandard.ZstdDecompressor()
-    with dctx.stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
-        out = reader.read(max_bytes + 1)
-        if len(out) > max_bytes:
-            _too_big("zstd", max_bytes)
-        # read(n) may return short before EOF; keep reading until EOF or the bound.
-        buf = bytearray(out)
-        while out:
-            out = reader.read(max_bytes + 1 - len(buf))
-            buf += out
-            if len(buf) > max_bytes:
+    # header's content size is a claim we must not allocate blindly anyway. The decompression
+    # context is reused per thread (creating one costs more than a 16 KiB batch).
+    dctx = _zstd_dctx()
+    parts: list[bytes] = []
+    total = 0
+    size = _first_chunk(data, max_bytes)
+    with dctx.stream_reader(data, read_across_frames=True) as reader:
+        while True:
+            out = reader.read(min(size, max_bytes + 1 - total))
+            if not out:
+                break
+            parts.append(out)
+            total += len(out)
+            if total > max_bytes:
                 _too_big("zstd", max_bytes)
-    return bytes(buf)
+            size = 2 * total
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+_zstd_local = threading.local()
+
+
+def _zstd_dctx() -> zstandard.ZstdDecompressor:
+    dctx = getattr(_zstd_local, "dctx", None)
+    if dctx is None:
+        dctx = _zstd_local.dctx = zstandard.ZstdDecompressor()
+    return dctx
 
 
 # --- KAFKA-3160: magic-0 LZ4 frames with a wrong header checksum --------------------------

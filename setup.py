@@ -1,0 +1,71 @@
+"""Build glue for the optional accelerated record decoder (``spark_kafka_py.records._accel``).
+
+Everything else is in ``pyproject.toml``. The extension is optional: when Cython is missing,
+or compiling fails (no C compiler), the build goes on without it and the package runs on the
+pure-Python decoder (``spark_kafka_py.records._pure``), with a warning in the build log.
+``SPARK_KAFKA_PY_NO_EXT=1`` skips the extension on purpose.
+
+Editable installs (``pip install -e . --config-settings editable_mode=compat``) build the
+extension in place, next to ``_accel.pyx``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+_PYX = "spark_kafka_py/records/_accel.pyx"
+
+
+class OptionalBuildExt(build_ext):
+    """``build_ext`` that warns instead of failing: the extension is an accelerator only."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:
+            self._skip(exc)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            self._skip(exc)
+
+    @staticmethod
+    def _skip(exc: Exception) -> None:
+        print(
+            f"WARNING: spark-kafka-py: the accelerated record decoder was not built ({exc}); "
+            "the pure-Python decoder will be used",
+            file=sys.stderr,
+        )
+
+
+def _extensions() -> list[Extension]:
+    if os.environ.get("SPARK_KAFKA_PY_NO_EXT", "") not in ("", "0"):
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print(
+            "WARNING: spark-kafka-py: Cython not found, building without the "
+            "accelerated record decoder",
+            file=sys.stderr,
+        )
+        return []
+    ext = Extension(
+        "spark_kafka_py.records._accel",
+        [_PYX],
+        extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+    )
+    try:
+        return cythonize([ext], language_level=3, quiet=True)
+    except Exception as exc:
+        OptionalBuildExt._skip(exc)
+        return []
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -1,0 +1,836 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""Accelerated :class:`~spark_kafka_py.records._protocols.RecordsDecoder` (Cython).
+
+Same contract and same output as the pure-Python reference
+:func:`spark_kafka_py.records._pure.decode_records_pure` (tests compare both on the same
+inputs, including fuzzed ones); layouts in :mod:`spark_kafka_py.records.format`.
+
+What is different is where the bytes go. The per-record loop runs in C without the GIL and
+creates no Python object per record: keys and values are copied once, straight from the
+Fetch response (or from the decompressed payload) into the Arrow data buffers of the
+``key``/``value`` columns, and offsets, timestamps (already in microseconds) and timestamp
+types are written into Arrow's fixed-width buffers. :func:`decode_records_accel` wraps these
+malloc'd buffers into ``pyarrow.Buffer`` s without copying (buffer protocol).
+
+Per batch, the few calls that are not in the loop stay Python: CRC-32C through the ``crc32c``
+package (C, SSE4.2/ARMv8 when available), decompression through
+:func:`spark_kafka_py.records.compression.decompress` (lz4/zstandard/cramjam/zlib, all C),
+read_committed bookkeeping through :class:`~spark_kafka_py.records.transactions.
+AbortedTransactions` and control-record parsing through the reference module.
+
+Legacy message sets (magic 0/1, Kafka < 0.11 data; Kafka 4 brokers no longer write them) are
+rare: an input containing one is decoded whole by the pure reference.
+
+Bounds: every read is checked against the batch (or record) it belongs to; buffers grow by
+at most the size of the payload being decoded; a column larger than Arrow's 2 GiB int32
+offsets raises :class:`~spark_kafka_py.errors.KafkaProtocolError`. Malformed bytes raise
+:class:`~spark_kafka_py.errors.CorruptRecordError`/``KafkaProtocolError`` exactly where the
+reference raises them.
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, memset
+
+import crc32c as _crc32c
+import pyarrow as pa
+
+from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
+from spark_kafka_py.records import _pure
+from spark_kafka_py.records._protocols import DEFAULT_MAX_BATCH_BYTES, DecodedRecords
+from spark_kafka_py.records.arrow import HEADER_TYPE, HEADERS_TYPE, spark_kafka_schema
+from spark_kafka_py.records.transactions import AbortedTransactions
+
+__all__ = ["decode_records_accel"]
+
+# Layout constants: see spark_kafka_py/records/format.py (named and cited there).
+cdef enum:
+    LOG_OVERHEAD = 12
+    MAGIC_OFFSET = 16
+    HEADER_SIZE_UP_TO_MAGIC = 17
+    CRC_OFFSET = 17
+    ATTRIBUTES_OFFSET = 21
+    RECORD_BATCH_OVERHEAD = 61
+    MIN_BATCH_LENGTH_V2 = 49
+    LEGACY_RECORD_OVERHEAD_V0 = 14
+    MIN_RECORD_BODY = 6
+    CODEC_MASK = 0x07
+    TIMESTAMP_TYPE_MASK = 0x08
+    TRANSACTIONAL_MASK = 0x10
+    CONTROL_MASK = 0x20
+    CONTROL_TYPE_ABORT = 0
+
+# Error codes of the nogil record loop.
+cdef enum:
+    OK = 0
+    E_PAST_END = 1
+    E_VARINT_LONG = 2
+    E_RECORD_LENGTH = 3
+    E_KEY_LENGTH = 4
+    E_VALUE_LENGTH = 5
+    E_HEADER_COUNT = 6
+    E_HEADER_KEY_LENGTH = 7
+    E_HEADER_VALUE_LENGTH = 8
+    E_SPAN = 9
+    E_TRAILING = 10
+    E_NOMEM = 11
+    E_TOO_BIG = 12
+    E_COUNT = 13
+
+
+# ---- growable C buffers ----------------------------------------------------------------------
+
+cdef struct Buf:
+    uint8_t* data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
+    """Make room for ``extra`` more bytes (zeroed). 0 on success, -1 when out of memory."""
+    cdef Py_ssize_t need = b.size + extra
+    cdef Py_ssize_t cap
+    cdef uint8_t* p
+    if need <= b.cap:
+        return 0
+    cap = b.cap * 2
+    if cap < need:
+        cap = need
+    if cap < 256:
+        cap = 256
+    p = <uint8_t*> realloc(b.data, <size_t> cap)
+    if p == NULL:
+        return -1
+    memset(p + b.cap, 0, <size_t> (cap - b.cap))
+    b.data = p
+    b.cap = cap
+    return 0
+
+
+cdef class _OwnedBuffer:
+    """Owns one malloc'd block and exposes it read-only through the buffer protocol, so that
+    ``pa.py_buffer`` wraps it without a copy (pyarrow keeps this object alive)."""
+
+    cdef uint8_t* data
+    cdef Py_ssize_t size
+
+    def __cinit__(self):
+        self.data = NULL
+        self.size = 0
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, <void*> self.data, self.size, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
+cdef object take(Buf* b):
+    """Move ``b``'s block into a ``pyarrow.Buffer`` (no copy); ``b`` is left empty."""
+    cdef _OwnedBuffer owner = _OwnedBuffer.__new__(_OwnedBuffer)
+    cdef uint8_t* p
+    if b.data == NULL:
+        b.data = <uint8_t*> malloc(64)
+        if b.data == NULL:
+            raise MemoryError()
+        memset(b.data, 0, 64)
+    elif b.cap - b.size > 65536:  # give back what the growth policy over-reserved
+        p = <uint8_t*> realloc(b.data, <size_t> (b.size if b.size > 0 else 1))
+        if p != NULL:
+            b.data = p
+    owner.data = b.data
+    owner.size = b.size
+    b.data = NULL
+    b.size = 0
+    b.cap = 0
+    return pa.py_buffer(owner)
+
+
+# ---- columns --------------------------------------------------------------------------------
+
+cdef struct Cols:
+    Py_ssize_t rows
+    Buf key_off       # int32 per row + 1
+    Buf key_data
+    Buf key_valid     # validity bitmap
+    Py_ssize_t key_nulls
+    Buf val_off
+    Buf val_data
+    Buf val_valid
+    Py_ssize_t val_nulls
+    Buf offsets       # int64
+    Buf ts            # int64 microseconds
+    Buf ts_type       # int32
+    bint ts_overflow
+    bint include_headers
+    Buf h_list_off    # int32 per row + 1 (index into header entries)
+    Buf h_list_valid  # validity bitmap: 0 for records without headers
+    Py_ssize_t h_list_nulls
+    Py_ssize_t h_count
+    Buf hk_off        # int32 per header + 1
+    Buf hk_data
+    Buf hv_off
+    Buf hv_data
+    Buf hv_valid
+    Py_ssize_t hv_nulls
+
+
+cdef inline void put_i32(Buf* b, Py_ssize_t i, int32_t v) noexcept nogil:
+    (<int32_t*> b.data)[i] = v
+
+
+cdef inline void put_i64(Buf* b, Py_ssize_t i, int64_t v) noexcept nogil:
+    (<int64_t*> b.data)[i] = v
+
+
+cdef inline void set_bit(Buf* b, Py_ssize_t i) noexcept nogil:
+    b.data[i >> 3] |= <uint8_t> (1 << (i & 7))
+
+
+cdef int cols_init(Cols* c, bint include_headers) noexcept nogil:
+    memset(c, 0, sizeof(Cols))
+    c.include_headers = include_headers
+    if buf_reserve(&c.key_off, 4) or buf_reserve(&c.val_off, 4):
+        return -1
+    c.key_off.size = 4
+    c.val_off.size = 4
+    if include_headers:
+        if buf_reserve(&c.h_list_off, 4) or buf_reserve(&c.hk_off, 4) or buf_reserve(&c.hv_off, 4):
+            return -1
+        c.h_list_off.size = 4
+        c.hk_off.size = 4
+        c.hv_off.size = 4
+    return 0
+
+
+cdef void cols_free(Cols* c) noexcept nogil:
+    cdef Buf* bufs[19]
+    bufs[0] = &c.key_off; bufs[1] = &c.key_data; bufs[2] = &c.key_valid
+    bufs[3] = &c.val_off; bufs[4] = &c.val_data; bufs[5] = &c.val_valid
+    bufs[6] = &c.offsets; bufs[7] = &c.ts; bufs[8] = &c.ts_type
+    bufs[9] = &c.h_list_off; bufs[10] = &c.h_list_valid; bufs[11] = &c.hk_off
+    bufs[12] = &c.hk_data; bufs[13] = &c.hv_off; bufs[14] = &c.hv_data
+    bufs[15] = &c.hv_valid; bufs[16] = NULL; bufs[17] = NULL; bufs[18] = NULL
+    cdef int i
+    for i in range(16):
+        free(bufs[i].data)
+        bufs[i].data = NULL
+        bufs[i].size = 0
+        bufs[i].cap = 0
+
+
+cdef int grow_bitmap(Buf* b, Py_ssize_t bits) noexcept nogil:
+    """Make the (zeroed) bitmap ``b`` at least ``bits`` bits long."""
+    cdef Py_ssize_t need = (bits + 7) // 8 + 1
+    if need > b.size:
+        if buf_reserve(b, need - b.size):
+            return -1
+        b.size = need
+    return 0
+
+
+cdef int cols_reserve_rows(Cols* c, Py_ssize_t count, Py_ssize_t data_bytes) noexcept nogil:
+    """Room for ``count`` more rows whose keys and values total at most ``data_bytes``."""
+    cdef Py_ssize_t rows = c.rows + count
+    if (
+        buf_reserve(&c.key_off, 4 * count)
+        or buf_reserve(&c.val_off, 4 * count)
+        or buf_reserve(&c.key_data, data_bytes)
+        or buf_reserve(&c.val_data, data_bytes)
+        or buf_reserve(&c.offsets, 8 * count)
+        or buf_reserve(&c.ts, 8 * count)
+        or buf_reserve(&c.ts_type, 4 * count)
+        or grow_bitmap(&c.key_valid, rows)
+        or grow_bitmap(&c.val_valid, rows)
+    ):
+        return -1
+    if c.include_headers:
+        if buf_reserve(&c.h_list_off, 4 * count) or grow_bitmap(&c.h_list_valid, rows):
+            return -1
+    return 0
+
+
+cdef void cols_sync(Cols* c, int32_t key_end, int32_t val_end) noexcept nogil:
+    """Set the fixed-width buffers' sizes from the row count after a batch."""
+    cdef Py_ssize_t n = c.rows
+    c.key_off.size = 4 * (n + 1)
+    c.val_off.size = 4 * (n + 1)
+    c.key_data.size = key_end
+    c.val_data.size = val_end
+    c.offsets.size = 8 * n
+    c.ts.size = 8 * n
+    c.ts_type.size = 4 * n
+    if c.include_headers:
+        c.h_list_off.size = 4 * (n + 1)
+
+
+# ---- big-endian loads and varints -----------------------------------------------------------
+
+cdef inline int64_t be64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(8):
+        v = (v << 8) | p[i]
+    return <int64_t> v
+
+
+cdef inline int32_t be32(const uint8_t* p) noexcept nogil:
+    return <int32_t> ((<uint32_t> p[0] << 24) | (<uint32_t> p[1] << 16) | (<uint32_t> p[2] << 8) | p[3])
+
+
+cdef inline uint32_t be32u(const uint8_t* p) noexcept nogil:
+    return (<uint32_t> p[0] << 24) | (<uint32_t> p[1] << 16) | (<uint32_t> p[2] << 8) | p[3]
+
+
+cdef inline int16_t be16(const uint8_t* p) noexcept nogil:
+    return <int16_t> ((p[0] << 8) | p[1])
+
+
+cdef inline int read_varint(const uint8_t* buf, Py_ssize_t n, Py_ssize_t* pos, int64_t* out) noexcept nogil:
+    """Zigzag varint/varlong at ``pos[0]`` (at most 10 bytes, truncated to 64 bits as Java's
+    ``ByteUtils.readVarlong``). 0, or E_PAST_END / E_VARINT_LONG."""
+    cdef Py_ssize_t p = pos[0]
+    cdef uint64_t u, b
+    cdef int shift
+    if p >= n:
+        return E_PAST_END
+    b = buf[p]
+    p += 1
+    if b < 0x80:
+        pos[0] = p
+        out[0] = <int64_t> ((b >> 1) ^ (0 - (b & 1)))
+        return OK
+    u = b & 0x7F
+    shift = 7
+    while True:
+        if p >= n:
+            return E_PAST_END
+        b = buf[p]
+        p += 1
+        u |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift >= 70:
+            return E_VARINT_LONG
+    pos[0] = p
+    out[0] = <int64_t> ((u >> 1) ^ (0 - (u & 1)))
+    return OK
+
+
+cdef inline bint add_overflows(int64_t a, int64_t b) noexcept nogil:
+    if b > 0:
+        return a > INT64_MAX - b
+    return a < INT64_MIN - b
+
+
+cdef inline int64_t ms_to_us(int64_t ms, bint* overflow) noexcept nogil:
+    if ms > INT64_MAX // 1000 or ms < INT64_MIN // 1000:
+        overflow[0] = True
+        return 0
+    return ms * 1000
+
+
+# ---- the record loop ------------------------------------------------------------------------
+
+cdef struct BatchInfo:
+    int64_t base_offset
+    int64_t base_ts
+    int64_t max_ts
+    bint log_append_time
+    int32_t ts_type
+    int64_t start_offset
+    int64_t end_offset
+    Py_ssize_t count
+    # out: detail for error messages
+    int64_t bad_value
+    Py_ssize_t err_pos
+
+
+cdef int append_headers(
+    Cols* c, const uint8_t* buf, Py_ssize_t n, Py_ssize_t* pos_p, int64_t header_count,
+    BatchInfo* info,
+) noexcept nogil:
+    cdef Py_ssize_t pos = pos_p[0]
+    cdef int64_t klen, vlen
+    cdef int rc
+    cdef Py_ssize_t h
+    for h in range(header_count):
+        rc = read_varint(buf, n, &pos, &klen)
+        if rc:
+            return rc
+        if klen < 0:
+            info.bad_value = klen
+            return E_HEADER_KEY_LENGTH
+        if klen > n - pos:
+            return E_PAST_END
+        if (
+            buf_reserve(&c.hk_off, 4) or buf_reserve(&c.hv_off, 4)
+            or buf_reserve(&c.hk_data, <Py_ssize_t> klen)
+            or grow_bitmap(&c.hv_valid, c.h_count + 1)
+        ):
+            return E_NOMEM
+        memcpy(c.hk_data.data + c.hk_data.size, buf + pos, <size_t> klen)
+        c.hk_data.size += klen
+        if c.hk_data.size > INT32_MAX:
+            return E_TOO_BIG
+        pos += klen
+        put_i32(&c.hk_off, c.h_count + 1, <int32_t> c.hk_data.size)
+        c.hk_off.size += 4
+        rc = read_varint(buf, n, &pos, &vlen)
+        if rc:
+            return rc
+        if vlen >= 0:
+            if vlen > n - pos:
+                return E_PAST_END
+            if buf_reserve(&c.hv_data, <Py_ssize_t> vlen):
+                return E_NOMEM
+            memcpy(c.hv_data.data + c.hv_data.size, buf + pos, <size_t> vlen)
+            c.hv_data.size += vlen
+            if c.hv_data.size > INT32_MAX:
+                return E_TOO_BIG
+            pos += vlen
+            set_bit(&c.hv_valid, c.h_count)
+        elif vlen == -1:
+            c.hv_nulls += 1
+        else:
+            info.bad_value = vlen
+            return E_HEADER_VALUE_LENGTH
+        put_i32(&c.hv_off, c.h_count + 1, <int32_t> c.hv_data.size)
+        c.hv_off.size += 4
+        c.h_count += 1
+    pos_p[0] = pos
+    return OK
+
+
+cdef int decode_v2_records(
+    Cols* c, const uint8_t* buf, Py_ssize_t n, BatchInfo* info
+) noexcept nogil:
+    """Append the records of one (decompressed) v2 batch that fall in the offset range.
+
+    Mirrors ``_pure._decode_v2_records`` check for check, so that both raise on the same
+    inputs. Returns OK or an error code (details in ``info``)."""
+    cdef Py_ssize_t count = info.count
+    cdef Py_ssize_t pos = 0, end, r, row
+    cdef int64_t length, ts_delta, offset_delta, offset, size, header_count, ts_ms
+    cdef int rc
+    cdef bint stopped = False
+    cdef bint include_headers = c.include_headers
+    cdef int64_t base_offset = info.base_offset
+    cdef int64_t start_offset = info.start_offset
+    cdef int64_t end_offset = info.end_offset
+    cdef int32_t ts_type = info.ts_type
+    cdef int64_t append_us = 0
+    cdef int32_t key_end, val_end
+
+    if count > n // (MIN_RECORD_BODY + 1):
+        return E_COUNT
+    if cols_reserve_rows(c, count, n):
+        return E_NOMEM
+    if c.key_data.size + n > INT32_MAX or c.val_data.size + n > INT32_MAX:
+        return E_TOO_BIG
+    if info.log_append_time:
+        append_us = ms_to_us(info.max_ts, &c.ts_overflow)
+    row = c.rows
+    key_end = (<int32_t*> c.key_off.data)[row]
+    val_end = (<int32_t*> c.val_off.data)[row]
+    for r in range(count):
+        info.err_pos = pos
+        rc = read_varint(buf, n, &pos, &length)
+        if rc:
+            return rc
+        if length < MIN_RECORD_BODY or length > n - pos:
+            info.bad_value = length
+            return E_RECORD_LENGTH
+        end = pos + length
+        pos += 1  # attributes: int8, unused
+        rc = read_varint(buf, n, &pos, &ts_delta)
+        if rc:
+            return rc
+        rc = read_varint(buf, n, &pos, &offset_delta)
+        if rc:
+            return rc
+        # offset = base_offset + offsetDelta, compared as the reference does with Python ints
+        if add_overflows(base_offset, offset_delta):
+            if offset_delta < 0:  # below every int64: before the range
+                pos = end
+                continue
+            stopped = True  # above every int64: past the range
+            break
+        offset = base_offset + offset_delta
+        if offset < start_offset:
+            pos = end
+            continue
+        if offset >= end_offset:
+            stopped = True
+            break
+        # key
+        rc = read_varint(buf, n, &pos, &size)
+        if rc:
+            return rc
+        if size >= 0:
+            if size > end - pos:
+                return E_SPAN
+            memcpy(c.key_data.data + key_end, buf + pos, <size_t> size)
+            key_end += <int32_t> size
+            pos += size
+            set_bit(&c.key_valid, row)
+        elif size == -1:
+            c.key_nulls += 1
+        else:
+            info.bad_value = size
+            return E_KEY_LENGTH
+        # value
+        rc = read_varint(buf, n, &pos, &size)
+        if rc:
+            return rc
+        if size >= 0:
+            if size > end - pos:
+                return E_SPAN
+            memcpy(c.val_data.data + val_end, buf + pos, <size_t> size)
+            val_end += <int32_t> size
+            pos += size
+            set_bit(&c.val_valid, row)
+        elif size == -1:
+            c.val_nulls += 1
+        else:
+            info.bad_value = size
+            return E_VALUE_LENGTH
+        # headers
+        rc = read_varint(buf, n, &pos, &header_count)
+        if rc:
+            return rc
+        if header_count:
+            if header_count < 0 or header_count > (end - pos) // 2:
+                info.bad_value = header_count
+                return E_HEADER_COUNT
+            if include_headers:
+                rc = append_headers(c, buf, n, &pos, header_count, info)
+                if rc:
+                    return rc
+                set_bit(&c.h_list_valid, row)
+            else:
+                pos = end  # headers are not wanted: skip them
+        elif include_headers:
+            c.h_list_nulls += 1
+        if pos != end:
+            return E_SPAN
+        put_i32(&c.key_off, row + 1, key_end)
+        put_i32(&c.val_off, row + 1, val_end)
+        put_i64(&c.offsets, row, offset)
+        if info.log_append_time:
+            put_i64(&c.ts, row, append_us)
+        elif add_overflows(info.base_ts, ts_delta):
+            c.ts_overflow = True
+            put_i64(&c.ts, row, 0)
+        else:
+            put_i64(&c.ts, row, ms_to_us(info.base_ts + ts_delta, &c.ts_overflow))
+        put_i32(&c.ts_type, row, ts_type)
+        if include_headers:
+            put_i32(&c.h_list_off, row + 1, <int32_t> c.h_count)
+        row += 1
+        c.rows = row
+    cols_sync(c, key_end, val_end)
+    if not stopped and pos != n:
+        info.err_pos = pos
+        return E_TRAILING
+    return OK
+
+
+# ---- the batch loop -------------------------------------------------------------------------
+
+cdef object _record_error(int rc, BatchInfo* info, Py_ssize_t n, str topic, int partition):
+    cdef int64_t v = info.bad_value
+    if rc == E_NOMEM:
+        return MemoryError("out of memory while decoding records")
+    if rc == E_TOO_BIG:
+        return KafkaProtocolError(
+            f"decoded records of {topic}-{partition} exceed Arrow's 2 GiB per column; "
+            "lower max.partition.fetch.bytes"
+        )
+    if rc == E_COUNT:
+        what = f"record batch claims {info.count} records in {n} bytes"
+        return CorruptRecordError(what, topic=topic, partition=partition, offset=info.base_offset)
+    if rc == E_PAST_END:
+        what = "record runs past the end of its batch"
+    elif rc == E_VARINT_LONG:
+        what = "varint longer than 10 bytes"
+    elif rc == E_RECORD_LENGTH:
+        what = f"record length {v}"
+    elif rc == E_KEY_LENGTH:
+        what = f"key length {v}"
+    elif rc == E_VALUE_LENGTH:
+        what = f"value length {v}"
+    elif rc == E_HEADER_COUNT:
+        what = f"header count {v}"
+    elif rc == E_HEADER_KEY_LENGTH:
+        what = f"header key length {v}"
+    elif rc == E_HEADER_VALUE_LENGTH:
+        what = f"header value length {v}"
+    elif rc == E_TRAILING:
+        what = f"{n - info.err_pos} bytes left after the batch's {info.count} records"
+        return CorruptRecordError(what, topic=topic, partition=partition, offset=info.base_offset)
+    else:
+        what = "record fields do not span the record's length"
+    return CorruptRecordError(
+        f"malformed record in batch: {what}", topic=topic, partition=partition,
+        offset=info.base_offset,
+    )
+
+
+cdef int64_t decode_v2_batch(
+    Cols* c, object mv, const uint8_t* p, Py_ssize_t pos, Py_ssize_t length,
+    str topic, int partition, int64_t start_offset, int64_t end_offset, object txns,
+    Py_ssize_t max_batch_bytes, bint* last_overflow,
+) except? -1:
+    """Check, filter and decode one complete v2 batch at ``p + pos``; return its last offset
+    (saturated at INT64_MAX with ``last_overflow`` set)."""
+    cdef const uint8_t* e = p + pos
+    cdef Py_ssize_t entry_end = pos + LOG_OVERHEAD + length
+    cdef int64_t base_offset = be64(e)
+    cdef uint32_t stored_crc = be32u(e + CRC_OFFSET)
+    cdef uint32_t actual_crc = _crc32c.crc32c(mv[pos + ATTRIBUTES_OFFSET:entry_end])
+    cdef int16_t attributes
+    cdef int32_t last_delta, count
+    cdef int64_t producer_id, last_offset
+    cdef bint is_control
+    cdef BatchInfo info
+    cdef const uint8_t* payload
+    cdef Py_ssize_t payload_len
+    cdef object payload_obj = None
+    cdef Py_buffer pview
+    cdef int rc
+    if actual_crc != stored_crc:
+        raise CorruptRecordError(
+            f"record batch CRC-32C mismatch (stored {stored_crc:#010x}, computed "
+            f"{actual_crc:#010x})",
+            topic=topic, partition=partition, offset=base_offset,
+        )
+    attributes = be16(e + ATTRIBUTES_OFFSET)
+    last_delta = be32(e + 23)
+    info.base_ts = be64(e + 27)
+    info.max_ts = be64(e + 35)
+    producer_id = be64(e + 43)
+    count = be32(e + 57)
+    if last_delta < 0 or count < 0:
+        raise CorruptRecordError(
+            f"record batch has lastOffsetDelta {last_delta} and record count {count}",
+            topic=topic, partition=partition, offset=base_offset,
+        )
+    if add_overflows(base_offset, last_delta):
+        last_overflow[0] = True
+        last_offset = INT64_MAX
+    else:
+        last_offset = base_offset + last_delta
+    is_control = (attributes & CONTROL_MASK) != 0
+
+    if txns is not None and producer_id != -1:
+        txns.consume_up_to(last_offset)
+        if is_control:
+            if count > 0 and _pure._control_type(
+                mv[pos:entry_end], attributes, max_batch_bytes, topic, partition, base_offset
+            ) == CONTROL_TYPE_ABORT:
+                txns.end_aborted(producer_id)
+        elif attributes & TRANSACTIONAL_MASK and txns.is_aborted(producer_id):
+            return last_offset
+    if is_control or count == 0 or last_offset < start_offset:
+        return last_offset
+
+    info.base_offset = base_offset
+    info.start_offset = start_offset
+    info.end_offset = end_offset
+    info.count = count
+    info.bad_value = 0
+    info.err_pos = 0
+    if attributes & TIMESTAMP_TYPE_MASK:
+        info.log_append_time = True
+        info.ts_type = 1
+    else:
+        info.log_append_time = False
+        info.ts_type = 0
+    if (attributes & CODEC_MASK) == 0:
+        payload = e + RECORD_BATCH_OVERHEAD
+        payload_len = entry_end - pos - RECORD_BATCH_OVERHEAD
+        with nogil:
+            rc = decode_v2_records(c, payload, payload_len, &info)
+    else:
+        payload_obj = _pure._payload(
+            mv[pos:entry_end], attributes, max_batch_bytes, topic, partition, base_offset
+        )
+        PyObject_GetBuffer(payload_obj, &pview, PyBUF_SIMPLE)
+        try:
+            payload_len = pview.len
+            with nogil:
+                rc = decode_v2_records(c, <const uint8_t*> pview.buf, payload_len, &info)
+        finally:
+            PyBuffer_Release(&pview)
+    if rc:
+        raise _record_error(rc, &info, payload_len, topic, partition)
+    return last_offset
+
+
+def decode_records_accel(
+    records,
+    *,
+    str topic,
+    int partition,
+    int64_t start_offset,
+    int64_t end_offset,
+    bint include_headers=False,
+    bint read_committed=False,
+    aborted_transactions=(),
+    Py_ssize_t max_batch_bytes=DEFAULT_MAX_BATCH_BYTES,
+):
+    """Accelerated :class:`~spark_kafka_py.records._protocols.RecordsDecoder`.
+
+    See :func:`spark_kafka_py.records.decoder.decode_records` for the contract (arguments,
+    the returned :class:`DecodedRecords`, and the errors raised); the output equals
+    :func:`~spark_kafka_py.records._pure.decode_records_pure`'s for every input.
+    """
+    cdef Py_buffer view
+    cdef const uint8_t* p
+    cdef Py_ssize_t n, pos = 0, remaining
+    cdef int64_t next_offset = start_offset, base_offset, last_offset
+    cdef int32_t length
+    cdef uint8_t magic
+    cdef bint incomplete = False, last_overflow = False, legacy = False
+    cdef Cols c
+    mv = memoryview(records)
+    if mv.ndim != 1 or mv.itemsize != 1:
+        mv = mv.cast("B")
+    txns = AbortedTransactions(aborted_transactions) if read_committed else None
+    PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
+    if cols_init(&c, include_headers):
+        PyBuffer_Release(&view)
+        cols_free(&c)
+        raise MemoryError("out of memory while decoding records")
+    try:
+        p = <const uint8_t*> view.buf
+        n = view.len
+        while pos < n:
+            remaining = n - pos
+            if remaining < LOG_OVERHEAD:
+                incomplete = True
+                break
+            base_offset = be64(p + pos)
+            length = be32(p + pos + 8)
+            if length < LEGACY_RECORD_OVERHEAD_V0:
+                raise CorruptRecordError(
+                    f"record batch length {length} is below the minimum of "
+                    f"{LEGACY_RECORD_OVERHEAD_V0} bytes",
+                    topic=topic, partition=partition, offset=base_offset,
+                )
+            if length > max_batch_bytes:
+                raise KafkaProtocolError(
+                    f"record batch at offset {base_offset} in {topic}-{partition} claims "
+                    f"{length} bytes, above max_batch_bytes={max_batch_bytes}"
+                )
+            if remaining < HEADER_SIZE_UP_TO_MAGIC:
+                incomplete = True
+                break
+            magic = p[pos + MAGIC_OFFSET]
+            if magic == 2:
+                if length < MIN_BATCH_LENGTH_V2:
+                    raise CorruptRecordError(
+                        f"record batch length {length} is below the v2 header size "
+                        f"{MIN_BATCH_LENGTH_V2}",
+                        topic=topic, partition=partition, offset=base_offset,
+                    )
+            elif magic != 0 and magic != 1:
+                raise KafkaProtocolError(
+                    f"unknown record batch magic {magic} at offset {base_offset} in "
+                    f"{topic}-{partition} (known: 0, 1 legacy message sets; 2 record batches)"
+                )
+            if remaining < LOG_OVERHEAD + length:
+                incomplete = True
+                break
+            if base_offset >= end_offset and magic == 2:
+                next_offset = end_offset
+                break
+            if magic != 2:
+                legacy = True
+                break
+            last_offset = decode_v2_batch(
+                &c, mv, p, pos, length, topic, partition, start_offset, end_offset, txns,
+                max_batch_bytes, &last_overflow,
+            )
+            pos += LOG_OVERHEAD + length
+            if last_overflow:
+                next_offset = end_offset
+                break
+            if last_offset + 1 > next_offset:
+                next_offset = last_offset + 1
+            if next_offset >= end_offset:
+                next_offset = end_offset
+                break
+        if legacy:
+            batch = None
+        else:
+            if c.ts_overflow:
+                raise KafkaProtocolError(
+                    "record timestamp out of range for Spark's microsecond timestamps"
+                )
+            batch = _finish(&c, topic, partition)
+    finally:
+        PyBuffer_Release(&view)
+        cols_free(&c)
+    if legacy:
+        # A legacy message set (magic 0/1): decode the whole input with the reference.
+        return _pure.decode_records_pure(
+            records, topic=topic, partition=partition, start_offset=start_offset,
+            end_offset=end_offset, include_headers=include_headers,
+            read_committed=read_committed, aborted_transactions=aborted_transactions,
+            max_batch_bytes=max_batch_bytes,
+        )
+    return DecodedRecords(batch, next_offset, incomplete)
+
+
+
+_TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
+
+
+cdef object _binary(Buf* off, Buf* data, Buf* valid, Py_ssize_t n, Py_ssize_t nulls, object typ):
+    validity = take(valid) if nulls else None
+    return pa.Array.from_buffers(typ, n, [validity, take(off), take(data)], null_count=nulls)
+
+
+cdef object _finish(Cols* c, str topic, int partition):
+    cdef Py_ssize_t n = c.rows
+    cols_sync(c, (<int32_t*> c.key_off.data)[n], (<int32_t*> c.val_off.data)[n])
+    columns = [
+        _binary(&c.key_off, &c.key_data, &c.key_valid, n, c.key_nulls, pa.binary()),
+        _binary(&c.val_off, &c.val_data, &c.val_valid, n, c.val_nulls, pa.binary()),
+        pa.repeat(pa.scalar(topic, pa.string()), n),
+        pa.repeat(pa.scalar(partition, pa.int32()), n),
+        pa.Array.from_buffers(pa.int64(), n, [None, take(&c.offsets)]),
+        pa.Array.from_buffers(_TIMESTAMP_TYPE, n, [None, take(&c.ts)]),
+        pa.Array.from_buffers(pa.int32(), n, [None, take(&c.ts_type)]),
+    ]
+    if c.include_headers:
+        columns.append(_headers(c, n))
+    return pa.RecordBatch.from_arrays(columns, schema=spark_kafka_schema(c.include_headers))
+
+
+cdef object _headers(Cols* c, Py_ssize_t n):
+    cdef Py_ssize_t h = c.h_count
+    c.hk_off.size = 4 * (h + 1)
+    c.hv_off.size = 4 * (h + 1)
+    keys = pa.Array.from_buffers(pa.string(), h, [None, take(&c.hk_off), take(&c.hk_data)])
+    try:
+        keys.validate(full=True)
+    except pa.ArrowInvalid:
+        # Invalid UTF-8 somewhere: decode as the reference does (U+FFFD replacement).
+        raw = keys.view(pa.binary()).to_pylist()
+        keys = pa.array([k.decode("utf-8", "replace") for k in raw], pa.string())
+    values = _binary(&c.hv_off, &c.hv_data, &c.hv_valid, h, c.hv_nulls, pa.binary())
+    items = pa.StructArray.from_arrays([keys, values], fields=list(HEADER_TYPE))
+    validity = take(&c.h_list_valid) if c.h_list_nulls else None
+    return pa.Array.from_buffers(
+        HEADERS_TYPE, n, [validity, take(&c.h_list_off)], null_count=c.h_list_nulls,
+        children=[items],
+    )

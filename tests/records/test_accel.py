@@ -1,0 +1,259 @@
+"""The accelerated decoder (``records._accel``, Cython) against the pure-Python reference.
+
+Both implementations get the same inputs: Kafka's own Java producer's segments (every codec,
+LogAppendTime, transactions), the structure tests' logs cut at every byte, and fuzzed bytes
+(noise, noise behind valid batch headers, mutated valid batches). For every input they must
+return equal :class:`DecodedRecords` or raise the same exception class.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import crc32c
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spark_kafka_py.errors import KafkaProtocolError
+from spark_kafka_py.records._pure import decode_records_pure
+
+from .encoder import GZIP, LZ4, NONE, SNAPPY, ZSTD, Rec, batch_v2, control_batch, legacy_message
+from .test_properties import records_strategy
+
+accel = pytest.importorskip(
+    "spark_kafka_py.records._accel",
+    reason="the Cython extension is not built (no compiler?): pure path only",
+)
+decode_records_accel = accel.decode_records_accel
+
+DATA = Path(__file__).resolve().parent / "data"
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def both(data: bytes | memoryview, **kw):
+    """Decode with both implementations; return the common result or the common error class."""
+    kw.setdefault("topic", "t")
+    kw.setdefault("partition", 2)
+    kw.setdefault("start_offset", 0)
+    kw.setdefault("end_offset", 1 << 62)
+    results = []
+    for impl in (decode_records_pure, decode_records_accel):
+        try:
+            results.append(impl(data, **kw))
+        except KafkaProtocolError as exc:
+            results.append(type(exc))
+    pure, fast = results
+    if isinstance(pure, type) or isinstance(fast, type):
+        assert pure is fast, (pure, fast)
+        return pure
+    assert fast.batch.schema == pure.batch.schema
+    assert fast.batch.equals(pure.batch), (fast.batch.to_pylist()[:3], pure.batch.to_pylist()[:3])
+    assert fast == pure
+    fast.batch.validate(full=True)
+    return fast
+
+
+@pytest.mark.parametrize("case", ["none", "gzip", "snappy", "lz4", "zstd", "logappendtime"])
+@pytest.mark.parametrize("headers", [False, True])
+def test_java_segments_equal(case, headers):
+    data = (DATA / f"java-{case}.log").read_bytes()
+    res = both(data, include_headers=headers)
+    assert res.batch.num_rows > 0
+    for start, end in [(0, 3), (2, 7), (5, 10**9), (10**9, 10**9 + 1)]:
+        both(data, start_offset=start, end_offset=end, include_headers=headers)
+
+
+def test_java_transactions_equal():
+    data = (DATA / "java-txn.log").read_bytes()
+    raw = (DATA / "java-txn.txnindex").read_bytes()
+    aborted = [(pid, first) for _v, pid, first, _l, _s in struct.iter_unpack(">hqqqq", raw)]
+    for committed in (False, True):
+        res = both(data, read_committed=committed, aborted_transactions=aborted)
+        assert res.batch.num_rows > 0
+
+
+def sample_log() -> tuple[bytes, list[int]]:
+    recs = [
+        Rec(b"k0", b"v0", 0, 0, [("h", b"1")]),
+        Rec(None, b"v1", 1, 5, []),
+        Rec(b"k2", None, 2, -3, [("h", None), ("\u00e9t\u00e9", b"")]),
+        Rec(b"", b"", 3, 1000, []),
+        Rec(b"k4" * 100, b"v4" * 1000, 4, 7, [("a", b"x" * 300)] * 3),
+    ]
+    parts = [
+        batch_v2(recs, base_offset=0, codec=NONE),
+        batch_v2(recs, base_offset=5, codec=GZIP),
+        control_batch(10, 1, commit=False),
+        batch_v2(recs, base_offset=11, codec=ZSTD, transactional=True, producer_id=1),
+        batch_v2(recs, base_offset=16, codec=LZ4, log_append_time=True, max_timestamp=77),
+        batch_v2(recs, base_offset=21, codec=SNAPPY),
+    ]
+    ends = []
+    total = 0
+    for p in parts:
+        total += len(p)
+        ends.append(total)
+    return b"".join(parts), ends
+
+
+@pytest.mark.parametrize("headers", [False, True])
+@pytest.mark.parametrize("committed", [False, True])
+def test_every_prefix_and_range_equal(headers, committed):
+    data, _ = sample_log()
+    for cut in range(0, len(data) + 1, 7):
+        both(
+            data[:cut],
+            include_headers=headers,
+            read_committed=committed,
+            aborted_transactions=[(1, 11)],
+        )
+    for start in range(0, 27, 2):
+        for end in (start, start + 1, start + 4, 27, 10**6):
+            both(
+                data,
+                start_offset=start,
+                end_offset=end,
+                include_headers=headers,
+                read_committed=committed,
+                aborted_transactions=[(1, 11)],
+            )
+
+
+def test_memoryview_and_bytearray_inputs():
+    data, _ = sample_log()
+    a = both(memoryview(data), include_headers=True)
+    b = both(bytearray(data), include_headers=True)
+    c = both(memoryview(b"\0" * 5 + data)[5:], include_headers=True)
+    assert a == b == c
+
+
+def test_invalid_utf8_header_key_is_replaced_as_the_reference():
+    rec = Rec(b"k", b"v", 0, 0, [("ok", b"1")])
+    data = bytearray(batch_v2([rec]))
+    i = data.index(b"ok")
+    data[i] = 0xFF  # not UTF-8
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    res = both(bytes(data), include_headers=True)
+    assert res.batch.column("headers").to_pylist() == [[{"key": "\ufffdk", "value": b"1"}]]
+
+
+def test_legacy_message_sets_fall_back_to_the_reference():
+    data = legacy_message(0, b"k", b"v", magic=1) + batch_v2([Rec(b"a", b"b", 0)], base_offset=1)
+    res = both(data)
+    assert res.batch.column("value").to_pylist() == [b"v", b"b"]
+
+
+def test_timestamp_overflow_is_raised_after_later_corruption_as_the_reference():
+    big = batch_v2([Rec(b"k", b"v", 0)], base_timestamp=1 << 62)
+    assert both(big) is KafkaProtocolError
+    bad = bytearray(batch_v2([Rec(b"k", b"v", 0)], base_offset=1))
+    bad[-1] ^= 0xFF  # CRC mismatch in the second batch wins, as in the reference
+    from spark_kafka_py.errors import CorruptRecordError
+
+    assert both(big + bytes(bad)) is CorruptRecordError
+
+
+def test_large_batch_many_rows():
+    recs = [Rec(bytes([i % 251]) * 16, bytes([i % 13]) * 100, i % 500, i) for i in range(5000)]
+    data = b"".join(batch_v2(recs[i : i + 500], base_offset=i) for i in range(0, 5000, 500))
+    res = both(data)
+    assert res.batch.num_rows == 5000
+    assert res.next_offset == 5000
+
+
+# ---- fuzz: same result or same error class ---------------------------------------------------
+
+
+@SETTINGS
+@given(st.binary(max_size=400), st.booleans(), st.booleans())
+def test_fuzz_any_bytes(data, headers, committed):
+    both(
+        data,
+        include_headers=headers,
+        read_committed=committed,
+        aborted_transactions=[(-1, 0), (0, 0)],
+    )
+
+
+@st.composite
+def noise_behind_header(draw):
+    codec = draw(st.sampled_from([0, 0, 0, 1, 2, 3, 4, 5]))
+    attrs = codec | draw(st.sampled_from([0, 0x08, 0x10, 0x20, 0x30]))
+    count = draw(st.integers(-2, 20))
+    payload = draw(st.binary(max_size=300))
+    header = struct.pack(
+        ">hiqqqhii",
+        attrs,
+        draw(st.integers(-1, 30)),
+        draw(st.integers(-(2**63), 2**63 - 1)),
+        0,
+        draw(st.integers(-1, 2)),
+        0,
+        0,
+        count,
+    )
+    body = header + payload
+    base = draw(st.sampled_from([0, 5, 2**63 - 3, -(2**63)]))
+    return struct.pack(">qiibI", base, 9 + len(body), 0, 2, crc32c.crc32c(body)) + body
+
+
+@SETTINGS
+@given(noise_behind_header(), st.booleans(), st.booleans(), st.integers(-3, 40))
+def test_fuzz_noise_records_with_valid_crc(data, headers, committed, start):
+    both(
+        data,
+        include_headers=headers,
+        read_committed=committed,
+        start_offset=start,
+        aborted_transactions=[(0, 0), (1, 0)],
+    )
+
+
+@st.composite
+def mutated_batches(draw):
+    raw = bytearray()
+    for b in range(draw(st.integers(1, 3))):
+        one = bytearray(
+            batch_v2(
+                draw(records_strategy()), base_offset=b * 3000, log_append_time=draw(st.booleans())
+            )
+        )
+        for _ in range(draw(st.integers(0, 4))):
+            if len(one) > 61:
+                i = draw(st.integers(61, len(one) - 1))
+                one[i] = draw(st.integers(0, 255))
+        struct.pack_into(">I", one, 17, crc32c.crc32c(bytes(one[21:])))
+        raw += one
+    return bytes(raw)
+
+
+@SETTINGS
+@given(mutated_batches(), st.booleans(), st.integers(0, 5000), st.integers(0, 9000))
+def test_fuzz_mutated_records_with_valid_crc(data, headers, start, span):
+    both(data, include_headers=headers, start_offset=start, end_offset=start + span)
+
+
+def test_decoder_module_picks_accel_unless_forced_pure():
+    code = "from spark_kafka_py.records import decoder; print(decoder.IMPLEMENTATION)"
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_KAFKA_PY_PURE"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "accel", out.stderr
+
+
+def test_result_arrays_are_plain_arrow():
+    data, _ = sample_log()
+    res = decode_records_accel(
+        data, topic="t", partition=0, start_offset=0, end_offset=1 << 62, include_headers=True
+    )
+    table = pa.Table.from_batches([res.batch])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:  # what PySpark does with batches
+        writer.write_table(table)
+    back = pa.ipc.open_stream(sink.getvalue()).read_all()
+    assert back.equals(table)
