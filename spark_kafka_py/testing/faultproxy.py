@@ -1,0 +1,342 @@
+"""A fault-injecting TCP proxy on 127.0.0.1 in front of a real Kafka broker (tests only).
+
+The real broker cannot be told to cut a Fetch response in half, reset a connection after the
+first kilobyte of an answer, or accept a connection and never answer. This proxy can: it
+forwards whole Kafka frames (``size:int32 payload``, see
+:mod:`spark_kafka_py.protocol.framing`) between a client and the broker, remembers the API
+key of every request (Kafka answers the requests of one connection in order), and applies
+the first matching :class:`Fault` to a response frame.
+
+Actions of a :class:`Fault` (applied after ``after_bytes`` bytes of the response frame,
+size prefix included, were forwarded):
+
+* ``"reset"``: abort both connections with a TCP RST (``SO_LINGER`` 0): "connection reset
+  by peer" mid-response;
+* ``"close"``: close both connections cleanly (FIN): the response is cut short;
+* ``"stall"``: forward nothing more on this connection, ever (until the client gives up or
+  the proxy stops): a broker that accepts and never answers;
+* ``"flip"``: XOR the byte at offset ``after_bytes`` of the frame with ``0xFF`` and forward
+  the whole frame (bit rot on the wire, for CRC checks).
+
+Two ways to put it in front of a broker:
+
+* :meth:`FaultProxy.socket_factory` gives a ``socket_factory`` for
+  :class:`~spark_kafka_py.client.cluster.KafkaClient` that sends *every* connection (bootstrap
+  and the brokers the metadata names) through the proxy: for one-broker clusters, no broker
+  configuration needed;
+* or start a broker whose ``advertised.listeners`` names the proxy's port (bind the proxy
+  first with ``FaultProxy(upstream_port=..., listen_port=0)`` and read :attr:`port`).
+
+Everything stays on loopback; every socket has a timeout and :meth:`FaultProxy.close` stops
+all threads, so a test using it ends by itself.
+
+Example::
+
+    with FaultProxy("127.0.0.1", broker_port) as proxy:
+        proxy.add(Fault(api_key=FETCH_KEY, action="reset", after_bytes=100))
+        client = KafkaClient(config, socket_factory=proxy.socket_factory())
+        ...
+        assert proxy.fired == 1
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Literal
+
+__all__ = ["FETCH_KEY", "METADATA_KEY", "Action", "Fault", "FaultProxy"]
+
+#: Kafka API keys (``FetchRequest.json`` 1, ``MetadataRequest.json`` 3, ApiVersions 18).
+FETCH_KEY = 1
+METADATA_KEY = 3
+API_VERSIONS_KEY = 18
+
+Action = Literal["reset", "close", "stall", "flip"]
+
+_SIZE = struct.Struct(">i")
+#: Largest frame the proxy buffers (bytes); Kafka's own ``socket.request.max.bytes`` default.
+MAX_FRAME_BYTES = 100 * 1024 * 1024
+#: Socket timeout of the proxy's blocking I/O (s): threads wake this often to check for stop.
+_POLL_S = 0.2
+
+
+@dataclass
+class Fault:
+    """One fault to inject into response frames.
+
+    Attributes:
+        action: what to do, see the module docstring.
+        api_key: only responses to requests of this API key (``None``: any response).
+        after_bytes: bytes of the response frame (including its 4-byte size) forwarded before
+            the action; for ``"flip"``, the offset of the byte to flip (negative: from the
+            end of the frame, e.g. -4 is the last records byte of a one-partition Fetch v12+
+            response, before three empty tagged-field sections).
+        times: how many matching responses to hit (``-1``: all of them, forever).
+        skip: matching responses to let through untouched before the first hit.
+        fired: how many times it was applied (read it to check that a test really hit it).
+    """
+
+    action: Action
+    api_key: int | None = None
+    after_bytes: int = 0
+    times: int = 1
+    skip: int = 0
+    fired: int = field(default=0)
+
+    def _take(self, api_key: int) -> bool:
+        if self.api_key is not None and api_key != self.api_key:
+            return False
+        if self.times >= 0 and self.fired >= self.times:
+            return False
+        if self.skip > 0:
+            self.skip -= 1
+            return False
+        self.fired += 1
+        return True
+
+
+class _Stop(Exception):
+    """The proxy was closed, or a side of the connection went away."""
+
+
+def _recv_exact(sock: socket.socket, n: int, stopping: threading.Event) -> bytes:
+    """``n`` bytes from ``sock`` (waking every ``_POLL_S`` to check ``stopping``)."""
+    chunks = bytearray()
+    while len(chunks) < n:
+        if stopping.is_set():
+            raise _Stop
+        try:
+            chunk = sock.recv(min(n - len(chunks), 1 << 20))
+        except TimeoutError:
+            continue
+        except OSError as exc:
+            raise _Stop from exc
+        if not chunk:
+            raise _Stop
+        chunks += chunk
+    return bytes(chunks)
+
+
+def _read_frame(sock: socket.socket, stopping: threading.Event) -> bytes:
+    """One whole frame (size prefix included)."""
+    head = _recv_exact(sock, 4, stopping)
+    (size,) = _SIZE.unpack(head)
+    if not 0 <= size <= MAX_FRAME_BYTES:
+        raise _Stop
+    return head + _recv_exact(sock, size, stopping)
+
+
+def _abort(sock: socket.socket) -> None:
+    """Close with RST instead of FIN."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.close()
+
+
+class _Link:
+    """One proxied connection: client <-> upstream, a thread per direction."""
+
+    def __init__(self, proxy: FaultProxy, client: socket.socket) -> None:
+        self.proxy = proxy
+        self.client = client
+        self.upstream: socket.socket | None = None
+        self.api_keys: deque[int] = deque()
+        self.done = threading.Event()
+        self.stalled = False
+
+    def run(self) -> None:
+        proxy = self.proxy
+        try:
+            self.upstream = socket.create_connection(
+                (proxy.upstream_host, proxy.upstream_port), timeout=5
+            )
+        except OSError:
+            _abort(self.client)  # the broker is down: the client sees a reset
+            self.done.set()
+            return
+        for sock in (self.client, self.upstream):
+            sock.settimeout(_POLL_S)
+        threading.Thread(target=self._requests, daemon=True, name="faultproxy-req").start()
+        self._responses()
+
+    def close(self, how: Literal["reset", "close"] = "close") -> None:
+        self.done.set()
+        for sock in (self.client, self.upstream):
+            if sock is None:
+                continue
+            if how == "reset":
+                _abort(sock)
+            else:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(OSError):
+                    sock.close()
+
+    def _requests(self) -> None:
+        assert self.upstream is not None
+        try:
+            while True:
+                frame = _read_frame(self.client, self.done)
+                if len(frame) >= 6:
+                    self.api_keys.append(struct.unpack_from(">h", frame, 4)[0])
+                if not self.stalled:
+                    self.upstream.sendall(frame)
+        except (_Stop, OSError):
+            self.close()
+
+    def _responses(self) -> None:
+        assert self.upstream is not None
+        try:
+            while True:
+                frame = _read_frame(self.upstream, self.done)
+                api_key = self.api_keys.popleft() if self.api_keys else -1
+                fault = self.proxy._match(api_key)
+                if fault is None:
+                    self.client.sendall(frame)
+                    continue
+                if fault.action == "flip":
+                    mutated = bytearray(frame)
+                    i = fault.after_bytes
+                    i = min(i, len(mutated) - 1) if i >= 0 else max(len(mutated) + i, 4)
+                    mutated[i] ^= 0xFF
+                    self.client.sendall(bytes(mutated))
+                    continue
+                self.client.sendall(frame[: fault.after_bytes])
+                if fault.action == "stall":
+                    self.stalled = True
+                    self.done.wait()  # until the client hangs up or the proxy stops
+                    break
+                self.close(fault.action)
+                return
+        except (_Stop, OSError):
+            pass
+        self.close()
+
+
+class FaultProxy:
+    """A TCP proxy on ``127.0.0.1`` that forwards to ``upstream_host:upstream_port``.
+
+    Args:
+        upstream_host, upstream_port: the real broker (loopback).
+        listen_port: port to listen on (0: a free one; see :attr:`port`).
+
+    Attributes:
+        port: the port the proxy accepts on.
+        faults: the faults in the order they are matched (:meth:`add` appends).
+        connections: connections accepted so far.
+
+    Thread-safe; :meth:`close` (or leaving the ``with`` block) stops everything.
+    """
+
+    def __init__(self, upstream_host: str, upstream_port: int, *, listen_port: int = 0) -> None:
+        if upstream_host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"FaultProxy forwards on loopback only, not to {upstream_host!r}")
+        self.upstream_host = upstream_host
+        self.upstream_port = upstream_port
+        self.faults: list[Fault] = []
+        self.connections = 0
+        self._lock = threading.Lock()
+        self._links: list[_Link] = []
+        self._stopping = threading.Event()
+        self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", listen_port))
+        self._server.listen(64)
+        self._server.settimeout(_POLL_S)
+        self.port: int = self._server.getsockname()[1]
+        self._thread = threading.Thread(target=self._accept, daemon=True, name="faultproxy")
+        self._thread.start()
+
+    @property
+    def address(self) -> str:
+        """``127.0.0.1:port`` of the proxy."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def fired(self) -> int:
+        """Total number of faults applied so far."""
+        with self._lock:
+            return sum(f.fired for f in self.faults)
+
+    def add(self, fault: Fault) -> Fault:
+        """Append ``fault`` (matched after those added before) and return it."""
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        """Remove every fault (connections already stalled stay stalled)."""
+        with self._lock:
+            self.faults.clear()
+
+    def drop_connections(self, how: Literal["reset", "close"] = "reset") -> int:
+        """Break every open proxied connection now; returns how many were open."""
+        with self._lock:
+            links = [link for link in self._links if not link.done.is_set()]
+        for link in links:
+            link.close(how)
+        return len(links)
+
+    def socket_factory(self) -> Callable[[str, int, float], socket.socket]:
+        """A ``socket_factory(host, port, timeout_s)`` that connects to this proxy whatever
+        broker address it is asked for (for ``KafkaClient(..., socket_factory=...)``)."""
+
+        def connect(host: str, port: int, timeout_s: float) -> socket.socket:
+            sock = socket.create_connection(("127.0.0.1", self.port), timeout=timeout_s)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return sock
+
+        return connect
+
+    def _match(self, api_key: int) -> Fault | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault._take(api_key):
+                    return fault
+        return None
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                client, _ = self._server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            link = _Link(self, client)
+            with self._lock:
+                self.connections += 1
+                self._links = [x for x in self._links if not x.done.is_set()]
+                self._links.append(link)
+            threading.Thread(target=link.run, daemon=True, name="faultproxy-link").start()
+
+    def close(self) -> None:
+        """Stop accepting, break every connection, join the accept thread (idempotent)."""
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            self._server.close()
+        self._thread.join(timeout=5)
+        with self._lock:
+            links = list(self._links)
+        for link in links:
+            link.close("close")
+
+    def __enter__(self) -> FaultProxy:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

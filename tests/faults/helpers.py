@@ -1,0 +1,75 @@
+"""Shared helpers of the fault tests: produce a known topic, read ranges, check rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pyarrow as pa
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.consumer.fetcher import PartitionFetcher
+from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
+from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.testing.faultproxy import FaultProxy
+from spark_kafka_py.testing.tools import ProducedRecord, produce
+
+
+def produce_values(bootstrap: str, topic: str, count: int, partitions: int = 1) -> None:
+    """``count`` records ``v<i>`` round-robin over ``partitions``, in small batches (1 KiB)
+    so one Fetch of a few KiB holds several batches and a range needs several Fetches."""
+    produce(
+        bootstrap,
+        topic,
+        [
+            ProducedRecord(None, f"v{i:05d}-" + "x" * 40, partition=i % partitions)
+            for i in range(count)
+        ],
+        batch_size=1024,
+        linger_ms=0,
+    )
+
+
+def expected_values(count: int, partitions: int, partition: int) -> list[tuple[int, str]]:
+    """``(offset, value)`` of ``partition`` after :func:`produce_values`."""
+    vals = [f"v{i:05d}-" + "x" * 40 for i in range(count) if i % partitions == partition]
+    return list(enumerate(vals))
+
+
+def rows(batches: Iterable[pa.RecordBatch]) -> list[tuple[int, str]]:
+    """``(offset, value)`` of every row, in the order yielded."""
+    out: list[tuple[int, str]] = []
+    for b in batches:
+        out += zip(
+            b.column("offset").to_pylist(),
+            [v.decode() for v in b.column("value").to_pylist()],
+            strict=True,
+        )
+    return out
+
+
+def settings_for(bootstrap: str, **kw: int) -> ConsumerSettings:
+    """Small fetches (4 KiB per partition) and short timeouts, so faults show quickly."""
+    base: dict[str, int] = {
+        "request_timeout_ms": 2000,
+        "connect_timeout_ms": 2000,
+        "retry_backoff_ms": 50,
+        "reconnect_backoff_ms": 50,
+        "max_partition_fetch_bytes": 4096,
+        "fetch_max_wait_ms": 100,
+    }
+    base.update(kw)
+    return ConsumerSettings(bootstrap_servers=bootstrap, **base)  # type: ignore[arg-type]
+
+
+def fetcher_via(
+    proxy: FaultProxy | None,
+    settings: ConsumerSettings,
+    tp: TopicPartition,
+    *,
+    poll_timeout_ms: int = 30_000,
+) -> tuple[KafkaClient, PartitionFetcher]:
+    """A client whose every connection goes through ``proxy`` (or direct), and a fetcher."""
+    client = KafkaClient(
+        client_config(settings), socket_factory=proxy.socket_factory() if proxy else None
+    )
+    return client, PartitionFetcher(client, tp, settings, poll_timeout_ms=poll_timeout_ms)
