@@ -346,6 +346,12 @@ class BrokerConnection:
                         f"{self._describe()} answered {name} with TLS: it is a TLS listener; "
                         "set kafka.security.protocol to SSL or SASL_SSL"
                     )
+                if not self._api_versions and chunk.startswith(b"HTTP/"):
+                    status = bytes(chunk[:64]).split(b"\r\n", 1)[0].decode("ascii", "replace")
+                    raise KafkaConnectionError(
+                        f"{self._describe()} answered {name} with HTTP ({status!r}): it is not "
+                        "a Kafka listener; check kafka.bootstrap.servers"
+                    )
                 for got_id, response in self._protocol.receive_bytes(chunk):
                     if got_id == correlation_id:
                         return response
