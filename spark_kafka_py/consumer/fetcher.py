@@ -36,7 +36,7 @@ from spark_kafka_py.errors import (
     KafkaConnectionError,
     KafkaTimeoutError,
 )
-from spark_kafka_py.protocol.error_codes import error_for_code
+from spark_kafka_py.protocol.error_codes import error_for_code, raise_for_error
 from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from spark_kafka_py.records import decode_records
 
@@ -102,6 +102,11 @@ class PartitionFetcher:
         metadata = self.client.metadata([self.tp.topic])
         topic = metadata.topics.get(self.tp.topic)
         part = topic.partitions.get(self.tp.partition) if topic is not None else None
+        if topic is not None and topic.error_code:
+            context = f"for topic '{self.tp.topic}' (Metadata)"
+            if not error_for_code(topic.error_code, context).retriable:
+                # e.g. TOPIC_AUTHORIZATION_FAILED: waiting for a leader would only time out
+                raise_for_error(topic.error_code, context)
         if topic is None or part is None:
             self._leader = -1
             return

@@ -18,7 +18,7 @@ MTLS                SSL              ``ssl.client.auth=required``
 EXPIRED             SSL              serves an expired certificate
 SASL_PLAINTEXT      SASL_PLAINTEXT   PLAIN, SCRAM-SHA-256/512, OAUTHBEARER (unsecured JWS)
 SASL_SSL            SASL_SSL         the same mechanisms over TLS
-REAUTH              SASL_PLAINTEXT   as SASL_PLAINTEXT, ``connections.max.reauth.ms`` short
+REAUTH              SASL_PLAINTEXT   PLAIN and OAUTHBEARER only, ``connections.max.reauth.ms``
 ==================  ===============  ===========================================================
 
 SCRAM users are created with Kafka's own ``kafka-configs`` (``kafka.admin.ConfigCommand``),
@@ -276,6 +276,7 @@ class SecureKafka:
             "allow.everyone.if.no.acl.found": "true",
             "super.users": "User:ANONYMOUS;User:admin",
             "listener.name.reauth.connections.max.reauth.ms": str(self.reauth_ms),
+            "listener.name.reauth.sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
         }
         for name in ("sasl_plaintext", "sasl_ssl", "reauth"):
             pre = f"listener.name.{name}."
