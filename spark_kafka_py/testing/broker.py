@@ -430,8 +430,7 @@ class LocalKafkaCluster:
                 classpath,
                 STORAGE_TOOL_MAIN,
                 "format",
-                "--cluster-id",
-                self.cluster_id,
+                f"--cluster-id={self.cluster_id}",  # "=": an id may start with "-"
                 "--config",
                 str(n.config_path),
                 "--ignore-formatted",
