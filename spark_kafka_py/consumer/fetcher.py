@@ -29,8 +29,9 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.consumer.offsets import list_offsets
 from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
-from spark_kafka_py.consumer.types import READ_COMMITTED, TopicPartition
+from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, READ_COMMITTED, TopicPartition
 from spark_kafka_py.errors import (
     DataLossError,
     KafkaConnectionError,
@@ -254,8 +255,20 @@ class PartitionFetcher:
             )
 
     def _out_of_range(self, pos: int, end: int, log_start_offset: int) -> int:
-        """Handle OFFSET_OUT_OF_RANGE at ``pos``; return where to go on (or ``end``)."""
-        if 0 <= log_start_offset and pos < log_start_offset:
+        """Handle OFFSET_OUT_OF_RANGE at ``pos``; return where to go on (or ``end``).
+
+        Brokers answer OFFSET_OUT_OF_RANGE with ``log_start_offset`` -1, so the earliest
+        offset still in Kafka is then looked up with ListOffsets (timestamp -2), as Spark's
+        ``KafkaDataConsumer`` does, to report exactly ``[pos, earliest)`` as lost and, with
+        ``failOnDataLoss=false``, go on from ``earliest``.
+        """
+        if log_start_offset < 0:
+            log_start_offset = list_offsets(
+                self.client,
+                {self.tp: EARLIEST_TIMESTAMP},
+                isolation_level=self.settings.isolation_level,
+            )[self.tp]
+        if log_start_offset >= 0 and pos < log_start_offset:
             self._data_loss(
                 f"Cannot fetch offset {pos} of {self.tp}: the earliest offset still in Kafka is "
                 f"{log_start_offset}, so offsets [{pos}, {min(log_start_offset, end)}) were lost"
