@@ -1,0 +1,53 @@
+"""notebooks/batch_read.ipynb runs end to end against a real broker (nbclient, a real kernel).
+
+The notebook writes its sample events with Kafka's console producer and reads them with
+``format("pykafka")``; its printed summary is checked against Kafka's own offset tool
+(GetOffsetShell), not against our code.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from spark_kafka_py.testing.tools import get_offsets
+
+pytestmark = pytest.mark.integration
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "batch_read.ipynb"
+
+
+def test_batch_read_notebook_runs_end_to_end(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    topic = f"notebook-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", kafka_bootstrap)
+    monkeypatch.setenv("NOTEBOOK_TOPIC", topic)
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+
+    outputs = [
+        out
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    ]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert "wrote 600 events" in text
+    summary = json.loads(text.split("SUMMARY ", 1)[1].splitlines()[0])
+
+    latest = get_offsets(kafka_bootstrap, topic, "latest")
+    assert summary["records"] == 600 == sum(latest.values())
+    assert summary["partitions"] == {str(p): [0, end] for p, end in latest.items() if end}
+    assert summary["records_in_plot"] == 600
+    assert 30 <= summary["minutes"] <= 32  # 600 events 3 s apart span 30 minutes
+    # the plot was drawn
+    assert any("image/png" in o.get("data", {}) for o in outputs)
