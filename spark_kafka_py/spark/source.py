@@ -43,6 +43,12 @@ from pyspark.sql.types import (
 from spark_kafka_py.consumer.fetcher import read_range
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.spark.group import (
+    GroupOptions,
+    StreamGroup,
+    parse_group_options,
+    split_group_options,
+)
 from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
 from spark_kafka_py.spark.options import SourceOptions, parse_options
 from spark_kafka_py.spark.planner import KafkaInputPartition, Planner
@@ -161,9 +167,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     commits) and pickles a copy to executors (``read``); the constructor opens no sockets.
     """
 
-    def __init__(self, options: SourceOptions) -> None:
+    def __init__(self, options: SourceOptions, group: GroupOptions | None = None) -> None:
         self.options = options
         self._planner = Planner(options)
+        # kafka.group.id: group membership and commits (spark/group.py), lazy, driver only.
+        self._group = (
+            StreamGroup(options, group, self._planner)
+            if group is not None and group.config is not None
+            else None
+        )
         self._available_now: dict[TopicPartition, int] | None = None
         self._latest: dict[TopicPartition, int] | None = None
         # minOffsetsPerTrigger/maxTriggerDelay: when the last batch was let through (ms since
@@ -171,6 +183,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_trigger_ms = 0
 
     def initialOffset(self) -> dict:
+        if self._group is not None:
+            return to_offset_dict(self._group.initial_offsets())
         leaders, _ = self._planner.topic_partitions()
         offsets = self._planner.resolve(self.options.starting_offsets, leaders, "startingOffsets")
         return to_offset_dict(offsets)
@@ -222,6 +236,23 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             latest = dict(self._available_now)
         else:
             latest = self._fetch_latest()
+        if self._group is None:
+            return self._limit(start, limit, latest)
+        # Batch boundary: commit `start` (processed), rejoin if needed; plan owned partitions
+        # only, and let newly assigned ones enter at their group start offset.
+        owned, entering = self._group.on_batch_boundary(
+            None if start is None else from_offset_dict(start), latest
+        )
+        if start is not None:
+            begin = from_offset_dict(start)
+            start = to_offset_dict({tp: off for tp, off in begin.items() if tp in owned})
+        out = self._limit(start, limit, owned)
+        return to_offset_dict({**from_offset_dict(out), **entering})
+
+    def _limit(
+        self, start: dict | None, limit: ReadLimit | None, latest: dict[TopicPartition, int]
+    ) -> dict:
+        """The end offsets of the next batch: ``latest`` capped by ``limit``."""
         if limit is None or isinstance(limit, ReadAllAvailable) or start is None:
             return to_offset_dict(latest)
         if not isinstance(limit, ReadMaxRows | ReadMinRows):
@@ -243,16 +274,26 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return None if self._latest is None else to_offset_dict(self._latest)
 
     def partitions(self, start: dict, end: dict) -> list[KafkaInputPartition]:  # type: ignore[override]
+        if self._group is not None:
+            ends = from_offset_dict(end)
+            return self._planner.plan(StreamGroup.plan_start(from_offset_dict(start), ends), ends)
         return self._planner.plan(from_offset_dict(start), from_offset_dict(end))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         return read_partition(self.options, partition)
 
     def commit(self, end: dict) -> None:
-        """Spark has processed every offset below ``end``; nothing to do without a group."""
+        """Spark has processed every offset below ``end``: with ``kafka.group.id``, commit
+        them to the group (OffsetCommit); nothing to do without a group."""
+        if self._group is not None:
+            self._group.commit(from_offset_dict(end))
 
     def stop(self) -> None:
-        self._planner.close()
+        try:
+            if self._group is not None:
+                self._group.close()  # heartbeats stop; LeaveGroup (dynamic members)
+        finally:
+            self._planner.close()
 
 
 class PyKafkaDataSource(DataSource):
@@ -287,4 +328,6 @@ class PyKafkaDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         self._check_schema(schema)
-        return KafkaStreamReader(parse_options(self.options, streaming=True))
+        rest, group = split_group_options(self.options, streaming=True)
+        options = parse_options(rest, streaming=True)
+        return KafkaStreamReader(options, parse_group_options(group, options))

@@ -1,0 +1,354 @@
+"""Consumer groups for ``format("pykafka")``: the glue between the stream reader and a
+:class:`~spark_kafka_py.consumer.group.coordinator.GroupMember`.
+
+With ``kafka.group.id`` set, the streaming query's driver joins the group (``subscribe`` /
+``subscribePattern``), plans only the partitions the group assigned to it, and commits the
+offsets Spark has processed. With ``assign`` it does not join (there is nothing to balance)
+but still commits, as a "simple" commit (generation -1), which Kafka accepts while the group
+has no active members. Without ``kafka.group.id`` nothing here runs.
+
+When PySpark calls what (checked in ``pyspark/sql/streaming/python_streaming_source_runner.py``
+and Spark's ``MicroBatchExecution`` of Spark 4.x; see ``docs/consumer-groups.md``):
+
+* one long-lived driver-side Python process holds the stream reader and serves
+  ``initialOffset``, ``latestOffset(start, limit)``, ``partitions(start, end)``, ``commit`` and
+  finally ``stop``; executors get pickled copies that only ``read``. Membership (sockets, the
+  heartbeat thread) starts lazily on the first driver call and is never pickled.
+* Spark runs one micro-batch at a time and asks ``latestOffset(start, ...)`` for batch N+1
+  only after batch N completed (its commit log written), with ``start`` = batch N's end; it
+  asks on every trigger, also when no data arrived, and once more at the end of an
+  ``AvailableNow`` run. A batch re-run after a restart is planned from the offset log without
+  ``latestOffset``. So ``start`` is always processed: we commit it there (and again in
+  ``commit(end)``, which PySpark calls one batch late), and rejoin after committing, so a
+  rebalance never moves a partition whose processed offsets are not committed yet.
+* A partition newly assigned by a rebalance enters the offset dict at its group start offset
+  (committed offset, else ``groupOffsetsFallback``) in a batch that reads nothing from it;
+  the next batch reads from there. Revoked partitions leave the offset dict. Both are
+  functions of the checkpointed offsets only, so a re-run batch plans the same ranges.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.consumer.group.assignors import get_assignor
+from spark_kafka_py.consumer.group.coordinator import GroupConfig, GroupMember
+from spark_kafka_py.consumer.settings import client_config
+from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.spark.options import Assign, SourceOptions
+
+__all__ = ["GroupOptions", "StreamGroup", "split_group_options"]
+
+log = logging.getLogger(__name__)
+
+#: ``kafka.*`` settings of the group member (consumed here, not by ``parse_options``).
+GROUP_KAFKA_PARAMS = (
+    "group.instance.id",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "max.poll.interval.ms",
+    "partition.assignment.strategy",
+    "default.api.timeout.ms",
+)
+#: Source option values/names added by consumer groups.
+GROUP_STARTING_OFFSETS = "group"
+FALLBACK_OPTION = "groupOffsetsFallback"
+
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """The group part of a read's options.
+
+    Attributes:
+        config: the member's settings, or ``None`` without ``kafka.group.id``.
+        start_from_group: ``startingOffsets=group``: start from the group's committed offsets.
+        fallback: where partitions without a committed offset start (``groupOffsetsFallback``,
+            ``earliest`` or ``latest``; default ``earliest``); also used for partitions a
+            rebalance assigns mid-stream.
+        join: whether to join as a member (``subscribe``/``subscribePattern``) or only commit
+            (``assign``).
+    """
+
+    config: GroupConfig | None = None
+    start_from_group: bool = False
+    fallback: Literal["earliest", "latest"] = "earliest"
+    join: bool = True
+
+
+def _int(kafka: Mapping[str, str], key: str, default: int) -> int:
+    raw = kafka.get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise ConfigError(f"Option 'kafka.{key}' must be an integer, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"Option 'kafka.{key}' must be positive, got {value}")
+    return value
+
+
+def split_group_options(
+    options: Mapping[str, str], *, streaming: bool
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Separate the group options from the rest (which go to ``parse_options``).
+
+    Returns ``(other options, group options)``, keys lower-cased. ``startingOffsets=group``
+    is replaced by ``earliest`` in the other options (that value is never used in group
+    mode); the ``kafka.*`` member settings of :data:`GROUP_KAFKA_PARAMS` and
+    ``groupOffsetsFallback`` move to the group options.
+
+    Raises:
+        ConfigError: ``startingOffsets=group`` without ``kafka.group.id``.
+    """
+    rest = {str(k).lower(): str(v) for k, v in options.items()}
+    group: dict[str, str] = {}
+    for key in GROUP_KAFKA_PARAMS:
+        if f"kafka.{key}" in rest:
+            group[f"kafka.{key}"] = rest.pop(f"kafka.{key}")
+    if FALLBACK_OPTION.lower() in rest:
+        group[FALLBACK_OPTION.lower()] = rest.pop(FALLBACK_OPTION.lower())
+    if rest.get("startingoffsets", "").strip().lower() == GROUP_STARTING_OFFSETS:
+        if not rest.get("kafka.group.id", "").strip():
+            raise ConfigError(
+                "Option 'startingOffsets'='group' needs 'kafka.group.id': it starts from the "
+                "offsets that group committed"
+            )
+        group["startingoffsets"] = GROUP_STARTING_OFFSETS
+        rest["startingoffsets"] = "earliest"
+    return rest, group
+
+
+def parse_group_options(group: Mapping[str, str], source: SourceOptions) -> GroupOptions:
+    """Validate the group options (from :func:`split_group_options`) of a parsed read.
+
+    Raises:
+        ConfigError: naming the option: an empty ``kafka.group.id``, a non-positive timeout,
+            ``heartbeat.interval.ms >= session.timeout.ms``, an unknown or unsupported
+            assignor, a fallback other than ``earliest``/``latest``, or group-only options
+            without ``kafka.group.id``.
+    """
+    group_id = source.consumer.group_id
+    if group_id is None:
+        given = sorted(k for k in group if k != "startingoffsets")
+        if given:
+            raise ConfigError(
+                f"Option(s) {', '.join(repr(g) for g in given)} need 'kafka.group.id'"
+            )
+        return GroupOptions()
+    if not group_id.strip():
+        raise ConfigError("Option 'kafka.group.id' must not be empty")
+    fallback = group.get(FALLBACK_OPTION.lower(), "earliest").strip().lower()
+    if fallback not in ("earliest", "latest"):
+        raise ConfigError(
+            f"Option '{FALLBACK_OPTION}' must be 'earliest' or 'latest', "
+            f"got {group[FALLBACK_OPTION.lower()]!r}"
+        )
+    strategies = group.get("kafka.partition.assignment.strategy", "range")
+    assignors = tuple(
+        dict.fromkeys(get_assignor(s) for s in strategies.split(",") if s.strip())
+    )
+    session = _int(group, "kafka.session.timeout.ms", 45_000)
+    heartbeat = _int(group, "kafka.heartbeat.interval.ms", 3_000)
+    if heartbeat >= session:
+        raise ConfigError(
+            f"Option 'kafka.heartbeat.interval.ms' ({heartbeat}) must be lower than "
+            f"'kafka.session.timeout.ms' ({session})"
+        )
+    instance = group.get("kafka.group.instance.id")
+    config = GroupConfig(
+        group_id=group_id,
+        group_instance_id=instance.strip() if instance is not None else None,
+        assignors=assignors,
+        session_timeout_ms=session,
+        heartbeat_interval_ms=heartbeat,
+        max_poll_interval_ms=_int(group, "kafka.max.poll.interval.ms", 300_000),
+        request_timeout_ms=source.consumer.request_timeout_ms,
+        retry_backoff_ms=max(1, source.consumer.retry_backoff_ms),
+        default_api_timeout_ms=_int(group, "kafka.default.api.timeout.ms", 60_000),
+        client_rack=source.consumer.client_rack or None,
+    )
+    return GroupOptions(
+        config=config,
+        start_from_group=group.get("startingoffsets") == GROUP_STARTING_OFFSETS,
+        fallback=fallback,  # type: ignore[arg-type]
+        join=not isinstance(source.subscription, Assign),
+    )
+
+
+def _leave_on_sigterm() -> None:
+    """Make SIGTERM end the driver-side reader process through its ``finally`` blocks.
+
+    Spark stops a Python streaming source by destroying its worker process
+    (``PythonStreamingSourceRunner.stop`` -> ``PythonWorkerFactory.stopWorker``: SIGTERM),
+    which by default ends Python at once, so PySpark's ``finally: reader.stop()`` and with it
+    our LeaveGroup would never run. We turn SIGTERM into ``SystemExit`` in that process (the
+    runner's main thread, the only thread that builds a member); ``reader.stop()`` then leaves
+    the group. Elsewhere (another thread, an existing non-default handler) nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+
+
+class StreamGroup:
+    """Driver-side group state of one streaming query (lazy; pickles without it).
+
+    Args:
+        options: the read's source options.
+        group: its :class:`GroupOptions` (with ``config`` set).
+        planner: the reader's planner (metadata and ListOffsets).
+    """
+
+    def __init__(self, options: SourceOptions, group: GroupOptions, planner: Any) -> None:
+        assert group.config is not None
+        self.options = options
+        self.group = group
+        self._planner = planner
+        self._client: KafkaClient | None = None
+        self._member: GroupMember | None = None
+        self._committed: dict[TopicPartition, int] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_client"] = None
+        state["_member"] = None
+        state["_committed"] = {}
+        return state
+
+    @property
+    def member(self) -> GroupMember:
+        """The group member, created (not yet joined) on first use; heartbeats start at the
+        first join."""
+        if self._member is None:
+            assert self.group.config is not None
+            self._client = KafkaClient(client_config(self.options.consumer))
+            planner = self._planner
+
+            def counts(topics: Any) -> dict[str, int]:
+                leaders, _ = planner.topic_partitions()
+                out: dict[str, int] = {}
+                for tp in leaders:
+                    if tp.topic in topics:
+                        out[tp.topic] = out.get(tp.topic, 0) + 1
+                return out
+
+            self._member = GroupMember(self.group.config, self._client, counts)
+            _leave_on_sigterm()
+        return self._member
+
+    def assigned(self, partitions: Mapping[TopicPartition, int]) -> set[TopicPartition]:
+        """The partitions of ``partitions`` (the subscription's, now) this query reads.
+
+        Joins or rejoins as needed (a micro-batch boundary); with ``assign`` all of them.
+        """
+        if not self.group.join:
+            return set(partitions)
+        counts: dict[str, int] = {}
+        for tp in partitions:
+            counts[tp.topic] = counts.get(tp.topic, 0) + 1
+        member = self.member
+        assignment = member.ensure_active(sorted(counts), counts)
+        member.start_heartbeat()
+        return {tp for tp in assignment if tp in partitions}
+
+    def start_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        """Where ``partitions`` start: the group's committed offsets, else the fallback
+        (earliest or latest, looked up with ListOffsets)."""
+        if not partitions:
+            return {}
+        committed = self.member.fetch_committed(partitions)
+        out = {tp: off for tp, off in committed.items() if off is not None}
+        missing = [tp for tp in partitions if tp not in out]
+        if missing:
+            spec = EARLIEST_TIMESTAMP if self.group.fallback == "earliest" else LATEST_TIMESTAMP
+            out.update(self._planner.list_offsets(dict.fromkeys(missing, spec)))
+        return dict(sorted(out.items()))
+
+    def initial_offsets(self) -> dict[TopicPartition, int]:
+        """``initialOffset``: join, then resolve ``startingOffsets`` for the assigned
+        partitions (``group``: committed offsets with the fallback)."""
+        leaders, _ = self._planner.topic_partitions()
+        mine = self.assigned(leaders)
+        if self.group.start_from_group:
+            return self.start_offsets(mine)
+        return self._planner.resolve(
+            self.options.starting_offsets,
+            {tp: leader for tp, leader in leaders.items() if tp in mine},
+            "startingOffsets",
+        )
+
+    def commit(self, processed: Mapping[TopicPartition, int]) -> None:
+        """Commit the offsets Spark has processed, for the partitions this query owns, when
+        they moved since the last commit (OffsetCommit with generation and member id)."""
+        member = self.member
+        if self.group.join:
+            if member.generation_id < 0:
+                return  # not a member (yet): nothing of ours to commit
+            owned = set(member.assignment)
+            todo = {tp: off for tp, off in processed.items() if tp in owned}
+        else:
+            todo = dict(processed)
+        todo = {tp: off for tp, off in todo.items() if self._committed.get(tp) != off}
+        if todo:
+            self._committed.update(member.commit(todo, metadata="spark-kafka-py"))
+
+    def on_batch_boundary(
+        self, start: Mapping[TopicPartition, int] | None, latest: Mapping[TopicPartition, int]
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+        """``latestOffset(start, ...)``: commit ``start`` (processed), rejoin if needed, and
+        split ``latest`` into the owned partitions already in ``start`` (their end offsets,
+        never below their start) and newly assigned partitions (at their group start offset,
+        read from the next batch on).
+
+        Returns:
+            ``(latest for owned partitions in start, entering partitions -> start offset)``.
+        """
+        begin = dict(start or {})
+        if begin:
+            self.commit(begin)
+        leaders = {tp: -1 for tp in latest}
+        mine = self.assigned(leaders)
+        owned = {tp: max(latest[tp], begin[tp]) for tp in mine if tp in begin}
+        entering = self.start_offsets({tp for tp in mine if tp not in begin})
+        dropped = sorted(str(tp) for tp in begin if tp not in mine)
+        if dropped or entering:
+            log.info(
+                "group '%s': partitions revoked %s, assigned %s",
+                self.group.config.group_id if self.group.config else "?",
+                dropped, {str(tp): off for tp, off in entering.items()},
+            )
+        return owned, entering
+
+    @staticmethod
+    def plan_start(
+        start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int]:
+        """``partitions(start, end)`` in group mode: revoked partitions (not in ``end``) are not
+        read; entering ones (not in ``start``) read nothing in this batch."""
+        return {tp: start.get(tp, off) for tp, off in end.items()}
+
+    def close(self) -> None:
+        """Stop heartbeats, leave the group (dynamic members) and close connections."""
+        member, self._member = self._member, None
+        try:
+            if member is not None:
+                member.close(leave=self.group.join)
+        finally:
+            if self._client is not None:
+                self._client.close()
+                self._client = None

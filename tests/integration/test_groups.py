@@ -1,0 +1,247 @@
+"""Consumer groups with a real broker and real Spark: Kafka's own ConsumerGroupCommand shows
+our members, their partitions, committed offsets equal to the sink's last offsets + 1 and lag 0;
+queries (and Java consumers) sharing a group split the partitions and together read every record.
+
+Expected values come from the producer's input (which partition got which records) and from
+Kafka's tools, never from the code under test.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from spark_kafka_py.testing.tools import (
+    ProducedRecord,
+    consumer_groups_describe,
+    produce,
+)
+
+pytestmark = pytest.mark.integration
+
+Row = tuple[int, int, str]  # (partition, offset, value)
+
+
+def records(partitions: int, per_partition: int, tag: str) -> list[ProducedRecord]:
+    return [
+        ProducedRecord(key=f"k{i}", value=f"{tag}-{p}-{i}", partition=p)
+        for p in range(partitions)
+        for i in range(per_partition)
+    ]
+
+
+def start_query(
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    group: str,
+    tmp: Path,
+    name: str,
+    *,
+    available_now: bool = False,
+    **options: str,
+) -> StreamingQuery:
+    reader = (
+        spark.readStream.format("pykafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("kafka.group.id", group)
+        .option("startingOffsets", "earliest")
+        .option("kafka.session.timeout.ms", "10000")
+        .option("kafka.heartbeat.interval.ms", "1000")
+    )
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    writer = (
+        reader.load()
+        .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
+        .writeStream.format("parquet")
+        .option("path", str(tmp / f"{name}-out"))
+        .option("checkpointLocation", str(tmp / f"{name}-cp"))
+    )
+    writer = (
+        writer.trigger(availableNow=True)
+        if available_now
+        else writer.trigger(processingTime="500 milliseconds")
+    )
+    return writer.start()
+
+
+def sink_rows(spark: SparkSession, tmp: Path, name: str) -> list[Row]:
+    out = tmp / f"{name}-out"
+    if not out.exists():
+        return []
+    df = spark.read.schema("partition INT, offset LONG, value STRING").parquet(str(out))
+    return [(r["partition"], r["offset"], r["value"]) for r in df.collect()]
+
+
+def describe_offsets(
+    bootstrap: str, group: str, topic: str
+) -> dict[int, tuple[int, int, int, str]]:
+    """ConsumerGroupCommand --describe: partition -> (current offset, log end, lag, consumer)."""
+    text = consumer_groups_describe(bootstrap, group)
+    rows: dict[int, tuple[int, int, int, str]] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 7 and fields[0] == group and fields[1] == topic:
+            cur, end, lag = (int(x) if x != "-" else -1 for x in fields[3:6])
+            rows[int(fields[2])] = (cur, end, lag, fields[6])
+    return rows
+
+
+def describe_members(bootstrap: str, group: str) -> dict[str, set[tuple[str, int]]]:
+    """ConsumerGroupCommand --describe --members --verbose: consumer id -> assigned partitions."""
+    text = consumer_groups_describe(bootstrap, group, extra=["--members", "--verbose"])
+    members: dict[str, set[tuple[str, int]]] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[0] != group:
+            continue
+        member = fields[1]
+        assigned: set[tuple[str, int]] = set()
+        # CURRENT-ASSIGNMENT column: "topic:0,1" per topic
+        for topic, parts in re.findall(r"([\w.-]+):([\d,]+)", fields[6]):
+            assigned.update((topic, int(p)) for p in parts.split(","))
+        members[member] = assigned
+    return members
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(1)
+
+
+def expected_rows(recs: list[ProducedRecord], base: dict[int, int] | None = None) -> set[Row]:
+    offsets = dict(base or {})
+    rows: set[Row] = set()
+    for r in recs:
+        assert r.partition is not None and isinstance(r.value, str)
+        o = offsets.get(r.partition, 0)
+        offsets[r.partition] = o + 1
+        rows.add((r.partition, o, r.value))
+    return rows
+
+
+def test_available_now_commits_processed_offsets_lag_zero(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    topic = new_topic(partitions=3)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    recs = records(3, 7, "a")
+    produce(kafka_bootstrap, topic, recs)
+    q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q", available_now=True)
+    q.awaitTermination(180)
+    assert q.exception() is None
+    rows = sink_rows(spark, tmp_path, "q")
+    assert set(rows) == expected_rows(recs) and len(rows) == len(recs)
+    last = {p: max(o for pp, o, _ in rows if pp == p) for p in range(3)}
+    described = describe_offsets(kafka_bootstrap, group, topic)
+    assert {p: (cur, lag) for p, (cur, _, lag, _) in described.items()} == {
+        p: (last[p] + 1, 0) for p in range(3)
+    }
+
+    # A second AvailableNow run of the same query (same checkpoint) after more records.
+    more = records(3, 4, "b")
+    produce(kafka_bootstrap, topic, more)
+    q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q", available_now=True)
+    q.awaitTermination(180)
+    assert q.exception() is None
+    rows = sink_rows(spark, tmp_path, "q")
+    assert Counter(rows) == Counter(expected_rows(recs + more))
+    described = describe_offsets(kafka_bootstrap, group, topic)
+    assert {p: (cur, lag) for p, (cur, _, lag, _) in described.items()} == {
+        p: (11, 0) for p in range(3)
+    }
+
+
+def test_running_query_is_a_member_with_lag_zero(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    topic = new_topic(partitions=2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    recs = records(2, 5, "a")
+    produce(kafka_bootstrap, topic, recs)
+    q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q")
+    try:
+        wait_until(lambda: len(sink_rows(spark, tmp_path, "q")) == 10, 120, "10 rows in the sink")
+        wait_until(
+            lambda: {p: (c, lag) for p, (c, _, lag, _) in
+                     describe_offsets(kafka_bootstrap, group, topic).items()}
+            == {0: (5, 0), 1: (5, 0)},
+            60, "committed offsets 5 with lag 0",
+        )
+        members = describe_members(kafka_bootstrap, group)
+        assert list(members.values()) == [{(topic, 0), (topic, 1)}]
+        more = records(2, 3, "b")
+        produce(kafka_bootstrap, topic, more)
+        wait_until(
+            lambda: {p: (c, lag) for p, (c, _, lag, _) in
+                     describe_offsets(kafka_bootstrap, group, topic).items()}
+            == {0: (8, 0), 1: (8, 0)},
+            60, "committed offsets 8 with lag 0",
+        )
+    finally:
+        q.stop()
+    assert Counter(sink_rows(spark, tmp_path, "q")) == Counter(expected_rows(recs + more))
+    # stop() left the group: no active members remain
+    assert describe_members(kafka_bootstrap, group) == {}
+
+
+def committed_lag(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int, int]]:
+    return {p: (c, lag) for p, (c, _, lag, _) in describe_offsets(bootstrap, group, topic).items()}
+
+
+def test_two_queries_share_a_group(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    topic = new_topic(partitions=4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(4, 5, "a")
+    produce(kafka_bootstrap, topic, first)
+    opts = {"startingOffsets": "group", "groupOffsetsFallback": "earliest"}
+    qa = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "a", **opts)
+    qb: StreamingQuery | None = None
+    try:
+        wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 120, "query a reads 20")
+        qb = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "b", **opts)
+        wait_until(
+            lambda: sorted(len(v) for v in describe_members(kafka_bootstrap, group).values())
+            == [2, 2],
+            120, "two members with two partitions each",
+        )
+        members = describe_members(kafka_bootstrap, group)
+        assigned = [p for parts in members.values() for p in parts]
+        assert sorted(assigned) == [(topic, p) for p in range(4)]
+        second = records(4, 5, "b")
+        produce(kafka_bootstrap, topic, second)
+        want = expected_rows(first + second)
+        wait_until(
+            lambda: set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b"))
+            == want,
+            120, "every record in one of the sinks",
+        )
+        wait_until(
+            lambda: committed_lag(kafka_bootstrap, group, topic) == {p: (10, 0) for p in range(4)},
+            60, "committed offsets 10, lag 0",
+        )
+    finally:
+        qa.stop()
+        if qb is not None:
+            qb.stop()
+    rows_a, rows_b = sink_rows(spark, tmp_path, "a"), sink_rows(spark, tmp_path, "b")
+    # A clean rebalance commits before partitions move: no record is read twice.
+    assert Counter(rows_a + rows_b) == Counter(want)
+    # b only ever read the partitions the group assigned to it, from the second batch on
+    b_parts = {p for p, _, _ in rows_b}
+    assert len(b_parts) == 2 and all(o >= 5 for _, o, _ in rows_b)
