@@ -89,9 +89,9 @@ def _int(kafka: Mapping[str, str], key: str, default: int) -> int:
     try:
         value = int(str(raw).strip())
     except ValueError:
-        raise ConfigError(f"Option 'kafka.{key}' must be an integer, got {raw!r}") from None
+        raise ConfigError(f"Option '{key}' must be an integer, got {raw!r}") from None
     if value <= 0:
-        raise ConfigError(f"Option 'kafka.{key}' must be positive, got {value}")
+        raise ConfigError(f"Option '{key}' must be positive, got {value}")
     return value
 
 

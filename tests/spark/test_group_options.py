@@ -1,0 +1,108 @@
+"""Group options of format("pykafka"): split from the other options, validated with errors
+naming the option."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from spark_kafka_py.spark.group import StreamGroup, parse_group_options, split_group_options
+from spark_kafka_py.spark.options import parse_options
+from spark_kafka_py.spark.planner import Planner
+
+BASE = {"kafka.bootstrap.servers": "localhost:9092", "subscribe": "t"}
+
+
+def parse(**extra: str):  # type: ignore[no-untyped-def]
+    rest, group = split_group_options({**BASE, **extra}, streaming=True)
+    options = parse_options(rest, streaming=True)
+    return options, parse_group_options(group, options)
+
+
+def test_no_group_id_no_group() -> None:
+    _, group = parse()
+    assert group.config is None
+
+
+def test_group_settings() -> None:
+    options, group = parse(
+        **{
+            "kafka.group.id": "g",
+            "kafka.group.instance.id": "i-1",
+            "kafka.session.timeout.ms": "10000",
+            "kafka.heartbeat.interval.ms": "1000",
+            "kafka.max.poll.interval.ms": "60000",
+            "kafka.partition.assignment.strategy": (
+                "roundrobin,org.apache.kafka.clients.consumer.RangeAssignor"
+            ),
+            "startingOffsets": "group",
+            "groupOffsetsFallback": "LATEST",
+        }
+    )
+    cfg = group.config
+    assert cfg is not None
+    assert (cfg.group_id, cfg.group_instance_id) == ("g", "i-1")
+    assert (cfg.session_timeout_ms, cfg.heartbeat_interval_ms, cfg.max_poll_interval_ms) == (
+        10_000,
+        1_000,
+        60_000,
+    )
+    assert cfg.assignors == ("roundrobin", "range")
+    assert group.start_from_group and group.fallback == "latest" and group.join
+    assert options.consumer.group_id == "g"
+
+
+def test_assign_commits_without_joining() -> None:
+    rest, g = split_group_options(
+        {"kafka.bootstrap.servers": "h:1", "assign": '{"t":[0]}', "kafka.group.id": "g"},
+        streaming=True,
+    )
+    options = parse_options(rest, streaming=True)
+    assert not parse_group_options(g, options).join
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"startingOffsets": "group"}, "'startingOffsets'='group' needs 'kafka.group.id'"),
+        ({"kafka.session.timeout.ms": "1000"}, "need 'kafka.group.id'"),
+        ({"kafka.group.id": "g", "groupOffsetsFallback": "none"}, "'groupOffsetsFallback'"),
+        (
+            {"kafka.group.id": "g", "kafka.session.timeout.ms": "x"},
+            "'kafka.session.timeout.ms' must be an integer",
+        ),
+        (
+            {"kafka.group.id": "g", "kafka.heartbeat.interval.ms": "50000"},
+            "'kafka.heartbeat.interval.ms' \\(50000\\) must be lower",
+        ),
+        (
+            {"kafka.group.id": "g", "kafka.partition.assignment.strategy": "cooperative-sticky"},
+            "not supported yet",
+        ),
+        (
+            {"kafka.group.id": "g", "kafka.partition.assignment.strategy": "magic"},
+            "unknown assignor 'magic'",
+        ),
+        ({"kafka.group.id": " "}, "'kafka.group.id' must not be empty"),
+    ],
+)
+def test_bad_group_options(extra: dict[str, str], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse(**extra)
+
+
+def test_stream_group_pickles_without_live_state() -> None:
+    options, group = parse(**{"kafka.group.id": "g"})
+    sg = StreamGroup(options, group, Planner(options))
+    sg._committed[("t", 0)] = 5  # type: ignore[index]
+    copy = pickle.loads(pickle.dumps(sg))
+    assert copy._member is None and copy._client is None and copy._committed == {}
+
+
+def test_plan_start_drops_revoked_and_enters_new_at_end() -> None:
+    from spark_kafka_py.consumer.types import TopicPartition as TP
+
+    start = {TP("t", 0): 5, TP("t", 1): 7}
+    end = {TP("t", 0): 9, TP("t", 2): 3}
+    assert StreamGroup.plan_start(start, end) == {TP("t", 0): 5, TP("t", 2): 3}
