@@ -14,9 +14,10 @@ Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
 * leader changes (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...) and
   connection failures: refresh metadata, back off ``retry.backoff.ms``, retry, for at most
   ``kafkaConsumer.pollTimeoutMs`` without progress;
-* OFFSET_OUT_OF_RANGE or a high watermark below the range: the records are gone, which is
-  data loss: :class:`~spark_kafka_py.errors.DataLossError` with ``failOnDataLoss=true``, a
-  warning and a skip to what is still there with ``false``;
+* OFFSET_OUT_OF_RANGE, or a high watermark below the range for ``kafkaConsumer.pollTimeoutMs``
+  (a new leader's high watermark may lag for a moment after a failover): the records are
+  gone, which is data loss: :class:`~spark_kafka_py.errors.DataLossError` with
+  ``failOnDataLoss=true``, a warning and a skip to what is still there with ``false``;
 * any other error code: :class:`~spark_kafka_py.errors.KafkaApiError` naming the partition.
 """
 
@@ -139,12 +140,18 @@ class PartitionFetcher:
         last_progress = time.monotonic()
         last_problem: str = "no records returned"
         backoff = self.settings.retry_backoff_ms / 1000
+        # Set while the log's end (high watermark) is below the range; see below.
+        log_end_below: str | None = None
         while pos < end:
             if (time.monotonic() - last_progress) * 1000 > self.poll_timeout_ms:
+                if log_end_below is not None:
+                    self._data_loss(log_end_below)
+                    return
                 raise KafkaTimeoutError(
                     f"Cannot fetch records in [{pos}, {end}) of {self.tp} within "
                     f"kafkaConsumer.pollTimeoutMs={self.poll_timeout_ms} ms: {last_problem}"
                 )
+            log_end_below = None
             if self._need_metadata or self._leader < 0:
                 try:
                     self._refresh_leader()
@@ -243,12 +250,19 @@ class PartitionFetcher:
                     self._max_bytes = min(self._max_bytes * 2, self.settings.fetch_max_bytes)
                 continue
             if upper <= pos and not read_committed:
-                # The log ends below the planned range: records were truncated away.
-                self._data_loss(
+                # The log ends below the planned range: records were truncated away, or a new
+                # leader's high watermark still lags the old leader's (for a moment after a
+                # failover, until the followers fetch again). As Spark's KafkaDataConsumer
+                # (which polls for pollTimeoutMs before comparing with the latest offset), it
+                # is data loss only if it lasts pollTimeoutMs; meanwhile look for the leader.
+                log_end_below = (
                     f"Cannot fetch offsets [{pos}, {end}) of {self.tp}: the high watermark is "
                     f"{upper}"
                 )
-                return
+                last_problem = log_end_below
+                self._need_metadata = True
+                time.sleep(backoff)
+                continue
             last_problem = (
                 f"fetch at offset {pos} returned no records (high watermark {part.high_watermark},"
                 f" last stable offset {part.last_stable_offset})"
