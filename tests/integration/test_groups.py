@@ -8,7 +8,11 @@ Kafka's tools, never from the code under test.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
@@ -176,20 +180,30 @@ def test_running_query_is_a_member_with_lag_zero(
     try:
         wait_until(lambda: len(sink_rows(spark, tmp_path, "q")) == 10, 120, "10 rows in the sink")
         wait_until(
-            lambda: {p: (c, lag) for p, (c, _, lag, _) in
-                     describe_offsets(kafka_bootstrap, group, topic).items()}
-            == {0: (5, 0), 1: (5, 0)},
-            60, "committed offsets 5 with lag 0",
+            lambda: (
+                {
+                    p: (c, lag)
+                    for p, (c, _, lag, _) in describe_offsets(kafka_bootstrap, group, topic).items()
+                }
+                == {0: (5, 0), 1: (5, 0)}
+            ),
+            60,
+            "committed offsets 5 with lag 0",
         )
         members = describe_members(kafka_bootstrap, group)
         assert list(members.values()) == [{(topic, 0), (topic, 1)}]
         more = records(2, 3, "b")
         produce(kafka_bootstrap, topic, more)
         wait_until(
-            lambda: {p: (c, lag) for p, (c, _, lag, _) in
-                     describe_offsets(kafka_bootstrap, group, topic).items()}
-            == {0: (8, 0), 1: (8, 0)},
-            60, "committed offsets 8 with lag 0",
+            lambda: (
+                {
+                    p: (c, lag)
+                    for p, (c, _, lag, _) in describe_offsets(kafka_bootstrap, group, topic).items()
+                }
+                == {0: (8, 0), 1: (8, 0)}
+            ),
+            60,
+            "committed offsets 8 with lag 0",
         )
     finally:
         q.stop()
@@ -216,9 +230,11 @@ def test_two_queries_share_a_group(
         wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 120, "query a reads 20")
         qb = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "b", **opts)
         wait_until(
-            lambda: sorted(len(v) for v in describe_members(kafka_bootstrap, group).values())
-            == [2, 2],
-            120, "two members with two partitions each",
+            lambda: (
+                sorted(len(v) for v in describe_members(kafka_bootstrap, group).values()) == [2, 2]
+            ),
+            120,
+            "two members with two partitions each",
         )
         members = describe_members(kafka_bootstrap, group)
         assigned = [p for parts in members.values() for p in parts]
@@ -227,13 +243,16 @@ def test_two_queries_share_a_group(
         produce(kafka_bootstrap, topic, second)
         want = expected_rows(first + second)
         wait_until(
-            lambda: set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b"))
-            == want,
-            120, "every record in one of the sinks",
+            lambda: (
+                set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b")) == want
+            ),
+            120,
+            "every record in one of the sinks",
         )
         wait_until(
             lambda: committed_lag(kafka_bootstrap, group, topic) == {p: (10, 0) for p in range(4)},
-            60, "committed offsets 10, lag 0",
+            60,
+            "committed offsets 10, lag 0",
         )
     finally:
         qa.stop()
@@ -245,3 +264,111 @@ def test_two_queries_share_a_group(
     # b only ever read the partitions the group assigned to it, from the second batch on
     b_parts = {p for p, _, _ in rows_b}
     assert len(b_parts) == 2 and all(o >= 5 for _, o, _ in rows_b)
+
+
+# A second Spark application, in its own process group so that the test can kill -9 all of it
+# (Python driver, Spark JVM, the source's Python runner) at once, as a crashed machine would.
+APP = """
+import sys, time
+from spark_kafka_py.testing.spark import local_spark_session
+bootstrap, topic, group, out, checkpoint = sys.argv[1:6]
+spark = local_spark_session("group-app", master="local[1]", with_kafka_connector=False,
+                            extra_conf={"spark.driver.memory": "512m"})
+q = (spark.readStream.format("pykafka")
+     .option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+     .option("kafka.group.id", group).option("startingOffsets", "group")
+     .option("kafka.session.timeout.ms", "10000").option("kafka.heartbeat.interval.ms", "1000")
+     .load().selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
+     .writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
+     .trigger(processingTime="500 milliseconds").start())
+q.awaitTermination()
+"""
+
+
+def test_kill_9_of_a_member_its_partitions_move_without_loss(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    topic = new_topic(partitions=4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(4, 5, "a")
+    produce(kafka_bootstrap, topic, first)
+    script = tmp_path / "app.py"
+    script.write_text(APP, encoding="utf-8")
+    log = (tmp_path / "app.log").open("wb")
+    app = subprocess.Popen(
+        [
+            sys.executable,
+            str(script),
+            kafka_bootstrap,
+            topic,
+            group,
+            str(tmp_path / "b-out"),
+            str(tmp_path / "b-cp"),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    qa: StreamingQuery | None = None
+    try:
+        wait_until(lambda: len(sink_rows(spark, tmp_path, "b")) == 20, 180, "app b reads 20")
+        qa = start_query(
+            spark, kafka_bootstrap, topic, group, tmp_path, "a", startingOffsets="group"
+        )
+        wait_until(
+            lambda: (
+                sorted(len(v) for v in describe_members(kafka_bootstrap, group).values()) == [2, 2]
+            ),
+            120,
+            "two members with two partitions each",
+        )
+        b_parts = {
+            p
+            for (t, p) in next(v for k, v in describe_members(kafka_bootstrap, group).items() if v)
+        }
+        members_before = set(describe_members(kafka_bootstrap, group))
+        second = records(4, 5, "b")
+        produce(kafka_bootstrap, topic, second)
+        wait_until(
+            lambda: (
+                len(set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b")))
+                == 40
+            ),
+            120,
+            "40 records across both sinks",
+        )
+        os.killpg(app.pid, signal.SIGKILL)  # no LeaveGroup, no commit: a crash
+        app.wait(30)
+        third = records(4, 5, "c")
+        produce(kafka_bootstrap, topic, third)
+        want = expected_rows(first + second + third)
+        wait_until(
+            lambda: (
+                set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b")) == want
+            ),
+            180,
+            "every record in one of the sinks after the session timeout",
+        )
+        members_after = describe_members(kafka_bootstrap, group)
+        assert len(members_after) == 1 and set(members_after) < members_before
+        assert next(iter(members_after.values())) == {(topic, p) for p in range(4)}
+    finally:
+        if app.poll() is None:
+            os.killpg(app.pid, signal.SIGKILL)
+            app.wait(30)
+        log.close()
+        if qa is not None:
+            qa.stop()
+    rows_a, rows_b = sink_rows(spark, tmp_path, "a"), sink_rows(spark, tmp_path, "b")
+    assert set(rows_a) | set(rows_b) == want
+    assert len(rows_a) == len(set(rows_a)) and len(rows_b) == len(set(rows_b))
+    duplicates = set(rows_a) & set(rows_b)
+    # At-least-once: only records b processed after its last commit are read again by a, i.e.
+    # in each partition that moved from b to a, exactly b's rows from the offset a restarted at.
+    for p in b_parts:
+        a_offsets = [o for pp, o, _ in rows_a if pp == p]
+        restart = min(a_offsets)
+        assert {r for r in duplicates if r[0] == p} == {
+            r for r in rows_b if r[0] == p and r[1] >= restart
+        }
+    assert all(r[0] in b_parts for r in duplicates)
