@@ -95,12 +95,16 @@ class PartitionFetcher:
         self.poll_timeout_ms = poll_timeout_ms
         self._leader = leader_hint
         self._leader_epoch = -1
+        # KIP-392: the replica the leader told us to fetch from (kafka.client.rack), or -1.
+        self._read_replica = -1
         self._topic_id = None
         self._max_bytes = settings.max_partition_fetch_bytes
         self._need_metadata = True
 
     # -- metadata -------------------------------------------------------------------------
     def _refresh_leader(self) -> None:
+        # Any trouble sends us back to the leader, which may name a read replica again.
+        self._read_replica = -1
         metadata = self.client.metadata([self.tp.topic])
         topic = metadata.topics.get(self.tp.topic)
         part = topic.partitions.get(self.tp.partition) if topic is not None else None
@@ -191,7 +195,9 @@ class PartitionFetcher:
             try:
                 # Fetch v13+ names topics by id only; without one, stay at v12.
                 response = self.client.send(
-                    self._leader, request, max_version=None if self._topic_id else 12
+                    self._read_replica if self._read_replica >= 0 else self._leader,
+                    request,
+                    max_version=None if self._topic_id else 12,
                 )
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 last_problem = str(exc)
@@ -210,12 +216,28 @@ class PartitionFetcher:
                 self._need_metadata = True
                 time.sleep(backoff)
                 continue
+            if code == OFFSET_OUT_OF_RANGE and self._read_replica >= 0:
+                # A follower that lags; the leader decides (as the Java consumer does).
+                last_problem = f"read replica {self._read_replica}: offset {pos} out of range"
+                self._need_metadata = True
+                continue
             if code == OFFSET_OUT_OF_RANGE:
                 pos = self._out_of_range(pos, end, part.log_start_offset)
                 last_progress = time.monotonic()
                 continue
             if code:
                 raise error_for_code(code, f"fetching {self.tp} at offset {pos}")
+            preferred = part.preferred_read_replica
+            if (
+                self._read_replica < 0
+                and preferred >= 0
+                and preferred != self._leader
+                and not part.records
+            ):
+                # KIP-392 (Fetch v11+): the leader, given our rack_id (kafka.client.rack),
+                # names a replica closer to us and returns no records; fetch from it.
+                self._read_replica = preferred
+                continue
             decoded = decode_records(
                 part.records if part.records is not None else b"",
                 topic=self.tp.topic,
