@@ -805,8 +805,8 @@ cdef object _finish(Cols* c, str topic, int partition):
     columns = [
         _binary(&c.key_off, &c.key_data, &c.key_valid, n, c.key_nulls, pa.binary()),
         _binary(&c.val_off, &c.val_data, &c.val_valid, n, c.val_nulls, pa.binary()),
-        pa.repeat(pa.scalar(topic, pa.string()), n),
-        pa.repeat(pa.scalar(partition, pa.int32()), n),
+        _repeat_string(topic, n),
+        _repeat_int32(partition, n),
         pa.Array.from_buffers(pa.int64(), n, [None, take(&c.offsets)]),
         pa.Array.from_buffers(_TIMESTAMP_TYPE, n, [None, take(&c.ts)]),
         pa.Array.from_buffers(pa.int32(), n, [None, take(&c.ts_type)]),
@@ -814,6 +814,51 @@ cdef object _finish(Cols* c, str topic, int partition):
     if c.include_headers:
         columns.append(_headers(c, n))
     return pa.RecordBatch.from_arrays(columns, schema=spark_kafka_schema(c.include_headers))
+
+
+cdef object _repeat_string(str text, Py_ssize_t n):
+    """``text`` n times as a string array, built directly (``pa.repeat`` of a scalar imports
+    pandas on first use, a second per Python worker)."""
+    cdef bytes raw = text.encode("utf-8")
+    cdef Py_ssize_t size = len(raw)
+    cdef Buf off, data
+    cdef Py_ssize_t i
+    cdef const char* src = raw
+    if <long long> size * n > INT32_MAX:
+        raise KafkaProtocolError(
+            f"the topic column of {n} rows exceeds Arrow's 2 GiB per column; "
+            "lower max.partition.fetch.bytes"
+        )
+    memset(&off, 0, sizeof(Buf))
+    memset(&data, 0, sizeof(Buf))
+    try:
+        if buf_reserve(&off, 4 * (n + 1)) or buf_reserve(&data, size * n):
+            raise MemoryError()
+        for i in range(n + 1):
+            (<int32_t*> off.data)[i] = <int32_t> (i * size)
+        for i in range(n):
+            memcpy(data.data + i * size, src, <size_t> size)
+        off.size = 4 * (n + 1)
+        data.size = size * n
+        return pa.Array.from_buffers(pa.string(), n, [None, take(&off), take(&data)])
+    finally:
+        free(off.data)
+        free(data.data)
+
+
+cdef object _repeat_int32(int32_t value, Py_ssize_t n):
+    cdef Buf b
+    cdef Py_ssize_t i
+    memset(&b, 0, sizeof(Buf))
+    try:
+        if buf_reserve(&b, 4 * n):
+            raise MemoryError()
+        for i in range(n):
+            (<int32_t*> b.data)[i] = value
+        b.size = 4 * n
+        return pa.Array.from_buffers(pa.int32(), n, [None, take(&b)])
+    finally:
+        free(b.data)
 
 
 cdef object _headers(Cols* c, Py_ssize_t n):
