@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import importlib
 import json
+import logging
 import secrets
 import threading
 import time
@@ -49,6 +50,8 @@ from spark_kafka_py.protocol.messages.sasl_handshake import (
     SaslHandshakeResponse,
 )
 from spark_kafka_py.protocol.schema import Request
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "OAuthBearer",
@@ -445,4 +448,11 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
         token = mechanism.respond(bytes(response.auth_bytes))
     if not mechanism.complete:  # pragma: no cover - every mechanism ends complete or raises
         raise KafkaProtocolError(f"{config.mechanism}: exchange with {broker} ended early")
+    log.debug(
+        "SASL %s authentication with %s succeeded (user %s, session lifetime %d ms)",
+        config.mechanism,
+        broker,
+        config.username or "from token",
+        lifetime,
+    )
     return max(0, int(lifetime))

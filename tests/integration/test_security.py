@@ -385,3 +385,165 @@ def test_topic_authorization_failed_names_the_topic(env: Env) -> None:
     with pytest.raises(KafkaApiError) as info:
         read_values(boot, bob, topic, 1)
     assert "TOPIC_AUTHORIZATION_FAILED" in str(info.value) and topic in str(info.value)
+
+
+# ------------------------------------------------------------- Spark, and secrets kept hidden
+
+_SPARK_JOB = r'''
+import json, logging, os, sys, time, urllib.request
+from pathlib import Path
+
+args = json.loads(sys.argv[1])
+# Our loggers at DEBUG. (Not py4j's: at DEBUG it logs every Python-to-JVM command, so any
+# .option(...) value of any data source -- see docs/security.md.)
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+logging.getLogger("spark_kafka_py").setLevel(logging.DEBUG)
+# The same in Spark's Python workers (planning and reading run there), via sitecustomize.
+site = Path(args["out"]).with_name("site")
+site.mkdir()
+(site / "sitecustomize.py").write_text(
+    "import logging, sys\n"
+    "logging.basicConfig(level=logging.INFO, stream=sys.stderr)\n"
+    "logging.getLogger('spark_kafka_py').setLevel(logging.DEBUG)\n"
+)
+os.environ["PYTHONPATH"] = os.pathsep.join([str(site), *sys.path])
+from spark_kafka_py.testing.spark import local_spark_session
+
+log4j = Path(args["out"]).with_name("log4j2.properties")
+log4j.write_text(
+    "status = warn\n"
+    "appender.console.type = Console\nappender.console.name = console\n"
+    "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+    "appender.console.layout.pattern = %p %c{1}: %m%n%ex\n"
+    "rootLogger.level = INFO\nrootLogger.appenderRef.stdout.ref = console\n"
+    # Spark's Kafka connector logs at INFO with a LogKey this Spark build lacks
+    "logger.k.name = org.apache.spark.sql.kafka010\nlogger.k.level = WARN\n"
+)
+java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
+spark = local_spark_session(
+    "security-leak-check",
+    extra_conf={
+        "spark.ui.enabled": "true",
+        "spark.ui.port": "0",
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": args["eventlog"],
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+    },
+)
+opts = args["options"]
+result = {}
+df = spark.read.format("pykafka").options(**opts).option("subscribe", args["topic"]).load()
+result["explain"] = df._jdf.queryExecution().toString()
+result["values"] = sorted(bytes(r.value).decode() for r in df.select("value").collect())
+ref = spark.read.format("kafka").options(**opts).option("subscribe", args["topic"]).load()
+result["kafka_values"] = sorted(bytes(r.value).decode() for r in ref.select("value").collect())
+
+stream = spark.readStream.format("pykafka").options(**opts).option("subscribe", args["topic"])
+stream = stream.option("startingOffsets", "earliest").load()
+query = (
+    stream.selectExpr("CAST(value AS STRING) AS v").writeStream.format("memory")
+    .queryName("secured").trigger(availableNow=True).start()
+)
+query.awaitTermination(180)
+result["stream_values"] = sorted(r.v for r in spark.sql("SELECT v FROM secured").collect())
+result["progress"] = json.dumps([json.loads(p.json) for p in query.recentProgress])
+result["stream_explain"] = query._jsq.toString() + str(query.lastProgress)
+
+bad = dict(opts)
+bad["kafka.sasl.jaas.config"] = args["bad_jaas"]
+try:
+    spark.read.format("pykafka").options(**bad).option("subscribe", args["topic"]).load().collect()
+    result["error"] = None
+except Exception as exc:
+    result["error"] = f"{type(exc).__name__}: {exc}"
+
+ui = spark.sparkContext.uiWebUrl
+app = spark.sparkContext.applicationId
+pages = {}
+for path in ("sql?details=true&planDescription=true", "jobs", "stages?details=true",
+             "environment"):
+    with urllib.request.urlopen(f"{ui}/api/v1/applications/{app}/{path}", timeout=30) as r:
+        pages[path] = r.read().decode()
+with urllib.request.urlopen(f"{ui}/SQL/", timeout=30) as r:
+    pages["SQL tab"] = r.read().decode()
+result["ui"] = pages
+spark.stop()
+Path(args["out"]).write_text(json.dumps(result))
+'''
+
+
+def test_spark_read_over_sasl_ssl_and_no_secret_leaks(env: Env, tmp_path: Any) -> None:
+    """Batch and streaming reads over SASL_SSL (SCRAM-SHA-512, PKCS12 trust store) in a fresh
+    Spark process with the UI and the event log on and logs at INFO/DEBUG; then every place
+    a user or an operator can look is searched for the passwords."""
+    import json
+    import subprocess
+    import sys
+
+    pki = env.pki
+    password = USERS["alice"]
+    bad_password = "Wr0ng-but-still-secret-55"
+    options = {
+        "kafka.bootstrap.servers": env.kafka.bootstrap("SASL_SSL"),
+        "kafka.security.protocol": "SASL_SSL",
+        "kafka.sasl.mechanism": "SCRAM-SHA-512",
+        "kafka.sasl.jaas.config": f'{SCRAM_MODULE} required username="alice" '
+        f'password="{password}";',
+        "kafka.ssl.truststore.location": str(pki.truststore_p12),
+        "kafka.ssl.truststore.type": "PKCS12",
+        "kafka.ssl.truststore.password": pki.password,
+    }
+    out = tmp_path / "result.json"
+    args = {
+        "options": options,
+        "topic": env.topic,
+        "out": str(out),
+        "eventlog": str(tmp_path / "events"),
+        "bad_jaas": f'{SCRAM_MODULE} required username="alice" password="{bad_password}";',
+    }
+    (tmp_path / "events").mkdir()
+    job = tmp_path / "job.py"
+    job.write_text(_SPARK_JOB)
+    proc = subprocess.run(
+        [sys.executable, str(job), json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=540,
+        cwd=str(tmp_path),
+        check=False,
+    )
+    logs = proc.stdout + proc.stderr
+    assert proc.returncode == 0, logs[-6000:]
+    result = json.loads(out.read_text())
+    expected = sorted(v.decode() for v in env.values)
+    assert result["values"] == expected
+    assert result["kafka_values"] == expected, "the same options work with format('kafka')"
+    assert result["stream_values"] == expected
+    assert result["error"] is not None and "SASL_AUTHENTICATION_FAILED" in result["error"]
+    assert "SCRAM-SHA-512" in result["error"]
+    assert "INFO" in logs and "SASL SCRAM-SHA-512 authentication with" in logs, "logs captured"
+    assert "kafka.sasl.jaas.config" in result["explain"] or "pykafka" in result["explain"]
+    places = {
+        "logs (driver, executors, Python workers)": logs,
+        "explain": result["explain"],
+        "stream": result["stream_explain"],
+        "progress": result["progress"],
+        "exception": result["error"],
+        **{f"UI {k}": v for k, v in result["ui"].items()},
+        **{
+            f"event log {p.name}": p.read_text(errors="replace")
+            for p in (tmp_path / "events").rglob("*")
+            if p.is_file()
+        },
+    }
+    assert any(name.startswith("event log") for name in places)
+    for secret in (password, bad_password, pki.password):
+        leaks = {
+            name: text[max(0, text.find(secret) - 300) : text.find(secret) + 100].replace(
+                secret, "<SECRET>"
+            )
+            for name, text in places.items()
+            if secret in text
+        }
+        assert not leaks, f"a secret appears in {leaks}"
