@@ -547,3 +547,45 @@ def test_spark_read_over_sasl_ssl_and_no_secret_leaks(env: Env, tmp_path: Any) -
             if secret in text
         }
         assert not leaks, f"a secret appears in {leaks}"
+
+
+def test_group_authorization_failed_names_the_group(env: Env) -> None:
+    """Bob may read the topic but has no rights on a group that has ACLs (alice's)."""
+    from spark_kafka_py.consumer.group.coordinator import GroupConfig, GroupMember
+
+    group = "acl-group"
+    env.kafka.allow("User:alice", "Read", group=group)
+    boot = env.kafka.bootstrap("SASL_SSL")
+
+    def member(user: str) -> GroupMember:
+        opts = {"security.protocol": "SASL_SSL", **env.trust(), **env.sasl("PLAIN", user=user)}
+        config = ClientConfig.from_bootstrap(boot, security=parse_security_options(opts))
+        client = KafkaClient(config)
+        return GroupMember(GroupConfig(group_id=group), client, lambda topics: {})
+
+    tp = TopicPartition(env.topic, 0)
+    assert member("alice").fetch_committed([tp]) == {tp: None}
+    with pytest.raises(KafkaApiError) as info:
+        member("bob").fetch_committed([tp])
+    assert "GROUP_AUTHORIZATION_FAILED" in str(info.value) and f"'{group}'" in str(info.value)
+
+
+def test_spark_topic_authorization_failed(env: Env, spark: Any) -> None:
+    topic = "acl-topic-spark"
+    create_topic(env.kafka.plaintext_bootstrap, topic, 1)
+    env.kafka.allow("User:alice", "Read", topic=topic)
+    reader = (
+        spark.read.format("pykafka")
+        .option("kafka.bootstrap.servers", env.kafka.bootstrap("SASL_PLAINTEXT"))
+        .option("kafka.security.protocol", "SASL_PLAINTEXT")
+        .option("kafka.sasl.mechanism", "SCRAM-SHA-512")
+        .option("subscribe", topic)
+    )
+    bob = f'{SCRAM_MODULE} required username="bob" password="{USERS["bob"]}";'
+    with pytest.raises(Exception) as info:
+        reader.option("kafka.sasl.jaas.config", bob).load().collect()
+    text = str(info.value)
+    assert "TOPIC_AUTHORIZATION_FAILED" in text and f"'{topic}'" in text
+    assert USERS["bob"] not in text
+    alice = f'{SCRAM_MODULE} required username="alice" password="{USERS["alice"]}";'
+    assert reader.option("kafka.sasl.jaas.config", alice).load().count() == 0
