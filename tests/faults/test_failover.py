@@ -1,0 +1,127 @@
+"""Leader failover on a 3-broker KRaft cluster: topic with replication factor 3 and
+``min.insync.replicas=2``, the leader killed with SIGKILL mid-read.
+
+The executor's fetcher follows the new leader (connection refused, then NOT_LEADER_OR_FOLLOWER
+/ FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH with a metadata refresh, the current leader epoch
+in every Fetch); the driver plans on the surviving brokers. Nothing is lost, nothing read twice,
+and nothing but produced records (all below the high watermark) reaches the sink. One cluster
+for the module; each test restores full ISR before it ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.tools import create_topic, partition_states, wait_for_full_isr
+
+from .helpers import expected_values, fetcher_via, produce_values, rows, settings_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
+
+REPLICATED = {"min.insync.replicas": "2"}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalKafkaCluster]:
+    c = LocalKafkaCluster(3, heap="320m")
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def _heal(cluster: LocalKafkaCluster, node: int, topic: str) -> None:
+    cluster.restart(node)
+    wait_for_full_isr(cluster.bootstrap_servers, topic, timeout_s=120)
+
+
+def test_fetcher_follows_the_new_leader(cluster: LocalKafkaCluster) -> None:
+    bootstrap = cluster.bootstrap_servers
+    topic = f"failover-fetch-{time.time_ns()}"
+    create_topic(bootstrap, topic, 1, 3, REPLICATED)
+    produce_values(bootstrap, topic, 600)
+    leader = wait_for_full_isr(bootstrap, topic)[0].leader
+    client, fetcher = fetcher_via(
+        None, settings_for(bootstrap), TopicPartition(topic, 0), poll_timeout_ms=120_000
+    )
+    try:
+        it = fetcher.read(0, 600)
+        got = rows([next(it)])
+        epoch_before = fetcher._leader_epoch
+        assert fetcher._leader == leader and 0 < len(got) < 600
+        cluster.kill(leader)
+        got += rows(it)
+        # It read the rest from another broker, at a newer leader epoch.
+        assert fetcher._leader not in (leader, -1)
+        assert fetcher._leader_epoch > epoch_before
+    finally:
+        client.close()
+    assert got == expected_values(600, 1, 0)
+    _heal(cluster, leader, topic)
+
+
+def test_streaming_query_survives_leader_kill_exactly_once(
+    cluster: LocalKafkaCluster, spark: SparkSession, tmp_path: Path
+) -> None:
+    bootstrap = cluster.bootstrap_servers
+    topic = f"failover-stream-{time.time_ns()}"
+    create_topic(bootstrap, topic, 3, 3, REPLICATED)
+    produce_values(bootstrap, topic, 600, partitions=3)
+    leader = wait_for_full_isr(bootstrap, topic)[0].leader
+    q = (
+        spark.readStream.format("pykafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "150")
+        .option("kafka.request.timeout.ms", "5000")
+        .option("kafkaConsumer.pollTimeoutMs", "60000")
+        # The driver's ListOffsets retries must outlast the leader election
+        # (broker.session.timeout.ms=6000 in the test broker): 30 x 500 ms.
+        .option("fetchOffset.numRetries", "30")
+        .option("fetchOffset.retryIntervalMs", "500")
+        .load()
+        .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
+        .writeStream.format("parquet")
+        .option("path", str(tmp_path / "out"))
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+
+    def processed() -> int:
+        return sum(p["numInputRows"] for p in q.recentProgress)
+
+    try:
+        deadline = time.monotonic() + 180
+        while processed() < 150:
+            assert time.monotonic() < deadline and q.isActive, q.exception()
+            time.sleep(0.2)
+        cluster.kill(leader)
+        # acks=all still succeeds with 2 of 3 replicas in sync.
+        produce_values(bootstrap, topic, 600, partitions=3)
+        assert partition_states(bootstrap, topic)[0].leader not in (leader, -1)
+        while processed() < 1200:
+            assert time.monotonic() < deadline + 120, f"stuck at {processed()} rows"
+            assert q.isActive, q.exception()
+            time.sleep(0.5)
+        assert q.exception() is None
+    finally:
+        q.stop()
+    got = [
+        (r.partition, r.offset, r.value)
+        for r in spark.read.parquet(str(tmp_path / "out")).collect()
+    ]
+    assert len(got) == len(set(got)) == 1200
+    assert sorted(got) == sorted(
+        (p, o + 200 * k, v) for k in (0, 1) for p in range(3) for o, v in expected_values(600, 3, p)
+    )
+    _heal(cluster, leader, topic)
