@@ -564,9 +564,14 @@ def test_group_authorization_failed_names_the_group(env: Env) -> None:
         return GroupMember(GroupConfig(group_id=group), client, lambda topics: {})
 
     tp = TopicPartition(env.topic, 0)
-    assert member("alice").fetch_committed([tp]) == {tp: None}
-    with pytest.raises(KafkaApiError) as info:
-        member("bob").fetch_committed([tp])
+    alice, bob = member("alice"), member("bob")
+    try:
+        assert alice.fetch_committed([tp]) == {tp: None}
+        with pytest.raises(KafkaApiError) as info:
+            bob.fetch_committed([tp])
+    finally:
+        for m in (alice, bob):
+            m._transport.close()  # type: ignore[attr-defined]
     assert "GROUP_AUTHORIZATION_FAILED" in str(info.value) and f"'{group}'" in str(info.value)
 
 
