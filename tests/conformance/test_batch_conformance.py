@@ -209,6 +209,8 @@ def test_offsets_by_timestamp_must_name_every_partition(
     [
         {"minPartitions": "7"},
         {"minPartitions": "2"},
+        # connector 4.0.0 applies maxRecordsPerPartition only once minPartitions asks to split
+        {"maxRecordsPerPartition": "40", "minPartitions": "12"},
     ],
     ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
 )
