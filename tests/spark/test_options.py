@@ -159,12 +159,14 @@ def test_timestamp_options_take_precedence_as_in_spark() -> None:
 
 def test_starting_offsets_by_timestamp_strategy() -> None:
     opts = parse_options(
-        {**PARITY_BASE, "startingtimestamp": "5", "startingOffsetsByTimestampStrategy".lower(): "LATEST"},
+        {**PARITY_BASE, "startingtimestamp": "5", "startingoffsetsbytimestampstrategy": "LATEST"},
         streaming=True,
     )
     assert opts.starting_offsets.strategy == "latest"
     with pytest.raises(ConfigError, match="startingOffsetsByTimestampStrategy"):
-        parse_options({**PARITY_BASE, "startingoffsetsbytimestampstrategy": "earliest"}, streaming=True)
+        parse_options(
+            {**PARITY_BASE, "startingoffsetsbytimestampstrategy": "earliest"}, streaming=True
+        )
 
 
 @pytest.mark.parametrize(
