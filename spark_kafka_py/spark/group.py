@@ -188,7 +188,8 @@ def _leave_on_sigterm() -> None:
 
     Spark stops a Python streaming source by destroying its worker process
     (``PythonStreamingSourceRunner.stop`` -> ``PythonWorkerFactory.stopWorker``: SIGTERM),
-    which by default ends Python at once, so PySpark's ``finally: reader.stop()`` and with it
+    (twice: ``stopWorker`` and ``PythonWorkerFactory.stop``), which by default ends Python at
+    once, so PySpark's ``finally: reader.stop()`` and with it
     our LeaveGroup would never run. We turn SIGTERM into ``SystemExit`` in that process (the
     runner's main thread, the only thread that builds a member); ``reader.stop()`` then leaves
     the group. Elsewhere (another thread, an existing non-default handler) nothing changes.
@@ -199,7 +200,9 @@ def _leave_on_sigterm() -> None:
         return
 
     def terminate(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # Spark sends SIGTERM twice (stopWorker, then factory.stop): ignore the second one,
+        # or it would end the process in the middle of LeaveGroup.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, terminate)

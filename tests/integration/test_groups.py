@@ -23,7 +23,10 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from spark_kafka_py.testing.broker import java_executable
+from spark_kafka_py.testing.jars import kafka_classpath
 from spark_kafka_py.testing.tools import (
+    CONSOLE_CONSUMER,
     ProducedRecord,
     consumer_groups_describe,
     produce,
@@ -194,20 +197,13 @@ def test_running_query_is_a_member_with_lag_zero(
         assert list(members.values()) == [{(topic, 0), (topic, 1)}]
         more = records(2, 3, "b")
         produce(kafka_bootstrap, topic, more)
-        wait_until(
-            lambda: (
-                {
-                    p: (c, lag)
-                    for p, (c, _, lag, _) in describe_offsets(kafka_bootstrap, group, topic).items()
-                }
-                == {0: (8, 0), 1: (8, 0)}
-            ),
-            60,
-            "committed offsets 8 with lag 0",
-        )
+        # processAllAvailable returns once Spark saw no new data, i.e. after a latestOffset
+        # call whose start is the last processed offset: that call committed it.
+        q.processAllAvailable()
     finally:
         q.stop()
     assert Counter(sink_rows(spark, tmp_path, "q")) == Counter(expected_rows(recs + more))
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}
     # stop() left the group: no active members remain
     assert describe_members(kafka_bootstrap, group) == {}
 
@@ -371,3 +367,91 @@ def test_kill_9_of_a_member_its_partitions_move_without_loss(
             r for r in rows_b if r[0] == p and r[1] >= restart
         }
     assert all(r[0] in b_parts for r in duplicates)
+
+
+def test_query_and_java_console_consumer_share_a_group(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    topic = new_topic(partitions=2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(2, 5, "a")
+    produce(kafka_bootstrap, topic, first)
+    qa = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "a", startingOffsets="group")
+    java: subprocess.Popen[bytes] | None = None
+    try:
+        wait_until(
+            lambda: committed_lag(kafka_bootstrap, group, topic) == {0: (5, 0), 1: (5, 0)},
+            120,
+            "query a commits offsets 5",
+        )
+        # Kafka's ConsoleConsumer (Java KafkaConsumer) joins the same group; it leaves (and
+        # commits, auto-commit on close) after 20 s without records.
+        java = subprocess.Popen(
+            [
+                java_executable(),
+                "-Xmx128m",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                kafka_classpath(),
+                CONSOLE_CONSUMER,
+                "--bootstrap-server",
+                kafka_bootstrap,
+                "--topic",
+                topic,
+                "--group",
+                group,
+                "--timeout-ms",
+                "20000",
+                "--formatter-property",
+                "print.partition=true",
+                "--formatter-property",
+                "print.offset=true",
+                "--formatter-property",
+                "print.key=false",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        wait_until(
+            lambda: (
+                sorted(len(v) for v in describe_members(kafka_bootstrap, group).values()) == [1, 1]
+            ),
+            120,
+            "the query and the Java consumer own one partition each",
+        )
+        second = records(2, 10, "b")
+        produce(kafka_bootstrap, topic, second)
+        out, err = java.communicate(timeout=180)
+        java_rows: list[Row] = []
+        for line in out.decode().splitlines():
+            m = re.fullmatch(r"Partition:(\d+)\tOffset:(\d+)\t(.*)", line)
+            if m:
+                java_rows.append((int(m.group(1)), int(m.group(2)), m.group(3)))
+        assert java_rows, err.decode()[-2000:]
+        wait_until(
+            lambda: (
+                list(describe_members(kafka_bootstrap, group).values())
+                == [{(topic, 0), (topic, 1)}]
+            ),
+            120,
+            "the query owns both partitions again",
+        )
+        third = records(2, 5, "c")
+        produce(kafka_bootstrap, topic, third)
+        want = expected_rows(first + second + third)
+        wait_until(
+            lambda: set(sink_rows(spark, tmp_path, "a")) | set(java_rows) == want,
+            120,
+            "every record read by the query or the Java consumer",
+        )
+    finally:
+        if java is not None and java.poll() is None:
+            java.kill()
+            java.wait(30)
+        qa.stop()
+    rows_a = sink_rows(spark, tmp_path, "a")
+    # The Java consumer read one partition's share of the second round, from the offset the
+    # query had committed; clean handovers both ways: every record exactly once.
+    assert {p for p, _, _ in java_rows} and len({p for p, _, _ in java_rows}) == 1
+    assert min(o for _, o, _ in java_rows) == 5
+    assert Counter(rows_a + java_rows) == Counter(want)

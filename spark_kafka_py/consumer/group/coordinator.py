@@ -792,6 +792,7 @@ class GroupMember:
             )
             codes = [response.error_code] + [m.error_code for m in response.members]
             bad = next((c for c in codes if c), NONE)
+            log.info("%s: member %s left the group (%s)", self._where(), member_id, reason)
             if bad:
                 log.warning(
                     "%s: LeaveGroup of member %s: %s", self._where(), member_id, error_for(bad).name
