@@ -344,8 +344,7 @@ def test_scram_sha256_rfc7677_vector() -> None:
     mech = Scram("SCRAM-SHA-256", "user", "pencil", nonce="rOprNGfwEbeRWgbNEkqO")
     assert mech.initial() == b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
     server_first = (
-        b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
-        b"s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+        b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
     )
     assert mech.respond(server_first) == (
         b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"

@@ -389,7 +389,7 @@ def test_topic_authorization_failed_names_the_topic(env: Env) -> None:
 
 # ------------------------------------------------------------- Spark, and secrets kept hidden
 
-_SPARK_JOB = r'''
+_SPARK_JOB = r"""
 import json, logging, os, sys, time, urllib.request
 from pathlib import Path
 
@@ -470,7 +470,7 @@ with urllib.request.urlopen(f"{ui}/SQL/", timeout=30) as r:
 result["ui"] = pages
 spark.stop()
 Path(args["out"]).write_text(json.dumps(result))
-'''
+"""
 
 
 def test_spark_read_over_sasl_ssl_and_no_secret_leaks(env: Env, tmp_path: Any) -> None:
