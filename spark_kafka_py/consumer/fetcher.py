@@ -24,8 +24,11 @@ Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
 from __future__ import annotations
 
 import logging
+import struct
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pyarrow as pa
 
@@ -100,6 +103,8 @@ class PartitionFetcher:
         self._topic_id = None
         self._max_bytes = settings.max_partition_fetch_bytes
         self._need_metadata = True
+        # The next Fetch, sent while the current response is decoded (see _send_fetch).
+        self._pending: _Prefetch | None = None
 
     # -- metadata -------------------------------------------------------------------------
     def _refresh_leader(self) -> None:
@@ -167,38 +172,8 @@ class PartitionFetcher:
                     last_problem = f"{self.tp} has no leader in the metadata"
                     time.sleep(backoff)
                     continue
-            request = FetchRequest(
-                replica_id=CONSUMER_REPLICA_ID,
-                max_wait_ms=self.settings.fetch_max_wait_ms,
-                min_bytes=self.settings.fetch_min_bytes,
-                max_bytes=self.settings.fetch_max_bytes,
-                isolation_level=self.settings.isolation_level,
-                session_id=0,
-                session_epoch=-1,
-                topics=[
-                    FetchTopic(
-                        topic=self.tp.topic,
-                        topic_id=self._topic_id,
-                        partitions=[
-                            FetchPartition(
-                                partition=self.tp.partition,
-                                current_leader_epoch=self._leader_epoch,
-                                fetch_offset=pos,
-                                log_start_offset=-1,
-                                partition_max_bytes=self._max_bytes,
-                            )
-                        ],
-                    )
-                ],
-                rack_id=self.settings.client_rack,
-            )
             try:
-                # Fetch v13+ names topics by id only; without one, stay at v12.
-                response = self.client.send(
-                    self._read_replica if self._read_replica >= 0 else self._leader,
-                    request,
-                    max_version=None if self._topic_id else 12,
-                )
+                response = self._send_fetch(pos)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 last_problem = str(exc)
                 self._need_metadata = True
@@ -238,6 +213,7 @@ class PartitionFetcher:
                 # names a replica closer to us and returns no records; fetch from it.
                 self._read_replica = preferred
                 continue
+            self._prefetch_after(part.records, pos, end)
             decoded = decode_records(
                 part.records if part.records is not None else b"",
                 topic=self.tp.topic,
@@ -290,6 +266,73 @@ class PartitionFetcher:
                 f" last stable offset {part.last_stable_offset})"
             )
 
+    # -- Fetch requests, one kept in flight --------------------------------------------------
+    def _fetch_key(self, pos: int) -> tuple[Any, ...]:
+        node = self._read_replica if self._read_replica >= 0 else self._leader
+        return (node, pos, self._max_bytes, self._leader_epoch, self._topic_id)
+
+    def _fetch_call(self, pos: int) -> Callable[[], Any]:
+        """A call sending the Fetch of ``pos`` as things stand now (node, epoch, sizes)."""
+        request = FetchRequest(
+            replica_id=CONSUMER_REPLICA_ID,
+            max_wait_ms=self.settings.fetch_max_wait_ms,
+            min_bytes=self.settings.fetch_min_bytes,
+            max_bytes=self.settings.fetch_max_bytes,
+            isolation_level=self.settings.isolation_level,
+            session_id=0,
+            session_epoch=-1,
+            topics=[
+                FetchTopic(
+                    topic=self.tp.topic,
+                    topic_id=self._topic_id,
+                    partitions=[
+                        FetchPartition(
+                            partition=self.tp.partition,
+                            current_leader_epoch=self._leader_epoch,
+                            fetch_offset=pos,
+                            log_start_offset=-1,
+                            partition_max_bytes=self._max_bytes,
+                        )
+                    ],
+                )
+            ],
+            rack_id=self.settings.client_rack,
+        )
+        node = self._read_replica if self._read_replica >= 0 else self._leader
+        # Fetch v13+ names topics by id only; without one, stay at v12.
+        max_version = None if self._topic_id else 12
+        client = self.client
+        return lambda: client.send(node, request, max_version=max_version)
+
+    def _send_fetch(self, pos: int) -> Any:
+        """The Fetch response for ``pos``: the one already in flight if it was sent for the
+        same offset, node, epoch and size, else a new round trip (a stale one is dropped).
+
+        Raises: as :meth:`KafkaClient.send`.
+        """
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            if pending.key == self._fetch_key(pos):
+                return pending.result()
+            pending.discard()
+        return self._fetch_call(pos)()
+
+    def _prefetch_after(self, records: bytes | memoryview | None, pos: int, end: int) -> None:
+        """Send the next Fetch now, before ``records`` (the response for ``pos``) is decoded,
+        when its offset can be told from the batch headers and is still below ``end``."""
+        if not records:
+            return
+        nxt = next_fetch_offset(records, pos, end)
+        if nxt is None or nxt <= pos or nxt >= end:
+            return
+        self._pending = _Prefetch(self._fetch_key(nxt), self._fetch_call(nxt))
+
+    def close(self) -> None:
+        """Drop the Fetch in flight, if any (waits for it; errors are ignored)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.discard()
+
     def _out_of_range(self, pos: int, end: int, log_start_offset: int) -> int:
         """Handle OFFSET_OUT_OF_RANGE at ``pos``; return where to go on (or ``end``).
 
@@ -317,6 +360,68 @@ class PartitionFetcher:
         return end
 
 
+_BATCH_FRAME = struct.Struct(">qi")  # baseOffset, batchLength
+_LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a v2 batch
+
+
+def next_fetch_offset(records: bytes | memoryview, pos: int, end: int) -> int | None:
+    """The offset the decoder will report as ``next_offset`` for ``records``, read from the
+    batch headers only (``baseOffset + lastOffsetDelta + 1`` of the last complete v2 batch,
+    capped at ``end``), or ``None`` when it cannot be told (legacy message sets, a header
+    that does not parse: the decoder will have its say). Layout: :mod:`spark_kafka_py.records.
+    format`."""
+    view = memoryview(records)
+    n = len(view)
+    p = 0
+    nxt = pos
+    while p + 17 <= n:  # up to the magic byte
+        base, length = _BATCH_FRAME.unpack_from(view, p)
+        if view[p + 16] != 2:
+            return None
+        if length < 49 or p + 12 + length > n:  # below the v2 header size; an incomplete tail
+            break
+        if base >= end:
+            return end
+        last = base + _LAST_OFFSET_DELTA.unpack_from(view, p + 23)[0]
+        if last + 1 > nxt:
+            nxt = last + 1
+        if nxt >= end:
+            return end
+        p += 12 + length
+    return nxt
+
+
+class _Prefetch:
+    """One call run on a daemon thread (socket I/O releases the GIL, so it overlaps with the
+    decoding and with Spark consuming the previous batch)."""
+
+    __slots__ = ("_error", "_result", "_thread", "key")
+
+    def __init__(self, key: tuple[Any, ...], call: Callable[[], Any]) -> None:
+        self.key = key
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(call,), name="pykafka-prefetch", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, call: Callable[[], Any]) -> None:
+        try:
+            self._result = call()
+        except BaseException as exc:  # handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def discard(self) -> None:
+        self._thread.join()
+
+
 def _find_partition(response: object, tp: TopicPartition, topic_id: object) -> object | None:
     for topic in response.responses:  # type: ignore[attr-defined]
         if topic.topic != tp.topic and (topic_id is None or topic.topic_id != topic_id):
@@ -338,18 +443,76 @@ def read_range(
     poll_timeout_ms: int = 120_000,
     leader_hint: int = -1,
 ) -> Iterator[pa.RecordBatch]:
-    """Read ``[start, end)`` of ``tp`` with a client of its own; see :class:`PartitionFetcher`."""
-    client = KafkaClient(client_config(settings))
+    """Read ``[start, end)`` of ``tp``; see :class:`PartitionFetcher`.
+
+    The client comes from a small per-process pool keyed by the client settings, so the
+    tasks that one Python worker runs one after another (Spark reuses Python workers,
+    ``spark.python.worker.reuse``) share connections (no new TCP, ApiVersions, TLS or SASL
+    handshake per task). A client is returned to the pool only after a read that ended
+    normally; any error or an abandoned read closes it.
+    """
+    config = client_config(settings)
+    client = _borrow_client(config)
+    fetcher = PartitionFetcher(
+        client,
+        tp,
+        settings,
+        include_headers=include_headers,
+        fail_on_data_loss=fail_on_data_loss,
+        poll_timeout_ms=poll_timeout_ms,
+        leader_hint=leader_hint,
+    )
+    done = False
     try:
-        fetcher = PartitionFetcher(
-            client,
-            tp,
-            settings,
-            include_headers=include_headers,
-            fail_on_data_loss=fail_on_data_loss,
-            poll_timeout_ms=poll_timeout_ms,
-            leader_hint=leader_hint,
-        )
         yield from fetcher.read(start, end)
+        done = True
     finally:
+        fetcher.close()
+        if done:
+            _return_client(config, client)
+        else:
+            client.close()
+
+
+#: Idle clients kept per client configuration in one Python process.
+POOL_MAX_IDLE = 4
+#: Pooled clients idle for longer are closed instead of reused, seconds (below the broker's
+#: ``connections.max.idle.ms`` default of 10 minutes, after which it drops connections).
+POOL_MAX_IDLE_S = 300.0
+_pool_lock = threading.Lock()
+_pool: dict[Any, list[tuple[float, KafkaClient]]] = {}
+
+
+def _borrow_client(config: Any) -> KafkaClient:
+    now = time.monotonic()
+    stale: list[KafkaClient] = []
+    found: KafkaClient | None = None
+    with _pool_lock:
+        idle = _pool.get(config, [])
+        while idle:
+            since, client = idle.pop()
+            if now - since < POOL_MAX_IDLE_S:
+                found = client
+                break
+            stale.append(client)
+    for client in stale:
+        client.close()
+    return found if found is not None else KafkaClient(config)
+
+
+def _return_client(config: Any, client: KafkaClient) -> None:
+    with _pool_lock:
+        idle = _pool.setdefault(config, [])
+        if len(idle) < POOL_MAX_IDLE:
+            idle.append((time.monotonic(), client))
+            return
+    client.close()
+
+
+def close_pooled_clients() -> None:
+    """Close every idle pooled client of this process (see :func:`read_range`)."""
+    with _pool_lock:
+        clients = [c for idle in _pool.values() for _, c in idle]
+        _pool.clear()
+    for client in clients:
         client.close()
