@@ -781,6 +781,79 @@ def bench_planning(
     return out
 
 
+# ----------------------------------------------------------------------------------- memory
+
+_MEMORY_CHILD = r"""
+import json, sys, time
+import pyarrow as pa
+from spark_kafka_py.consumer.fetcher import read_range
+from spark_kafka_py.consumer.settings import ConsumerSettings
+from spark_kafka_py.consumer.types import TopicPartition
+
+def hwm_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+bootstrap, topic, end, fetch_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+settings = ConsumerSettings(bootstrap_servers=bootstrap, max_partition_fetch_bytes=fetch_bytes)
+# warm up imports and one batch, as a Python worker that ran a task before
+for batch in read_range(settings, TopicPartition(topic, 0), 0, min(end, 1000)):
+    pass
+base = rss_mb()
+rows = 0
+largest = 0
+t0 = time.perf_counter()
+for batch in read_range(settings, TopicPartition(topic, 0), 0, end):
+    # what PySpark does with each batch: an Arrow IPC stream to the JVM
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    largest = max(largest, batch.nbytes)
+    rows += batch.num_rows
+secs = time.perf_counter() - t0
+print(json.dumps({"rows": rows, "base_mb": base, "peak_mb": hwm_mb(),
+                  "largest_batch_mb": largest / 1e6, "secs": secs}))
+"""
+
+
+def bench_memory(
+    bootstrap: str, topic: str, records: int, fetch_sizes: Sequence[int]
+) -> list[dict[str, float]]:
+    """Peak RSS of a fresh Python process reading partition 0 of ``topic`` (``records``
+    records) with our fetcher and writing every batch as an Arrow IPC stream (as a PySpark
+    Python worker does), once per ``max.partition.fetch.bytes`` in ``fetch_sizes``.
+
+    Returns:
+        Per fetch size: ``rows``, ``base_mb`` (RSS after imports and a first small read),
+        ``peak_mb`` (VmHWM), ``largest_batch_mb`` (Arrow bytes of the largest batch), ``secs``.
+    """
+    import sys
+
+    out = []
+    for size in fetch_sizes:
+        proc = subprocess.run(
+            [sys.executable, "-c", _MEMORY_CHILD, bootstrap, topic, str(records), str(size)],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"memory benchmark child failed:\n{proc.stderr[-3000:]}")
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        res["max_partition_fetch_bytes"] = size
+        out.append(res)
+    return out
+
+
 # ----------------------------------------------------------------------------------- output
 
 
@@ -841,7 +914,7 @@ def _broker(bootstrap: str | None) -> Iterator[str]:
 def run(args: argparse.Namespace) -> int:
     """Run the benchmarks named in ``args.which``; print the tables; return 0."""
     which = set(args.which) if args.which else {"batch", "decoder"}
-    unknown = which - {"batch", "decoder", "stream", "all"}
+    unknown = which - {"batch", "decoder", "stream", "memory", "all"}
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     if "all" in which:
@@ -849,10 +922,12 @@ def run(args: argparse.Namespace) -> int:
     codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
     record_bytes = args.key_size + args.value_size
     results: list[BenchResult] = []
+    memory: list[dict[str, float]] = []
+    part_mb = 0.0
     with _broker(args.bootstrap_servers) as bootstrap:
         topics: dict[str, str] = {}
         run_id = uuid.uuid4().hex[:8]
-        for codec in codecs:
+        for codec in codecs if which - {"memory"} else []:
             topic = f"bench-{codec}-{args.records}-{run_id}"
             secs = produce_bench_data(
                 bootstrap,
@@ -902,6 +977,16 @@ def run(args: argparse.Namespace) -> int:
         if "stream" in which:
             counts = [int(c) for c in args.planning_partitions.split(",") if c.strip()]
             results += bench_planning(bootstrap, counts)
+        if "memory" in which:
+            topic = f"bench-memory-{args.memory_records}-{run_id}"
+            secs = produce_bench_data(
+                bootstrap, topic, args.memory_records, partitions=1,
+                key_size=args.key_size, value_size=args.value_size,
+            )  # fmt: skip
+            part_mb = args.memory_records * record_bytes / 1e6
+            print(f"produced one {part_mb:,.0f} MB partition in {secs:.1f} s", flush=True)
+            sizes = [int(x) for x in args.memory_fetch_bytes.split(",") if x.strip()]
+            memory = bench_memory(bootstrap, topic, args.memory_records, sizes)
     env = environment()
     command = "spark-kafka-py bench " + " ".join(args.argv) if args.argv else "spark-kafka-py bench"
     print()
@@ -913,8 +998,27 @@ def run(args: argparse.Namespace) -> int:
         f"medians of {args.repeat} runs; ratio = ours / peer throughput (> 1: ours faster)."
     )
     print()
-    print(format_table(results))
-    print()
+    if results:
+        print(format_table(results))
+        print()
+    if memory:
+        print(
+            f"Peak RSS reading one partition of {part_mb:,.0f} MB (keys + values) in a fresh "
+            "Python process, every batch written as Arrow IPC (as a PySpark worker does):"
+        )
+        print()
+        print(
+            "| max.partition.fetch.bytes | rows | RSS before (MB) | peak RSS (MB) | "
+            "peak - before (MB) | largest Arrow batch (MB) |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|")
+        for m in memory:
+            print(
+                f"| {m['max_partition_fetch_bytes']:,} | {m['rows']:,} | {m['base_mb']:.0f} | "
+                f"{m['peak_mb']:.0f} | {m['peak_mb'] - m['base_mb']:.0f} | "
+                f"{m['largest_batch_mb']:.1f} |"
+            )
+        print()
     for k, v in env.items():
         print(f"- {k}: {v}")
     spread = _spread(results)
@@ -927,6 +1031,7 @@ def run(args: argparse.Namespace) -> int:
                     "env": env,
                     "command": command,
                     "results": [{**asdict(r), "ratio": r.ratio} for r in results],
+                    "memory": memory,
                 },
                 indent=2,
             ),
@@ -945,7 +1050,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,all}",
+        metavar="{batch,decoder,stream,memory,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument("--records", type=int, default=5_000_000, help="records per topic")
@@ -960,6 +1065,17 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--repeat", type=int, default=2, help="timed runs per system")
     p.add_argument("--max-offsets-per-trigger", type=int, default=500_000)
     p.add_argument("--planning-partitions", default="1,100,1000")
+    p.add_argument(
+        "--memory-records",
+        type=int,
+        default=18_500_000,
+        help="records of the one-partition topic of the memory benchmark (18.5M x 116 B = 2.1 GB)",
+    )
+    p.add_argument(
+        "--memory-fetch-bytes",
+        default="1048576,8388608",
+        help="max.partition.fetch.bytes values of the memory benchmark",
+    )
     p.add_argument("--bootstrap-servers", help="use this cluster instead of a local broker")
     p.add_argument("--json", help="also write the results to this JSON file")
     p.set_defaults(func=_main_from_cli)
