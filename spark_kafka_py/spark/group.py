@@ -60,6 +60,7 @@ GROUP_KAFKA_PARAMS = (
 #: Source option values/names added by consumer groups.
 GROUP_STARTING_OFFSETS = "group"
 FALLBACK_OPTION = "groupOffsetsFallback"
+COMMIT_BATCH_OPTION = "commitGroupOffsets"
 
 
 @dataclass(frozen=True)
@@ -74,12 +75,15 @@ class GroupOptions:
             rebalance assigns mid-stream.
         join: whether to join as a member (``subscribe``/``subscribePattern``) or only commit
             (``assign``).
+        commit_batch_reads: ``commitGroupOffsets=true`` (batch reads only): each read task
+            commits the end offset of its range once it has read it.
     """
 
     config: GroupConfig | None = None
     start_from_group: bool = False
     fallback: Literal["earliest", "latest"] = "earliest"
     join: bool = True
+    commit_batch_reads: bool = False
 
 
 def _int(kafka: Mapping[str, str], key: str, default: int) -> int:
@@ -113,8 +117,9 @@ def split_group_options(
     for key in GROUP_KAFKA_PARAMS:
         if f"kafka.{key}" in rest:
             group[f"kafka.{key}"] = rest.pop(f"kafka.{key}")
-    if FALLBACK_OPTION.lower() in rest:
-        group[FALLBACK_OPTION.lower()] = rest.pop(FALLBACK_OPTION.lower())
+    for name in (FALLBACK_OPTION.lower(), COMMIT_BATCH_OPTION.lower()):
+        if name in rest:
+            group[name] = rest.pop(name)
     if rest.get("startingoffsets", "").strip().lower() == GROUP_STARTING_OFFSETS:
         if not rest.get("kafka.group.id", "").strip():
             raise ConfigError(
@@ -126,14 +131,17 @@ def split_group_options(
     return rest, group
 
 
-def parse_group_options(group: Mapping[str, str], source: SourceOptions) -> GroupOptions:
+def parse_group_options(
+    group: Mapping[str, str], source: SourceOptions, *, streaming: bool = True
+) -> GroupOptions:
     """Validate the group options (from :func:`split_group_options`) of a parsed read.
 
     Raises:
         ConfigError: naming the option: an empty ``kafka.group.id``, a non-positive timeout,
             ``heartbeat.interval.ms >= session.timeout.ms``, an unknown or unsupported
-            assignor, a fallback other than ``earliest``/``latest``, or group-only options
-            without ``kafka.group.id``.
+            assignor, a fallback other than ``earliest``/``latest``, group-only options
+            without ``kafka.group.id``, ``commitGroupOffsets`` in a streaming query (which
+            always commits) or not ``true``/``false``.
     """
     group_id = source.consumer.group_id
     if group_id is None:
@@ -145,6 +153,17 @@ def parse_group_options(group: Mapping[str, str], source: SourceOptions) -> Grou
         return GroupOptions()
     if not group_id.strip():
         raise ConfigError("Option 'kafka.group.id' must not be empty")
+    commit_raw = group.get(COMMIT_BATCH_OPTION.lower(), "false").strip().lower()
+    if commit_raw not in ("true", "false"):
+        raise ConfigError(
+            f"Option '{COMMIT_BATCH_OPTION}' must be 'true' or 'false', "
+            f"got {group[COMMIT_BATCH_OPTION.lower()]!r}"
+        )
+    if streaming and COMMIT_BATCH_OPTION.lower() in group:
+        raise ConfigError(
+            f"Option '{COMMIT_BATCH_OPTION}' is for batch reads; a streaming query with "
+            "'kafka.group.id' always commits the offsets it has processed"
+        )
     fallback = group.get(FALLBACK_OPTION.lower(), "earliest").strip().lower()
     if fallback not in ("earliest", "latest"):
         raise ConfigError(
@@ -180,6 +199,7 @@ def parse_group_options(group: Mapping[str, str], source: SourceOptions) -> Grou
         start_from_group=group.get("startingoffsets") == GROUP_STARTING_OFFSETS,
         fallback=fallback,  # type: ignore[arg-type]
         join=not isinstance(source.subscription, Assign),
+        commit_batch_reads=commit_raw == "true",
     )
 
 
@@ -251,7 +271,6 @@ class StreamGroup:
                 return out
 
             self._member = GroupMember(self.group.config, self._client, counts)
-            _leave_on_sigterm()
         return self._member
 
     def assigned(self, partitions: Mapping[TopicPartition, int]) -> set[TopicPartition]:
@@ -265,6 +284,7 @@ class StreamGroup:
         for tp in partitions:
             counts[tp.topic] = counts.get(tp.topic, 0) + 1
         member = self.member
+        _leave_on_sigterm()
         assignment = member.ensure_active(sorted(counts), counts)
         member.start_heartbeat()
         return {tp for tp in assignment if tp in partitions}
@@ -355,3 +375,27 @@ class StreamGroup:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def commit_read_range(
+    options: SourceOptions, group: GroupOptions, topic_partition: TopicPartition, end: int
+) -> None:
+    """Executor side of ``commitGroupOffsets=true``: after a batch task has read its range of
+    ``topic_partition`` up to ``end`` (exclusive), commit ``end`` to the group unless the group
+    already has that offset or a higher one (ranges of one partition split over several tasks
+    finish in any order; the highest end wins).
+
+    The commit is a "simple" commit (generation -1, no member id), which Kafka accepts while
+    the group has no active members.
+
+    Raises:
+        KafkaApiError: e.g. UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION when a running consumer
+            (a streaming query, a Java consumer) is a member of the group, or
+            GROUP_AUTHORIZATION_FAILED, naming the group.
+    """
+    assert group.config is not None
+    with KafkaClient(client_config(options.consumer)) as client:
+        member = GroupMember(group.config, client, lambda topics: {})
+        committed = member.fetch_committed([topic_partition]).get(topic_partition)
+        if committed is None or committed < end:
+            member.commit({topic_partition: end}, metadata="spark-kafka-py batch read")

@@ -46,6 +46,7 @@ from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.spark.group import (
     GroupOptions,
     StreamGroup,
+    commit_read_range,
     parse_group_options,
     split_group_options,
 )
@@ -111,14 +112,23 @@ def read_partition(options: SourceOptions, partition: InputPartition) -> Iterato
 class KafkaBatchReader(DataSourceReader):
     """``spark.read.format("pykafka")``: the records in ``[startingOffsets, endingOffsets)``."""
 
-    def __init__(self, options: SourceOptions) -> None:
+    def __init__(self, options: SourceOptions, group: GroupOptions | None = None) -> None:
         self.options = options
+        self.group = group if group is not None and group.config is not None else None
 
     def partitions(self) -> list[KafkaInputPartition]:  # type: ignore[override]
         planner = Planner(self.options)
         try:
             leaders, _ = planner.topic_partitions()
-            start = planner.resolve(self.options.starting_offsets, leaders, "startingOffsets")
+            if self.group is not None and self.group.start_from_group:
+                # startingOffsets=group: the group's committed offsets (OffsetFetch, no join)
+                reader_group = StreamGroup(self.options, self.group, planner)
+                try:
+                    start = reader_group.start_offsets(set(leaders))
+                finally:
+                    reader_group.close()
+            else:
+                start = planner.resolve(self.options.starting_offsets, leaders, "startingOffsets")
             assert self.options.ending_offsets is not None
             end = planner.resolve(self.options.ending_offsets, leaders, "endingOffsets")
         finally:
@@ -132,7 +142,17 @@ class KafkaBatchReader(DataSourceReader):
         return planner.plan(start, end, leaders)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        return read_partition(self.options, partition)
+        if self.group is None or not self.group.commit_batch_reads:
+            return read_partition(self.options, partition)
+        return self._read_and_commit(partition)
+
+    def _read_and_commit(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """``commitGroupOffsets=true``: commit the range's end once every record was read."""
+        assert isinstance(partition, KafkaInputPartition) and self.group is not None
+        yield from read_partition(self.options, partition)
+        commit_read_range(
+            self.options, self.group, partition.topic_partition, partition.until_offset
+        )
 
 
 def rate_limit(
@@ -324,7 +344,9 @@ class PyKafkaDataSource(DataSource):
 
     def reader(self, schema: StructType) -> KafkaBatchReader:
         self._check_schema(schema)
-        return KafkaBatchReader(parse_options(self.options, streaming=False))
+        rest, group = split_group_options(self.options, streaming=False)
+        options = parse_options(rest, streaming=False)
+        return KafkaBatchReader(options, parse_group_options(group, options, streaming=False))
 
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         self._check_schema(schema)

@@ -455,3 +455,36 @@ def test_query_and_java_console_consumer_share_a_group(
     assert {p for p, _, _ in java_rows} and len({p for p, _, _ in java_rows}) == 1
     assert min(o for _, o, _ in java_rows) == 5
     assert Counter(rows_a + java_rows) == Counter(want)
+
+
+def test_batch_reads_start_from_and_commit_to_the_group(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic(partitions=2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(2, 5, "a")
+    produce(kafka_bootstrap, topic, first)
+
+    def read(**options: str) -> list[Row]:
+        reader = (
+            spark.read.format("pykafka")
+            .option("kafka.bootstrap.servers", kafka_bootstrap)
+            .option("subscribe", topic)
+            .option("kafka.group.id", group)
+        )
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        df = reader.load().selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
+        return [(r["partition"], r["offset"], r["value"]) for r in df.collect()]
+
+    # off by default: a batch read with a group id commits nothing
+    assert len(read()) == 10
+    assert "not found" in consumer_groups_describe(kafka_bootstrap, group)
+    rows = read(startingOffsets="group", commitGroupOffsets="true")
+    assert Counter(rows) == Counter(expected_rows(first))
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (5, 0), 1: (5, 0)}
+    second = records(2, 3, "b")
+    produce(kafka_bootstrap, topic, second)
+    rows = read(startingOffsets="group", commitGroupOffsets="true")
+    assert Counter(rows) == Counter(expected_rows(first + second) - expected_rows(first))
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}

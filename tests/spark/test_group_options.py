@@ -106,3 +106,16 @@ def test_plan_start_drops_revoked_and_enters_new_at_end() -> None:
     start = {TP("t", 0): 5, TP("t", 1): 7}
     end = {TP("t", 0): 9, TP("t", 2): 3}
     assert StreamGroup.plan_start(start, end) == {TP("t", 0): 5, TP("t", 2): 3}
+
+
+def test_commit_group_offsets_is_for_batch_reads() -> None:
+    with pytest.raises(ValueError, match="'commitGroupOffsets' is for batch reads"):
+        parse(**{"kafka.group.id": "g", "commitGroupOffsets": "true"})
+    raw = {**BASE, "kafka.group.id": "g", "commitGroupOffsets": "TRUE", "startingOffsets": "group"}
+    rest, group = split_group_options(raw, streaming=False)
+    options = parse_options(rest, streaming=False)
+    parsed = parse_group_options(group, options, streaming=False)
+    assert parsed.commit_batch_reads and parsed.start_from_group
+    rest, group = split_group_options({**raw, "commitGroupOffsets": "yes"}, streaming=False)
+    with pytest.raises(ValueError, match="'commitGroupOffsets' must be 'true' or 'false'"):
+        parse_group_options(group, parse_options(rest, streaming=False), streaming=False)
