@@ -25,8 +25,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -102,6 +104,14 @@ def _processes(jvm_pid: int) -> dict[str, list[int]]:
     }
 
 
+def _stop_producer(topic: str) -> None:
+    """Kill the ProducerPerformance JVM this process started for ``topic`` (by pid)."""
+    for pid in _children(os.getpid()):
+        if "ProducerPerformance" in _cmdline(pid) and topic in _cmdline(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0)
@@ -123,7 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="soak-"))
     topic = f"soak-{time.time_ns()}"
     create_topic(bootstrap, topic, partitions=args.partitions)
-    spark = local_spark_session("spark-kafka-py-soak", with_kafka_connector=False)
+    spark = local_spark_session(
+        "spark-kafka-py-soak",
+        with_kafka_connector=False,
+        # a loaded machine can be slow to start Python workers
+        extra_conf={"spark.python.authenticate.socketTimeout": "120s"},
+    )
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
     client = KafkaClient(ClientConfig.from_bootstrap(bootstrap))
     tps = [TopicPartition(topic, p) for p in range(args.partitions)]
@@ -200,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
         while committed() < final and time.monotonic() < deadline:
             time.sleep(2)
         sample()
+    except BaseException:
+        _stop_producer(topic)
+        if cluster is not None:
+            cluster.stop()
+        raise
     finally:
         query.stop()
     rows = spark.read.parquet(str(work / "out")).selectExpr("partition", "offset")
