@@ -735,6 +735,7 @@ def bench_planning(
 ) -> list[BenchResult]:
     """The pykafka driver's planning time per micro-batch (``latestOffset`` + ``partitions``)
     for topics of each partition count (one record per partition), median of ``repeat``."""
+    from spark_kafka_py.errors import KafkaApiError
     from spark_kafka_py.spark.options import parse_options
     from spark_kafka_py.spark.source import KafkaStreamReader
     from spark_kafka_py.testing.tools import create_topic
@@ -753,7 +754,17 @@ def bench_planning(
         )
         reader = KafkaStreamReader(options)
         try:
-            start = reader.initialOffset()
+            # A new topic's partitions get their leaders over a few seconds.
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    start = reader.initialOffset()
+                    reader.latestOffset(start, None)
+                    break
+                except KafkaApiError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(1)
             times = []
             from pyspark.sql.streaming.datasource import ReadMaxRows
 
@@ -972,11 +983,13 @@ def run(args: argparse.Namespace) -> int:
                         record_bytes,
                         args.max_offsets_per_trigger,
                     )
+                    print(format_table(results[-1:]), flush=True)
             finally:
                 spark.stop()
         if "stream" in which:
             counts = [int(c) for c in args.planning_partitions.split(",") if c.strip()]
             results += bench_planning(bootstrap, counts)
+            print(format_table(results[-len(counts) :]), flush=True)
         if "memory" in which:
             topic = f"bench-memory-{args.memory_records}-{run_id}"
             secs = produce_bench_data(
