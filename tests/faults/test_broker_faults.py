@@ -27,7 +27,7 @@ from spark_kafka_py.testing.tools import create_topic
 
 from .helpers import expected_values, fetcher_via, produce_values, rows, settings_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")

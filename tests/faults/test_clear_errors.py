@@ -22,7 +22,7 @@ from spark_kafka_py.testing.tools import delete_topic
 
 from .helpers import expected_values, fetcher_via, produce_values, rows, settings_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 
 class _Listener:

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 
 from .helpers import expected_values, produce_values
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,7 @@ from spark_kafka_py.testing.tools import create_topic, partition_states, wait_fo
 
 from .helpers import expected_values, fetcher_via, produce_values, rows, settings_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 REPLICATED = {"min.insync.replicas": "2"}
 

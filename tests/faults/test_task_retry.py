@@ -19,7 +19,7 @@ from spark_kafka_py.spark.source import KafkaBatchReader, read_partition
 
 from .helpers import produce_values
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 
 def test_retried_task_yields_exactly_the_same_rows(
