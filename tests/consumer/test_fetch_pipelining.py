@@ -59,6 +59,7 @@ def test_prefetching_read_returns_every_record_once(kafka_bootstrap, new_topic, 
         original(self, key, call)
 
     monkeypatch.setattr(fetcher._Prefetch, "__init__", spy)
+    monkeypatch.setattr(fetcher.PartitionFetcher, "prefetch", True)  # off by default
     # ~3 batches per Fetch: about a thousand round trips, all but the first prefetched
     settings = ConsumerSettings(bootstrap_servers=kafka_bootstrap, max_partition_fetch_bytes=1)
     tp = TopicPartition(topic, 0)
