@@ -72,7 +72,17 @@ class KafkaConnectionError(KafkaError):
     """A TCP connection to a broker could not be opened, or broke mid-request.
 
     The message names the broker (``host:port``, node id where known).
+
+    Attributes:
+        retriable: False when trying again cannot help: the TLS handshake failed (untrusted
+            or expired certificate, hostname mismatch, a plaintext listener), or the peer is
+            not a Kafka listener (it answered with TLS or HTTP). As the Java client's
+            ``SslAuthenticationException``, such errors end the driver's retries at once.
     """
+
+    def __init__(self, message: str, *, retriable: bool = True) -> None:
+        super().__init__(message)
+        self.retriable = retriable
 
 
 class KafkaTimeoutError(KafkaError, TimeoutError):

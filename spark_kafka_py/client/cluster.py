@@ -10,6 +10,7 @@ Metadata comes from the Metadata API (API key 3, ``MetadataRequest.json``/
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -48,6 +49,11 @@ __all__ = [
 ]
 
 _BOOTSTRAP_OPTION = "kafka.bootstrap.servers"
+#: Cap of the doubling pause between driver retries while brokers are unreachable (ms; the
+#: Java client's ``retry.backoff.max.ms`` default).
+RETRY_BACKOFF_MAX_MS = 1000
+
+log = logging.getLogger(__name__)
 
 
 def parse_bootstrap_servers(servers: str) -> tuple[tuple[str, int], ...]:
@@ -383,7 +389,8 @@ class KafkaClient:
 
         Raises:
             KafkaConnectionError: no broker answered; the message names every broker tried
-                and its error.
+                and its error. ``retriable`` is False when every broker failed in a way
+                waiting cannot mend (TLS handshake, SASL authentication, not Kafka).
             KafkaApiError: the broker returned a top-level error (v13+).
         """
         request = MetadataRequest(
@@ -391,13 +398,15 @@ class KafkaClient:
             allow_auto_topic_creation=allow_auto_topic_creation,
         )
         errors: list[str] = []
+        retriable = False  # some broker may answer later (refused, reset, timed out)
         for conn in self._metadata_candidates():
             try:
                 response: MetadataResponse = conn.send(request)
-            except (KafkaConnectionError, KafkaTimeoutError, KafkaProtocolError) as exc:
+            except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 errors.append(f"{conn.address}: {exc}")
+                retriable = retriable or getattr(exc, "retriable", True)
                 continue
-            except KafkaApiError as exc:  # ApiVersions negotiation refused
+            except (KafkaProtocolError, KafkaApiError) as exc:  # not Kafka; SASL/ApiVersions
                 errors.append(f"{conn.address}: {exc}")
                 continue
             if conn.node_id is None:  # a bootstrap server: the cluster's brokers replace it
@@ -419,8 +428,41 @@ class KafkaClient:
         raise KafkaConnectionError(
             "no broker answered Metadata; tried " + "; ".join(errors)
             if errors
-            else "no broker to ask for Metadata"
+            else "no broker to ask for Metadata",
+            retriable=retriable,
         )
+
+    def metadata_retrying(
+        self, topics: list[str] | None = None, *, timeout_ms: int
+    ) -> ClusterMetadata:
+        """:meth:`metadata`, asked again while no broker answers, for up to ``timeout_ms``.
+
+        The driver's way through a broker restart: pauses start at ``retry_backoff_ms`` and
+        double up to :data:`RETRY_BACKOFF_MAX_MS` (the Java client's ``retry.backoff.max.ms``).
+
+        Raises:
+            KafkaTimeoutError: no broker answered for ``timeout_ms`` (``default.api.timeout.ms``
+                to callers); the message holds the last :class:`KafkaConnectionError`.
+            KafkaConnectionError: not retriable (see :meth:`metadata`), raised at once.
+            KafkaApiError: as :meth:`metadata` (not retried).
+        """
+        deadline = time.monotonic() + timeout_ms / 1000
+        backoff_ms = max(1, self.config.retry_backoff_ms)
+        while True:
+            try:
+                return self.metadata(topics)
+            except KafkaConnectionError as exc:
+                left = deadline - time.monotonic()
+                if not exc.retriable:
+                    raise
+                if left <= 0:
+                    raise KafkaTimeoutError(
+                        f"Metadata: no broker answered within default.api.timeout.ms="
+                        f"{timeout_ms} ms; last error: {exc}"
+                    ) from exc
+                log.info("Metadata: %s; retrying in %d ms", exc, backoff_ms)
+                time.sleep(min(backoff_ms / 1000, left))
+                backoff_ms = min(backoff_ms * 2, RETRY_BACKOFF_MAX_MS)
 
     def _metadata_candidates(self) -> list[BrokerConnection]:
         with self._lock:

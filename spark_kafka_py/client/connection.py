@@ -28,7 +28,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from spark_kafka_py.client.security import looks_like_tls, tls_error_message
+from spark_kafka_py.client.security import TlsError, looks_like_tls, tls_error_message
 from spark_kafka_py.errors import (
     KafkaConnectionError,
     KafkaProtocolError,
@@ -270,7 +270,10 @@ class BrokerConnection:
             ) from None
         except OSError as exc:
             self._last_failure = time.monotonic()
-            raise KafkaConnectionError(f"cannot connect to {self._describe()}: {exc}") from exc
+            raise KafkaConnectionError(
+                f"cannot connect to {self._describe()}: {exc}",
+                retriable=not isinstance(exc, TlsError),
+            ) from exc
         try:
             self._negotiate(deadline)
             self._authenticate(deadline)
@@ -344,13 +347,15 @@ class BrokerConnection:
                 if not self._api_versions and looks_like_tls(chunk):
                     raise KafkaConnectionError(
                         f"{self._describe()} answered {name} with TLS: it is a TLS listener; "
-                        "set kafka.security.protocol to SSL or SASL_SSL"
+                        "set kafka.security.protocol to SSL or SASL_SSL",
+                        retriable=False,
                     )
                 if not self._api_versions and chunk.startswith(b"HTTP/"):
                     status = bytes(chunk[:64]).split(b"\r\n", 1)[0].decode("ascii", "replace")
                     raise KafkaConnectionError(
                         f"{self._describe()} answered {name} with HTTP ({status!r}): it is not "
-                        "a Kafka listener; check kafka.bootstrap.servers"
+                        "a Kafka listener; check kafka.bootstrap.servers",
+                        retriable=False,
                     )
                 for got_id, response in self._protocol.receive_bytes(chunk):
                     if got_id == correlation_id:
@@ -368,8 +373,13 @@ class BrokerConnection:
             raise
         except OSError as exc:
             self._close()
-            detail = tls_error_message(exc) if isinstance(exc, ssl.SSLError) else str(exc)
-            raise KafkaConnectionError(f"{name} to {self._describe()} failed: {detail}") from exc
+            tls = isinstance(exc, ssl.SSLError)
+            detail = tls_error_message(exc) if tls else str(exc)
+            raise KafkaConnectionError(
+                f"{name} to {self._describe()} failed: {detail}",
+                # A TLS alert (e.g. no client certificate) is final; an EOF may be a crash.
+                retriable=not tls or isinstance(exc, ssl.SSLEOFError | ssl.SSLZeroReturnError),
+            ) from exc
         except BaseException:
             self._close()
             raise

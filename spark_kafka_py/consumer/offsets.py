@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping
 
-from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.cluster import RETRY_BACKOFF_MAX_MS, KafkaClient
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import error_for_code
@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 CONSUMER_REPLICA_ID = -1
 #: ``LEADER_NOT_AVAILABLE``: a partition has no leader in the metadata right now.
 _LEADER_NOT_AVAILABLE = 5
+#: Errors meaning "no broker answered": retried until ``default.api.timeout.ms``.
+_UNREACHABLE = (KafkaConnectionError, KafkaTimeoutError)
 
 
 def list_offsets(
@@ -38,6 +40,8 @@ def list_offsets(
     isolation_level: int = 0,
     retries: int = 3,
     retry_interval_ms: int = 1000,
+    api_timeout_ms: int = 60_000,
+    retry_backoff_ms: int = 100,
 ) -> dict[TopicPartition, int]:
     """Look up one offset per partition.
 
@@ -50,6 +54,13 @@ def list_offsets(
         retries: attempts after the first for partitions that failed with a retriable
             error (Spark's ``fetchOffset.numRetries``).
         retry_interval_ms: pause between attempts (``fetchOffset.retryIntervalMs``).
+        api_timeout_ms: how long brokers may stay unreachable (connection refused or reset,
+            request timeouts, Metadata unanswered) before the look-up fails
+            (``default.api.timeout.ms``, as the Java admin client Spark uses waits). Such
+            attempts do not count against ``retries``; the metadata is asked again before
+            each one, so a moved leader is found.
+        retry_backoff_ms: first pause after an unreachable broker (``retry.backoff.ms``),
+            doubled per attempt up to 1,000 ms (``retry.backoff.max.ms``).
 
     Returns:
         ``{TopicPartition: offset}`` for every partition asked.
@@ -57,16 +68,23 @@ def list_offsets(
     Raises:
         KafkaApiError: a non-retriable error, or a retriable one that outlived the retries;
             the message names the topic-partition.
-        KafkaConnectionError / KafkaTimeoutError: a broker stayed unreachable.
+        KafkaTimeoutError: brokers stayed unreachable for ``api_timeout_ms``; the message
+            names a topic-partition and the last connection error.
     """
     remaining = dict(timestamps)
     result: dict[TopicPartition, int] = {}
     attempt = 0
+    deadline = time.monotonic() + api_timeout_ms / 1000
+    backoff_ms = retry_backoff_ms
     while True:
         failures: dict[TopicPartition, KafkaError] = {}
-        metadata = client.metadata(sorted({tp.topic for tp in remaining}))
+        try:
+            metadata = client.metadata(sorted({tp.topic for tp in remaining}))
+        except (KafkaConnectionError, KafkaTimeoutError) as exc:
+            metadata = None
+            failures = dict.fromkeys(remaining, exc)
         by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
-        for tp in remaining:
+        for tp in remaining if metadata is not None else ():
             topic = metadata.topics.get(tp.topic)
             part = topic.partitions.get(tp.partition) if topic is not None else None
             if (
@@ -120,6 +138,21 @@ def list_offsets(
         remaining = {tp: ts for tp, ts in remaining.items() if tp not in result}
         if not remaining:
             return result
+        for err in failures.values():  # a TLS handshake or non-Kafka peer: waiting cannot help
+            if isinstance(err, KafkaConnectionError) and not err.retriable:
+                raise err
+        if all(isinstance(e, _UNREACHABLE) for e in failures.values()):
+            tp, err = min(failures.items())
+            if time.monotonic() >= deadline:
+                raise KafkaTimeoutError(
+                    f"ListOffsets for {len(remaining)} partition(s), e.g. {tp}: brokers "
+                    f"unreachable for default.api.timeout.ms={api_timeout_ms} ms; last error: "
+                    f"{err}"
+                ) from err
+            log.info("ListOffsets: %s; retrying in %d ms", err, backoff_ms)
+            time.sleep(max(0.0, min(backoff_ms / 1000, deadline - time.monotonic())))
+            backoff_ms = min(max(1, backoff_ms) * 2, RETRY_BACKOFF_MAX_MS)
+            continue
         attempt += 1
         if attempt > retries:
             _, err = min(failures.items())

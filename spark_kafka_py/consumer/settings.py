@@ -13,8 +13,11 @@ from spark_kafka_py.consumer.types import READ_UNCOMMITTED
 class ConsumerSettings:
     """The Kafka consumer settings we honour, with the Java consumer's defaults.
 
-    Units: bytes for ``*_bytes``, milliseconds for ``*_ms``. ``security``: TLS/SASL settings
-    (``kafka.security.protocol``, ``kafka.ssl.*``, ``kafka.sasl.*``), secrets hidden in repr.
+    Units: bytes for ``*_bytes``, milliseconds for ``*_ms``. ``default_api_timeout_ms``
+    bounds the driver's retries while brokers are unreachable (Metadata, ListOffsets, group
+    requests), as ``default.api.timeout.ms`` does in the Java clients. ``security``: TLS/SASL
+    settings (``kafka.security.protocol``, ``kafka.ssl.*``, ``kafka.sasl.*``), secrets hidden
+    in repr.
     """
 
     bootstrap_servers: str
@@ -24,6 +27,7 @@ class ConsumerSettings:
     retry_backoff_ms: int = 100
     reconnect_backoff_ms: int = 50
     metadata_max_age_ms: int = 300_000
+    default_api_timeout_ms: int = 60_000
     fetch_max_bytes: int = 52_428_800
     max_partition_fetch_bytes: int = 1_048_576
     fetch_min_bytes: int = 1

@@ -55,7 +55,6 @@ GROUP_KAFKA_PARAMS = (
     "heartbeat.interval.ms",
     "max.poll.interval.ms",
     "partition.assignment.strategy",
-    "default.api.timeout.ms",
 )
 #: Source option values/names added by consumer groups.
 GROUP_STARTING_OFFSETS = "group"
@@ -171,9 +170,7 @@ def parse_group_options(
             f"got {group[FALLBACK_OPTION.lower()]!r}"
         )
     strategies = group.get("kafka.partition.assignment.strategy", "range")
-    assignors = tuple(
-        dict.fromkeys(get_assignor(s) for s in strategies.split(",") if s.strip())
-    )
+    assignors = tuple(dict.fromkeys(get_assignor(s) for s in strategies.split(",") if s.strip()))
     session = _int(group, "kafka.session.timeout.ms", 45_000)
     heartbeat = _int(group, "kafka.heartbeat.interval.ms", 3_000)
     if heartbeat >= session:
@@ -191,7 +188,7 @@ def parse_group_options(
         max_poll_interval_ms=_int(group, "kafka.max.poll.interval.ms", 300_000),
         request_timeout_ms=source.consumer.request_timeout_ms,
         retry_backoff_ms=max(1, source.consumer.retry_backoff_ms),
-        default_api_timeout_ms=_int(group, "kafka.default.api.timeout.ms", 60_000),
+        default_api_timeout_ms=source.consumer.default_api_timeout_ms,
         client_rack=source.consumer.client_rack or None,
     )
     return GroupOptions(
@@ -353,7 +350,8 @@ class StreamGroup:
             log.info(
                 "group '%s': partitions revoked %s, assigned %s",
                 self.group.config.group_id if self.group.config else "?",
-                dropped, {str(tp): off for tp, off in entering.items()},
+                dropped,
+                {str(tp): off for tp, off in entering.items()},
             )
         return owned, entering
 

@@ -73,25 +73,29 @@ _REJECTED_KAFKA_PARAMS: dict[str, str] = {
 }
 
 # Kafka consumer settings this source honours (see README, "Options").
-_HONOURED_KAFKA_PARAMS = frozenset(
-    {
-        "bootstrap.servers",
-        "client.id",
-        "request.timeout.ms",
-        "socket.connection.setup.timeout.ms",
-        "retry.backoff.ms",
-        "reconnect.backoff.ms",
-        "metadata.max.age.ms",
-        "fetch.max.bytes",
-        "max.partition.fetch.bytes",
-        "fetch.min.bytes",
-        "fetch.max.wait.ms",
-        "isolation.level",
-        "client.rack",
-        "group.id",
-        "security.protocol",
-    }
-) | SECURITY_OPTIONS  # TLS and SASL: spark_kafka_py.client.security
+_HONOURED_KAFKA_PARAMS = (
+    frozenset(
+        {
+            "bootstrap.servers",
+            "client.id",
+            "request.timeout.ms",
+            "socket.connection.setup.timeout.ms",
+            "retry.backoff.ms",
+            "reconnect.backoff.ms",
+            "metadata.max.age.ms",
+            "default.api.timeout.ms",
+            "fetch.max.bytes",
+            "max.partition.fetch.bytes",
+            "fetch.min.bytes",
+            "fetch.max.wait.ms",
+            "isolation.level",
+            "client.rack",
+            "group.id",
+            "security.protocol",
+        }
+    )
+    | SECURITY_OPTIONS
+)  # TLS and SASL: spark_kafka_py.client.security
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ class Assign:
 
 
 Subscription = Subscribe | SubscribePattern | Assign
+
 
 @dataclass(frozen=True)
 class ByTimestamp:
@@ -327,7 +332,12 @@ def parse_offset_spec(raw: str, name: str) -> OffsetSpec:
 
 _TS_EXAMPLE = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
 _TIME_UNITS_MS = {
-    "us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
+    "us": 0.001,
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "min": 60_000,
+    "h": 3_600_000,
     "d": 86_400_000,
 }
 
@@ -426,6 +436,7 @@ def _consumer_settings(kafka: Mapping[str, str]) -> ConsumerSettings:
         retry_backoff_ms=num("retry.backoff.ms", 100, allow_zero=True),
         reconnect_backoff_ms=num("reconnect.backoff.ms", 50, allow_zero=True),
         metadata_max_age_ms=num("metadata.max.age.ms", 300_000),
+        default_api_timeout_ms=num("default.api.timeout.ms", 60_000),
         fetch_max_bytes=num("fetch.max.bytes", 52_428_800),
         max_partition_fetch_bytes=num("max.partition.fetch.bytes", 1_048_576),
         fetch_min_bytes=num("fetch.min.bytes", 1, allow_zero=True),
@@ -518,8 +529,7 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
             if extra:
                 label = "startingOffsets" if name == "startingoffsets" else "endingOffsets"
                 raise ConfigError(
-                    f"Option '{label}'"
-                    f" names partitions not in 'assign': {sorted(map(str, extra))}"
+                    f"Option '{label}' names partitions not in 'assign': {sorted(map(str, extra))}"
                 )
 
     return SourceOptions(
@@ -551,7 +561,9 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
         )
         or 3,
         fetch_offset_retry_interval_ms=_positive_int(
-            opts.get("fetchoffset.retryintervalms"), "fetchOffset.retryIntervalMs", 1000,
+            opts.get("fetchoffset.retryintervalms"),
+            "fetchOffset.retryIntervalMs",
+            1000,
             allow_zero=True,
         )
         or 0,

@@ -188,10 +188,13 @@ class Planner:
         Raises:
             KafkaApiError: a subscribed or assigned topic does not exist
                 (UNKNOWN_TOPIC_OR_PARTITION) or is not authorized, naming the topic.
+            KafkaTimeoutError: no broker answered Metadata for ``default.api.timeout.ms``
+                (retried with backoff until then, e.g. through a broker restart).
         """
         sub = self.options.subscription
+        api_timeout_ms = self.options.consumer.default_api_timeout_ms
         if isinstance(sub, SubscribePattern):
-            metadata = self.client.metadata(None)
+            metadata = self.client.metadata_retrying(None, timeout_ms=api_timeout_ms)
             topics = {
                 name: info
                 for name, info in metadata.topics.items()
@@ -203,7 +206,7 @@ class Planner:
                 if isinstance(sub, Subscribe)
                 else {tp.topic for tp in sub.partitions}
             )
-            metadata = self.client.metadata(names)
+            metadata = self.client.metadata_retrying(names, timeout_ms=api_timeout_ms)
             topics = {name: metadata.topics[name] for name in names if name in metadata.topics}
             for name in names:
                 info = topics.get(name)
@@ -235,6 +238,8 @@ class Planner:
             isolation_level=self.options.consumer.isolation_level,
             retries=self.options.fetch_offset_num_retries,
             retry_interval_ms=self.options.fetch_offset_retry_interval_ms,
+            api_timeout_ms=self.options.consumer.default_api_timeout_ms,
+            retry_backoff_ms=self.options.consumer.retry_backoff_ms,
         )
 
     def resolve(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import socket
 import uuid
+from typing import Any
 
 import pytest
 
@@ -14,10 +15,14 @@ from spark_kafka_py.client.cluster import (
     KafkaClient,
     parse_bootstrap_servers,
 )
-from spark_kafka_py.errors import ConfigError, KafkaConnectionError
+from spark_kafka_py.consumer.offsets import list_offsets
+from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.errors import ConfigError, KafkaConnectionError, KafkaTimeoutError
 from spark_kafka_py.protocol.messages.list_offsets import (
+    ListOffsetsPartitionResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
+    ListOffsetsTopicResponse,
 )
 from spark_kafka_py.protocol.messages.metadata import (
     MetadataRequest,
@@ -27,7 +32,7 @@ from spark_kafka_py.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 
-from .fake_broker import FakeBroker, api_versions_for
+from .fake_broker import CLOSE, FakeBroker, api_versions_for
 
 
 def test_parse_bootstrap_servers() -> None:
@@ -128,3 +133,93 @@ def test_metadata_error_names_everything_tried() -> None:
         client.metadata()
     for p in ports:
         assert f"127.0.0.1:{p}" in str(info.value)
+
+
+# -- the driver's retries while brokers are unreachable (default.api.timeout.ms) ----------
+
+
+def _flaky(answer: Any, failures: int) -> Any:
+    """A handler closing the connection on its first ``failures`` calls, then answering."""
+    calls = {"n": 0}
+
+    def handler(request: Any, version: int) -> Any:
+        calls["n"] += 1
+        return CLOSE if calls["n"] <= failures else answer(request, version)
+
+    return handler
+
+
+def test_metadata_retrying_rides_out_dropped_connections() -> None:
+    handlers: dict[int, Any] = {18: lambda r, v: api_versions_for(MetadataRequest)}
+    with FakeBroker(handlers) as broker:
+        handlers[3] = _flaky(lambda r, v: _metadata_response(broker.port), failures=3)
+        cfg = ClientConfig(bootstrap_servers=((broker.host, broker.port),), retry_backoff_ms=1)
+        with KafkaClient(cfg) as client:
+            with pytest.raises(KafkaConnectionError, match="closed the connection"):
+                client.metadata(["t"])  # one pass: no retry
+            md = client.metadata_retrying(["t"], timeout_ms=30_000)
+        assert md.leader("t", 0) == 5
+        assert [k for k, _, _ in broker.requests].count(3) == 4
+
+
+def test_metadata_retrying_gives_up_after_the_timeout_naming_the_broker() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    cfg = ClientConfig(bootstrap_servers=(("127.0.0.1", port),), retry_backoff_ms=1)
+    with KafkaClient(cfg) as client, pytest.raises(KafkaTimeoutError) as info:
+        client.metadata_retrying([], timeout_ms=300)
+    text = str(info.value)
+    assert "default.api.timeout.ms=300" in text and f"127.0.0.1:{port}" in text
+    assert isinstance(info.value.__cause__, KafkaConnectionError)
+
+
+def test_metadata_retrying_stops_at_once_for_a_peer_that_is_not_kafka() -> None:
+    http = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+    with FakeBroker({18: lambda r, v: http}) as broker:
+        cfg = ClientConfig(bootstrap_servers=((broker.host, broker.port),), retry_backoff_ms=1)
+        with KafkaClient(cfg) as client, pytest.raises(KafkaConnectionError) as info:
+            client.metadata_retrying([], timeout_ms=60_000)
+        assert "not a Kafka listener" in str(info.value) and not info.value.retriable
+        assert broker.connections == 1
+
+
+def test_list_offsets_rides_out_a_leader_dropping_connections() -> None:
+    """Connection failures do not use up ``fetchOffset.numRetries`` (0 here): they are retried,
+    with a Metadata request before each attempt, until ``default.api.timeout.ms``."""
+
+    def offsets(request: Any, version: int) -> ListOffsetsResponse:
+        return ListOffsetsResponse(
+            topics=tuple(
+                ListOffsetsTopicResponse(
+                    name=t.name,
+                    partitions=tuple(
+                        ListOffsetsPartitionResponse(partition_index=p.partition_index, offset=42)
+                        for p in t.partitions
+                    ),
+                )
+                for t in request.topics
+            )
+        )
+
+    handlers: dict[int, Any] = {
+        18: lambda r, v: api_versions_for(MetadataRequest, ListOffsetsRequest),
+        2: _flaky(offsets, failures=2),
+    }
+    with FakeBroker(handlers) as broker:
+        handlers[3] = lambda r, v: _metadata_response(broker.port)
+        cfg = ClientConfig(bootstrap_servers=((broker.host, broker.port),))
+        with KafkaClient(cfg) as client:
+            got = list_offsets(client, {TopicPartition("t", 0): -1}, retries=0, retry_backoff_ms=1)
+            assert got == {TopicPartition("t", 0): 42}
+            with pytest.raises(KafkaTimeoutError, match=r"t-0: brokers unreachable for default.api.timeout.ms=0 ms"):
+                handlers[2] = _flaky(offsets, failures=10**6)
+                list_offsets(
+                    client,
+                    {TopicPartition("t", 0): -1},
+                    retries=5,
+                    api_timeout_ms=0,
+                    retry_backoff_ms=1,
+                )
+        assert [k for k, _, _ in broker.requests].count(3) >= 3  # metadata before each attempt

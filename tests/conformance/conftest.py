@@ -56,8 +56,9 @@ def mixed_record(n: int) -> ProducedRecord:
         headers = [("h", None), ("\u00e9t\u00e9", "x")]
     else:
         headers = [("a", "1"), ("a", "2")]
-    return ProducedRecord(key=key, value=value, headers=headers, partition=n % 3,
-                          timestamp_ms=T0 + n * 1000)
+    return ProducedRecord(
+        key=key, value=value, headers=headers, partition=n % 3, timestamp_ms=T0 + n * 1000
+    )
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,17 @@ def _write_transactions(bootstrap: str, topic: str) -> None:
     classpath = kafka_classpath(KAFKA_VERSION)
     with tempfile.TemporaryDirectory() as classes:
         subprocess.run(
-            ["javac", "-nowarn", "--release", "17", "-cp", classpath, "-d", classes,
-             str(SCRIPT_PRODUCER)],
+            [
+                "javac",
+                "-nowarn",
+                "--release",
+                "17",
+                "-cp",
+                classpath,
+                "-d",
+                classes,
+                str(SCRIPT_PRODUCER),
+            ],
             check=True,
             timeout=300,
         )
@@ -97,15 +107,34 @@ def _write_transactions(bootstrap: str, topic: str) -> None:
             lines.append("BEGIN")
             for i in range(TXN_SIZE):
                 value = f"txn{txn}-{'commit' if commit else 'abort'}-{i}".encode()
-                lines.append("\t".join(
-                    ["REC", _field(f"k{i % 3}".encode()), _field(value), str(T0 + n * 1000),
-                     _field(b"txn"), _field(str(txn).encode())]
-                ))
+                lines.append(
+                    "\t".join(
+                        [
+                            "REC",
+                            _field(f"k{i % 3}".encode()),
+                            _field(value),
+                            str(T0 + n * 1000),
+                            _field(b"txn"),
+                            _field(str(txn).encode()),
+                        ]
+                    )
+                )
                 n += 1
             lines.append("COMMIT" if commit else "ABORT")
         subprocess.run(
-            ["java", "-Xmx256m", "-cp", f"{classes}:{classpath}", "ScriptProducer", bootstrap,
-             topic, f"conformance-{uuid.uuid4().hex[:8]}", "lz4", "16384", "5"],
+            [
+                "java",
+                "-Xmx256m",
+                "-cp",
+                f"{classes}:{classpath}",
+                "ScriptProducer",
+                bootstrap,
+                topic,
+                f"conformance-{uuid.uuid4().hex[:8]}",
+                "lz4",
+                "16384",
+                "5",
+            ],
             input="\n".join(lines) + "\n",
             text=True,
             check=True,
@@ -146,17 +175,26 @@ def data(kafka_bootstrap: str, spark: SparkSession) -> Iterator[ConformanceData]
     create_topic(kafka_bootstrap, mixed, partitions=3)
     n = 0
     for codec in CODECS:
-        produce(kafka_bootstrap, mixed, [mixed_record(n + i) for i in range(PER_CODEC)],
-                compression=codec)
+        produce(
+            kafka_bootstrap,
+            mixed,
+            [mixed_record(n + i) for i in range(PER_CODEC)],
+            compression=codec,
+        )
         n += PER_CODEC
 
     pattern = f"conf-pat-{run}-.*"
     pattern_a, pattern_b, other = f"conf-pat-{run}-a", f"conf-pat-{run}-b", f"conf-pat-{run}"
     for i, topic in enumerate((pattern_a, pattern_b, other)):
         create_topic(kafka_bootstrap, topic, partitions=i + 1)
-        produce(kafka_bootstrap, topic,
-                [ProducedRecord(key=None, value=f"{topic}-{j}", partition=j % (i + 1))
-                 for j in range(10)])
+        produce(
+            kafka_bootstrap,
+            topic,
+            [
+                ProducedRecord(key=None, value=f"{topic}-{j}", partition=j % (i + 1))
+                for j in range(10)
+            ],
+        )
 
     txn = f"conf-txn-{run}"
     create_topic(kafka_bootstrap, txn, partitions=1)

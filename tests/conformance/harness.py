@@ -176,9 +176,7 @@ def run_stream(
     progress: list[dict[str, Any]] = []
     rows: list[Row] = []
     try:
-        query, batches = start_stream(
-            spark, fmt, bootstrap, checkpoint, options, all_rows=rows
-        )
+        query, batches = start_stream(spark, fmt, bootstrap, checkpoint, options, all_rows=rows)
     except Exception as exc:
         return StreamRun(batches=batches, progress=progress, error=str(exc))
     try:

@@ -279,12 +279,18 @@ def test_json_start_latest_or_end_earliest_rejected(
 ) -> None:
     t = data.mixed
     assert_both_fail(
-        spark, kafka_bootstrap, "startingOffsets.*latest",
-        subscribe=t, startingOffsets=json.dumps({t: {"0": -1, "1": -2, "2": -2}}),
+        spark,
+        kafka_bootstrap,
+        "startingOffsets.*latest",
+        subscribe=t,
+        startingOffsets=json.dumps({t: {"0": -1, "1": -2, "2": -2}}),
     )
     assert_both_fail(
-        spark, kafka_bootstrap, "endingOffsets.*earliest",
-        subscribe=t, endingOffsets=json.dumps({t: {"0": -2, "1": -1, "2": -1}}),
+        spark,
+        kafka_bootstrap,
+        "endingOffsets.*earliest",
+        subscribe=t,
+        endingOffsets=json.dumps({t: {"0": -2, "1": -1, "2": -1}}),
     )
 
 
@@ -292,8 +298,11 @@ def test_json_offsets_must_name_every_partition(
     spark: SparkSession, kafka_bootstrap: str, data: ConformanceData
 ) -> None:
     assert_both_fail(
-        spark, kafka_bootstrap, rf"startingOffsets.*{data.mixed}-[12]",
-        subscribe=data.mixed, startingOffsets=json.dumps({data.mixed: {"0": 1}}),
+        spark,
+        kafka_bootstrap,
+        rf"startingOffsets.*{data.mixed}-[12]",
+        subscribe=data.mixed,
+        startingOffsets=json.dumps({data.mixed: {"0": 1}}),
     )
 
 
@@ -302,8 +311,11 @@ def test_subscription_options(
 ) -> None:
     assert_both_fail(spark, kafka_bootstrap, "subscribe, subscribePattern, assign")
     assert_both_fail(
-        spark, kafka_bootstrap, "Only one of",
-        subscribe=data.mixed, assign=json.dumps({data.mixed: [0]}),
+        spark,
+        kafka_bootstrap,
+        "Only one of",
+        subscribe=data.mixed,
+        assign=json.dumps({data.mixed: [0]}),
     )
 
 
@@ -311,9 +323,7 @@ def test_user_schema_rejected(
     spark: SparkSession, kafka_bootstrap: str, data: ConformanceData
 ) -> None:
     schema = StructType([StructField("value", BinaryType())])
-    assert_both_fail(
-        spark, kafka_bootstrap, "fixed schema", schema=schema, subscribe=data.mixed
-    )
+    assert_both_fail(spark, kafka_bootstrap, "fixed schema", schema=schema, subscribe=data.mixed)
 
 
 # -- data loss ----------------------------------------------------------------------------------
@@ -347,19 +357,22 @@ def test_offsets_deleted_before_they_were_read(
     assert get_offsets(kafka_bootstrap, topic, "earliest") == {0: 5, 1: 12}
     start = json.dumps({topic: {"0": 0, "1": 0}})
     assert_both_fail(
-        spark, kafka_bootstrap, rf"{topic}-[01].*\[0, (5|12)\)",
-        subscribe=topic, startingOffsets=start,
+        spark,
+        kafka_bootstrap,
+        rf"{topic}-[01].*\[0, (5|12)\)",
+        subscribe=topic,
+        startingOffsets=start,
     )
     # failOnDataLoss=false: skip to the earliest offset still there. Spark's connector 4.0.0
     # (the oracle) fails on this path under Spark 4.3 (NoClassDefFoundError
     # org.apache.spark.internal.LogKeys$ERROR$ while logging the warning), so the rows are
     # checked against the producer's input: value v<i> went to partition i % 2 at offset i // 2.
     rows = load(
-        spark, OURS, kafka_bootstrap,
+        spark,
+        OURS,
+        kafka_bootstrap,
         {"subscribe": topic, "startingOffsets": start, "failOnDataLoss": "false"},
     ).collect()
     got = sorted((r["partition"], r["offset"], bytes(r["value"]).decode()) for r in rows)
     kept = {0: 5, 1: 12}
-    assert got == sorted(
-        (i % 2, i // 2, f"v{i}") for i in range(40) if i // 2 >= kept[i % 2]
-    )
+    assert got == sorted((i % 2, i // 2, f"v{i}") for i in range(40) if i // 2 >= kept[i % 2])

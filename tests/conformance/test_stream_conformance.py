@@ -49,8 +49,14 @@ def ours(spark: SparkSession, bootstrap: str, checkpoint: Path, **options: str) 
 def test_max_offsets_per_trigger_batches_and_reported_latest(
     spark: SparkSession, kafka_bootstrap: str, data: ConformanceData, tmp_path: Path
 ) -> None:
-    run = ours(spark, kafka_bootstrap, tmp_path / "cp", subscribe=data.mixed,
-               startingOffsets="earliest", maxOffsetsPerTrigger="70")
+    run = ours(
+        spark,
+        kafka_bootstrap,
+        tmp_path / "cp",
+        subscribe=data.mixed,
+        startingOffsets="earliest",
+        maxOffsetsPerTrigger="70",
+    )
     assert run.error is None, run.error
     # 3 partitions x 100 offsets; each batch gives a partition floor(70 * backlog / total):
     # 23 while the backlogs are equal, then the last 8 of each.
@@ -68,14 +74,17 @@ def test_max_offsets_per_trigger_batches_and_reported_latest(
 def test_available_now_reads_everything_in_one_batch(
     spark: SparkSession, kafka_bootstrap: str, data: ConformanceData, tmp_path: Path
 ) -> None:
-    run = ours(spark, kafka_bootstrap, tmp_path / "cp",
-               subscribePattern=data.pattern, startingOffsets="earliest")
+    run = ours(
+        spark,
+        kafka_bootstrap,
+        tmp_path / "cp",
+        subscribePattern=data.pattern,
+        startingOffsets="earliest",
+    )
     assert run.error is None, run.error
     assert len(run.batches) == 1
     assert sum(n for *_, n in run.batches[0]) == 20
-    assert_rows_equal_batch_oracle(
-        spark, kafka_bootstrap, run.rows, subscribePattern=data.pattern
-    )
+    assert_rows_equal_batch_oracle(spark, kafka_bootstrap, run.rows, subscribePattern=data.pattern)
 
 
 def test_starting_timestamp_and_read_committed(
@@ -97,8 +106,9 @@ def test_starting_timestamp_and_read_committed(
 def test_ending_offsets_rejected_in_streaming(
     spark: SparkSession, kafka_bootstrap: str, data: ConformanceData, tmp_path: Path
 ) -> None:
-    run = ours(spark, kafka_bootstrap, tmp_path / "cp",
-               subscribe=data.mixed, endingOffsets="latest")
+    run = ours(
+        spark, kafka_bootstrap, tmp_path / "cp", subscribe=data.mixed, endingOffsets="latest"
+    )
     assert run.error is not None and "endingOffsets" in run.error
 
 
@@ -108,18 +118,27 @@ def test_min_offsets_per_trigger_waits_for_enough_records(
     topic = new_topic(partitions=2)
 
     def write(start: int, n: int) -> None:
-        produce(kafka_bootstrap, topic,
-                [ProducedRecord(key=None, value=f"v{i}", partition=i % 2)
-                 for i in range(start, start + n)])
+        produce(
+            kafka_bootstrap,
+            topic,
+            [
+                ProducedRecord(key=None, value=f"v{i}", partition=i % 2)
+                for i in range(start, start + n)
+            ],
+        )
 
     write(0, 10)
     options = {
-        "subscribe": topic, "startingOffsets": "earliest",
-        "minOffsetsPerTrigger": "50", "maxTriggerDelay": "1h",
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "minOffsetsPerTrigger": "50",
+        "maxTriggerDelay": "1h",
     }
-    query, batches = start_stream(spark, OURS, kafka_bootstrap, tmp_path / "cp", options,
-                                  processing_time="1 second")
+    query, batches = start_stream(
+        spark, OURS, kafka_bootstrap, tmp_path / "cp", options, processing_time="1 second"
+    )
     try:
+
         def settle(expected_batches: int) -> None:
             deadline = time.monotonic() + 120
             while len(batches) < expected_batches:
@@ -157,8 +176,9 @@ def test_offsets_deleted_between_batches(
     produce(kafka_bootstrap, topic, [ProducedRecord(None, f"b{i}", partition=0) for i in range(20)])
     _delete_records(kafka_bootstrap, topic, {0: 30})  # offsets 20..29 were never read
 
-    second = ours(spark, kafka_bootstrap, tmp_path / "cp", failOnDataLoss=fail_on_data_loss,
-                  **options)
+    second = ours(
+        spark, kafka_bootstrap, tmp_path / "cp", failOnDataLoss=fail_on_data_loss, **options
+    )
     if fail_on_data_loss == "true":
         assert second.error is not None
         assert f"{topic}-0" in second.error and "[20, 30)" in second.error
@@ -166,7 +186,10 @@ def test_offsets_deleted_between_batches(
         assert second.error is None, second.error
         assert second.batches == [[(0, 30, 39, 10)]]
         assert_rows_equal_batch_oracle(
-            spark, kafka_bootstrap, second.rows, subscribe=topic,
+            spark,
+            kafka_bootstrap,
+            second.rows,
+            subscribe=topic,
             startingOffsets=json.dumps({topic: {"0": 30}}),
         )
 
@@ -190,8 +213,9 @@ def test_topic_deleted_and_recreated(
     create_topic(kafka_bootstrap, topic, partitions=1)
     produce(kafka_bootstrap, topic, [ProducedRecord(None, f"b{i}", partition=0) for i in range(5)])
 
-    second = ours(spark, kafka_bootstrap, tmp_path / "cp", failOnDataLoss=fail_on_data_loss,
-                  **options)
+    second = ours(
+        spark, kafka_bootstrap, tmp_path / "cp", failOnDataLoss=fail_on_data_loss, **options
+    )
     if fail_on_data_loss == "true":
         assert second.error is not None
         assert f"{topic}-0" in second.error and "from 20 to 5" in second.error

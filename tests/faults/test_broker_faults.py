@@ -3,8 +3,9 @@
 One private single-node cluster for the module (kill/restart must not disturb the session
 broker). Recovery is bounded by settings, never by wall-clock asserts: the executor's fetcher
 retries for ``kafkaConsumer.pollTimeoutMs`` (backing off ``retry.backoff.ms``, reconnecting
-after ``reconnect.backoff.ms``); the driver fails with a clear connection error when the
-broker is down for longer than its ``fetchOffset.numRetries`` x ``fetchOffset.retryIntervalMs``
+after ``reconnect.backoff.ms``); the driver's Metadata and ListOffsets retry for
+``kafka.default.api.timeout.ms`` (backoff doubling from ``retry.backoff.ms`` to 1 s), so a
+running query rides out a restart; a broker down for longer fails the query with a clear error,
 and the query, restarted on its checkpoint, then delivers every record exactly once.
 """
 
@@ -123,6 +124,7 @@ def _start(
     tmp: Path,
     trigger: dict[str, object],
     max_offsets: int,
+    api_timeout_ms: int,
 ) -> StreamingQuery:
     return (
         spark.readStream.format("pykafka")
@@ -131,9 +133,8 @@ def _start(
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", str(max_offsets))
         .option("kafka.request.timeout.ms", "3000")
-        .option("kafkaConsumer.pollTimeoutMs", "10000")
-        .option("fetchOffset.numRetries", "2")
-        .option("fetchOffset.retryIntervalMs", "500")
+        .option("kafka.default.api.timeout.ms", str(api_timeout_ms))
+        .option("kafkaConsumer.pollTimeoutMs", "60000")
         .load()
         .selectExpr("topic", "partition", "offset", "CAST(value AS STRING) AS value")
         .writeStream.format("parquet")
@@ -144,43 +145,70 @@ def _start(
     )
 
 
-def test_streaming_query_broker_killed_then_restarted_on_checkpoint_exactly_once(
+def test_streaming_query_rides_out_a_broker_restart_and_fails_clearly_when_it_stays_down(
     cluster: LocalKafkaCluster, spark: SparkSession, tmp_path: Path
 ) -> None:
     bootstrap = cluster.bootstrap_servers
     topic = f"killed-stream-{time.time_ns()}"
     create_topic(bootstrap, topic, partitions=4)
     produce_values(bootstrap, topic, 800, partitions=4)
-    q = _start(spark, bootstrap, topic, tmp_path, {"processingTime": "200 milliseconds"}, 100)
-    error = None
+    # 1. SIGKILL mid-stream, restarted 2 s later: the driver's Metadata/ListOffsets retries
+    # (bounded by default.api.timeout.ms) and the executors' Fetch retries (bounded by
+    # kafkaConsumer.pollTimeoutMs) carry the running query through; it never fails.
+    every_200ms = {"processingTime": "200 milliseconds"}
+    q = _start(spark, bootstrap, topic, tmp_path, every_200ms, 100, 60_000)
+
+    def processed() -> int:
+        return sum(p["numInputRows"] for p in q.recentProgress)
+
     try:
         deadline = time.monotonic() + 120
-        while sum(p["numInputRows"] for p in q.recentProgress) < 200:
+        while processed() < 200:
             assert time.monotonic() < deadline and q.isActive, q.exception()
             time.sleep(0.2)
         cluster.kill(1)  # while batches of 100 records keep being planned and read
+        time.sleep(2)
+        cluster.restart(1)
+        produce_values(bootstrap, topic, 800, partitions=4)  # the same values again
+        deadline = time.monotonic() + 180
+        while processed() < 1600:
+            assert q.isActive, q.exception()
+            assert time.monotonic() < deadline, f"stuck at {processed()} rows"
+            time.sleep(0.5)
+        assert q.exception() is None
+    finally:
+        q.stop()
+
+    # 2. Down for longer than default.api.timeout.ms: a clear error naming the broker and the
+    # setting (the query restarted on its checkpoint while the broker is down).
+    cluster.kill(1)
+    q = _start(spark, bootstrap, topic, tmp_path, every_200ms, 100, 3000)
+    error = None
+    try:
         try:
             q.awaitTermination(120)
         except StreamingQueryException as exc:
             error = str(exc)
     finally:
         q.stop()
-    # Down for longer than the driver's retries: a clear error naming the broker.
     assert error is not None, "the query neither failed nor stopped while the broker was down"
-    assert "KafkaConnectionError" in error or "KafkaTimeoutError" in error, error[:2000]
+    assert "KafkaTimeoutError" in error and "default.api.timeout.ms=3000" in error, error[:2000]
     assert cluster.node(1).address in error
 
+    # 3. Back up, more records: the query on the same checkpoint delivers each exactly once.
     cluster.restart(1)
-    produce_values(bootstrap, topic, 800, partitions=4)  # 800 more (same values again)
-    # The rate limit may change across restarts; fewer, larger batches now.
-    q = _start(spark, bootstrap, topic, tmp_path, {"availableNow": True}, 1000)
+    produce_values(bootstrap, topic, 800, partitions=4)
+    q = _start(spark, bootstrap, topic, tmp_path, {"availableNow": True}, 1000, 60_000)
     q.awaitTermination(240)
     assert q.exception() is None
     got = [
         (r.partition, r.offset, r.value)
         for r in spark.read.parquet(str(tmp_path / "out")).collect()
     ]
-    assert len(got) == len(set(got)) == 1600  # exactly once
+    assert len(got) == len(set(got)) == 2400  # exactly once
     assert sorted(got) == sorted(
-        (p, o + 200 * k, v) for k in (0, 1) for p in range(4) for o, v in expected_values(800, 4, p)
+        (p, o + 200 * k, v)
+        for k in (0, 1, 2)
+        for p in range(4)
+        for o, v in expected_values(800, 4, p)
     )

@@ -94,7 +94,9 @@ def batch_error(spark: SparkSession, bootstrap: str, topic: str = "t", **options
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("kafka.request.timeout.ms", "1500")
-        .option("kafka.connect.timeout.ms", "1500")
+        .option("kafka.socket.connection.setup.timeout.ms", "1500")
+        # The driver retries unreachable brokers this long before it fails.
+        .option("kafka.default.api.timeout.ms", "3000")
     )
     for k, v in options.items():
         reader = reader.option(k, v)
@@ -106,7 +108,8 @@ def batch_error(spark: SparkSession, bootstrap: str, topic: str = "t", **options
 def test_bootstrap_server_down(spark: SparkSession) -> None:
     port = _closed_port()
     text = batch_error(spark, f"127.0.0.1:{port}")
-    assert "KafkaConnectionError" in text and "no broker answered Metadata" in text
+    assert "KafkaTimeoutError" in text and "default.api.timeout.ms=3000" in text
+    assert "no broker answered Metadata" in text
     assert f"127.0.0.1:{port}" in text and "Connection refused" in text
 
 
@@ -117,6 +120,8 @@ def test_bootstrap_server_is_http(
     text = batch_error(spark, f"127.0.0.1:{http.port}")
     assert f"127.0.0.1:{http.port}" in text and "not a Kafka listener" in text
     assert "HTTP/1.1 400 Bad Request" in text
+    # Not retried for default.api.timeout.ms: waiting cannot make it a Kafka listener.
+    assert "KafkaConnectionError" in text and "default.api.timeout.ms" not in text
     assert http.accepted >= 1
 
 

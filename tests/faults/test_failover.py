@@ -4,12 +4,14 @@
 The executor's fetcher follows the new leader (connection refused, then NOT_LEADER_OR_FOLLOWER
 / FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH with a metadata refresh, the current leader epoch
 in every Fetch); the driver plans on the surviving brokers. Nothing is lost, nothing read twice,
-and nothing but produced records (all below the high watermark) reaches the sink. One cluster
-for the module; each test restores full ISR before it ends.
+and nothing but produced records (all below the high watermark) reaches the sink. The group
+coordinator's broker killed: the driver finds the new coordinator and its commits go on. One
+cluster for the module; each test restores full ISR before it ends.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +21,12 @@ from pyspark.sql import SparkSession
 
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.testing.broker import LocalKafkaCluster
-from spark_kafka_py.testing.tools import create_topic, partition_states, wait_for_full_isr
+from spark_kafka_py.testing.tools import (
+    consumer_groups_describe,
+    create_topic,
+    partition_states,
+    wait_for_full_isr,
+)
 
 from .helpers import expected_values, fetcher_via, produce_values, rows, settings_for
 
@@ -125,3 +132,82 @@ def test_streaming_query_survives_leader_kill_exactly_once(
         (p, o + 200 * k, v) for k in (0, 1) for p in range(3) for o, v in expected_values(600, 3, p)
     )
     _heal(cluster, leader, topic)
+
+
+def _coordinator(bootstrap: str, group: str) -> int:
+    """The group coordinator's node id, as Kafka's ConsumerGroupCommand ``--state`` shows it."""
+    text = consumer_groups_describe(bootstrap, group, extra=["--state"])
+    found = re.search(r"^\s*" + re.escape(group) + r"\s+\S+\s+\((\d+)\)", text, re.M)
+    assert found, text
+    return int(found.group(1))
+
+
+def _committed(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int, int]]:
+    """ConsumerGroupCommand ``--describe``: partition -> (committed offset, lag)."""
+    out: dict[int, tuple[int, int]] = {}
+    for line in consumer_groups_describe(bootstrap, group).splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[0] == group and f[1] == topic and f[3] != "-" and f[5] != "-":
+            out[int(f[2])] = (int(f[3]), int(f[5]))
+    return out
+
+
+def test_group_coordinator_killed_the_driver_finds_the_new_one_and_keeps_committing(
+    cluster: LocalKafkaCluster, spark: SparkSession, tmp_path: Path
+) -> None:
+    bootstrap = cluster.bootstrap_servers
+    topic = f"failover-coordinator-{time.time_ns()}"
+    group = f"g-coordinator-{time.time_ns()}"
+    create_topic(bootstrap, topic, 3, 3, REPLICATED)
+    produce_values(bootstrap, topic, 300, partitions=3)
+    wait_for_full_isr(bootstrap, topic)
+    q = (
+        spark.readStream.format("pykafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("kafka.group.id", group)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "150")
+        .option("kafka.session.timeout.ms", "10000")
+        .option("kafka.heartbeat.interval.ms", "1000")
+        .option("kafka.request.timeout.ms", "5000")
+        .option("kafkaConsumer.pollTimeoutMs", "60000")
+        .load()
+        .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
+        .writeStream.format("parquet")
+        .option("path", str(tmp_path / "out"))
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+
+    def wait_committed(per_partition: int, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        want = {p: (per_partition, 0) for p in range(3)}
+        while (got := _committed(bootstrap, group, topic)) != want:
+            assert q.isActive, q.exception()
+            assert time.monotonic() < deadline, f"committed/lag {got}, want {want}"
+            time.sleep(1)
+
+    try:
+        wait_committed(100, 180)
+        coordinator = _coordinator(bootstrap, group)
+        # Its __consumer_offsets partition must have followers in sync to move.
+        wait_for_full_isr(bootstrap, "__consumer_offsets", timeout_s=120)
+        cluster.kill(coordinator)
+        produce_values(bootstrap, topic, 300, partitions=3)  # acks=all, 2 of 3 in sync
+        # Commits go on at the new coordinator (ConsumerGroupCommand asks the cluster).
+        wait_committed(200, 240)
+        assert _coordinator(bootstrap, group) != coordinator
+        assert q.exception() is None
+    finally:
+        q.stop()
+    got = [
+        (r.partition, r.offset, r.value)
+        for r in spark.read.parquet(str(tmp_path / "out")).collect()
+    ]
+    assert len(got) == len(set(got)) == 600
+    assert sorted(got) == sorted(
+        (p, o + 100 * k, v) for k in (0, 1) for p in range(3) for o, v in expected_values(300, 3, p)
+    )
+    _heal(cluster, coordinator, topic)

@@ -34,10 +34,7 @@ def test_batch_read_notebook_runs_end_to_end(
     ).execute()
 
     outputs = [
-        out
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for out in cell.get("outputs", [])
+        out for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
     ]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")

@@ -202,15 +202,26 @@ def test_split_and_trigger_options() -> None:
     assert (opts.min_partitions, opts.max_records_per_partition) == (8, 1000)
     assert (opts.min_offsets_per_trigger, opts.max_trigger_delay_ms) == (50, 120_000)
     assert parse_options(PARITY_BASE, streaming=True).max_trigger_delay_ms == 900_000
-    for key, value in [("minpartitions", "0"), ("maxrecordsperpartition", "-1"),
-                       ("maxtriggerdelay", "soon"), ("minoffsetspertrigger", "x")]:
+    for key, value in [
+        ("minpartitions", "0"),
+        ("maxrecordsperpartition", "-1"),
+        ("maxtriggerdelay", "soon"),
+        ("minoffsetspertrigger", "x"),
+    ]:
         with pytest.raises(ConfigError):
             parse_options({**PARITY_BASE, key: value}, streaming=True)
 
 
 @pytest.mark.parametrize(
-    ("text", "ms"), [("15m", 900_000), ("30s", 30_000), ("250", 250), ("1h", 3_600_000),
-                     ("500ms", 500), ("2d", 172_800_000)]
+    ("text", "ms"),
+    [
+        ("15m", 900_000),
+        ("30s", 30_000),
+        ("250", 250),
+        ("1h", 3_600_000),
+        ("500ms", 500),
+        ("2d", 172_800_000),
+    ],
 )
 def test_parse_time_ms(text: str, ms: int) -> None:
     from spark_kafka_py.spark.options import parse_time_ms

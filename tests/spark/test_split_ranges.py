@@ -21,7 +21,10 @@ def test_enough_ranges_for_min_partitions_are_not_split() -> None:
 def test_min_partitions_splits_in_proportion() -> None:
     # total 40; A: 30/40*4 = 3 pieces, B: 10/40*4 = 1 piece (unsplit); A gets 4-1 = 3.
     assert split_ranges([(A, 0, 30), (B, 100, 110)], 4, None) == [
-        (A, 0, 10), (A, 10, 20), (A, 20, 30), (B, 100, 110),
+        (A, 0, 10),
+        (A, 10, 20),
+        (A, 20, 30),
+        (B, 100, 110),
     ]
 
 
@@ -32,5 +35,8 @@ def test_min_partitions_rounding_rest_goes_to_last_piece() -> None:
 def test_max_records_per_partition() -> None:
     # ceil(25/10) = 3 pieces of 8, 8, 9; B (5) stays whole.
     assert split_ranges([(A, 0, 25), (B, 0, 5)], None, 10) == [
-        (A, 0, 8), (A, 8, 16), (A, 16, 25), (B, 0, 5),
+        (A, 0, 8),
+        (A, 8, 16),
+        (A, 16, 25),
+        (B, 0, 5),
     ]
