@@ -467,6 +467,12 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
     for key, reason in _REJECTED_KAFKA_PARAMS.items():
         if key in kafka:
             raise ConfigError(reason)
+    if "groupidprefix" in opts:
+        log.warning(
+            "Option 'groupIdPrefix' has no effect in format('pykafka'): Spark uses it to name "
+            "the consumer group of its internal consumers; this source joins no group unless "
+            "'kafka.group.id' is set"
+        )
     for key in sorted(set(kafka) - _HONOURED_KAFKA_PARAMS):
         log.warning("Kafka option 'kafka.%s' is not used by format('pykafka'); ignoring it", key)
 

@@ -227,3 +227,10 @@ def test_parse_time_ms(text: str, ms: int) -> None:
     from spark_kafka_py.spark.options import parse_time_ms
 
     assert parse_time_ms(text, "maxTriggerDelay") == ms
+
+
+def test_group_id_prefix_is_not_silently_ignored(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING", logger="spark_kafka_py.spark.options"):
+        parse_options(opts(subscribe="t", groupIdPrefix="etl"), streaming=True)
+    assert "Option 'groupIdPrefix' has no effect" in caplog.text
+    assert "kafka.group.id" in caplog.text
