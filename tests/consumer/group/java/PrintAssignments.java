@@ -7,7 +7,8 @@
 //   TOPIC <topic> <partition count>
 //   MEMBER <member id> <group.instance.id or -> <topic,topic,...> [<owned t:p,t:p,...> <generation>]
 //   END
-// stdout, per member of each case: <case name> <member id> <t:p,t:p,...> (or "-" if empty)
+// stdout, per member of each case: <case name> <member id> <t:p,t:p,...> (or "-" if empty);
+//   if the assignor throws: <case name> ! <exception class>
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -82,8 +83,14 @@ public final class PrintAssignments {
                         default: throw new IllegalArgumentException(assignorName);
                     }
                     Cluster cluster = new Cluster("c", List.of(node), partitions, Collections.emptySet(), Collections.emptySet());
-                    Map<String, ConsumerPartitionAssignor.Assignment> result =
-                        assignor.assign(cluster, new GroupSubscription(members)).groupAssignment();
+                    Map<String, ConsumerPartitionAssignor.Assignment> result;
+                    try {
+                        result = assignor.assign(cluster, new GroupSubscription(members)).groupAssignment();
+                    } catch (RuntimeException e) {
+                        // The assignor itself fails on this input: say so ("!" + exception class).
+                        System.out.println(caseName + " ! " + e.getClass().getSimpleName());
+                        break;
+                    }
                     for (String member : new TreeMap<>(result).keySet()) {
                         List<String> items = new ArrayList<>();
                         List<TopicPartition> tps = new ArrayList<>(result.get(member).partitions());
