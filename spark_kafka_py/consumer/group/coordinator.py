@@ -18,7 +18,16 @@ encoded response bytes, no sockets):
   ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID are handled by rejoining and committing again the
   offsets of the partitions still assigned (the others are reported, never dropped silently);
 * OffsetFetch (``require_stable``, KIP-447) and LeaveGroup (dynamic members only, as Java's
-  consumer: a static member keeps its place until ``session.timeout.ms``).
+  consumer: a static member keeps its place until ``session.timeout.ms``);
+* the COOPERATIVE rebalance protocol (KIP-429) when every configured assignor supports it
+  (``cooperative-sticky``), as Java's ``ConsumerCoordinator`` decides: the subscription
+  carries the owned partitions and their generation (``generation_id``, v2; and the
+  ``CooperativeStickyAssignor`` user data, KIP-341); partitions the member keeps stay assigned
+  through the rebalance; when SyncGroup's assignment lacks partitions the member owned, those
+  are revoked (dropped from :attr:`GroupMember.assignment`) and the member rejoins at once,
+  in the same :meth:`GroupMember.ensure_active` call (the second round, in which the leader
+  can give them to their new owner). With EAGER (any other assignor configured), the
+  assignment is replaced as a whole at every rebalance, as before.
 
 Sources: Kafka message specs of the APIs above (see :mod:`spark_kafka_py.protocol.messages`),
 Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` for which error means what,
@@ -34,7 +43,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from spark_kafka_py.consumer.group.assignors import ASSIGNORS, Member
+from spark_kafka_py.consumer.group.assignors import (
+    ASSIGNORS,
+    COOPERATIVE_ASSIGNORS,
+    Member,
+    cooperative_user_data,
+)
 from spark_kafka_py.consumer.group.heartbeat import HeartbeatTimer
 from spark_kafka_py.consumer.group.protocol import (
     CONSUMER_PROTOCOL_TYPE,
@@ -236,6 +250,13 @@ class GroupMember:
         return f"group '{self.config.group_id}'"
 
     @property
+    def cooperative(self) -> bool:
+        """Whether the member follows the COOPERATIVE rebalance protocol (KIP-429): all its
+        assignors support it (Java ``ConsumerCoordinator``: the protocol common to all
+        configured assignors, else EAGER)."""
+        return all(name in COOPERATIVE_ASSIGNORS for name in self.config.assignors)
+
+    @property
     def is_leader(self) -> bool:
         """Whether this member led the last completed join."""
         return self.leader_id is not None and self.leader_id == self.member_id
@@ -327,12 +348,26 @@ class GroupMember:
             raise
 
     # -- joining --------------------------------------------------------------------------
-    def subscription(self) -> Subscription:
-        """This member's ``ConsumerProtocolSubscription`` (v3: owned partitions, generation,
-        rack)."""
+    def subscription(self, protocol: str | None = None) -> Subscription:
+        """This member's ``ConsumerProtocolSubscription`` for the assignor ``protocol`` (v3:
+        owned partitions, generation, rack).
+
+        For ``cooperative-sticky`` the user data is the generation (``int32``, as Java's
+        ``CooperativeStickyAssignor.subscriptionUserData``, KIP-341), for leaders that read
+        subscriptions older than v2. A cooperative member without a generation (never joined,
+        or fenced: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION) claims no partitions: Java's
+        consumer treats them as lost then.
+        """
+        owned = self.assignment
+        if self.cooperative and self.generation_id < 0:
+            owned = ()
+        user_data = None
+        if protocol in COOPERATIVE_ASSIGNORS:
+            user_data = cooperative_user_data(self.generation_id)
         return Subscription(
             topics=self._topics,
-            owned_partitions=self.assignment,
+            user_data=user_data,
+            owned_partitions=owned,
             generation_id=self.generation_id,
             rack_id=self.config.client_rack,
         )
@@ -378,7 +413,9 @@ class GroupMember:
             reason = self._rejoin_reason or "rejoin"
             try:
                 if self._join_once(reason):
-                    return
+                    if self._rejoin_reason is None:
+                        return
+                    continue  # cooperative second round (KIP-429): rejoin at once
             except _NETWORK_ERRORS as exc:
                 if exc is self._fatal:
                     raise
@@ -399,7 +436,8 @@ class GroupMember:
     def _join_once(self, reason: str) -> bool:
         """One JoinGroup + SyncGroup round; True when the member is stable afterwards."""
         cfg = self.config
-        metadata = encode_subscription(self.subscription())
+        # What a cooperative member owns going into this join (nothing once fenced: lost).
+        owned = self.assignment if self.generation_id >= 0 else ()
         request = JoinGroupRequest(
             group_id=cfg.group_id,
             session_timeout_ms=cfg.session_timeout_ms,
@@ -408,7 +446,10 @@ class GroupMember:
             group_instance_id=cfg.group_instance_id,
             protocol_type=CONSUMER_PROTOCOL_TYPE,
             protocols=tuple(
-                JoinGroupRequestProtocol(name=name, metadata=metadata) for name in cfg.assignors
+                JoinGroupRequestProtocol(
+                    name=name, metadata=encode_subscription(self.subscription(name))
+                )
+                for name in cfg.assignors
             ),
             reason=reason[:255],
         )
@@ -470,11 +511,28 @@ class GroupMember:
         if code != NONE:
             self._fatal = self._fatal_join_error(code, "SyncGroup")
             raise self._fatal
-        assignment = decode_assignment(synced.assignment)
+        assignment = tuple(sorted(decode_assignment(synced.assignment).partitions))
         with self._lock:
-            self.assignment = tuple(sorted(assignment.partitions))
+            revoked: tuple[TopicPartition, ...] = ()
+            if self.cooperative:
+                revoked = tuple(sorted(set(owned) - set(assignment)))
+            self.assignment = assignment
             self._rejoin_reason = None
+            if revoked:
+                # KIP-429: the leader left out partitions moving to another member; this
+                # member gives up those it owned and rejoins so they can be assigned.
+                self._rejoin_reason = (
+                    f"revoked {[str(tp) for tp in revoked]} in a cooperative rebalance"
+                )
             self.timer.reset(self._now_ms())
+        if revoked:
+            log.info(
+                "%s: member %s gives up %s (cooperative rebalance, generation %d); rejoining",
+                self._where(),
+                self.member_id,
+                [str(tp) for tp in revoked],
+                self.generation_id,
+            )
         log.info(
             "%s: member %s joined generation %d (%s, leader %s), assigned %s",
             self._where(),

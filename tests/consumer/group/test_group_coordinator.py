@@ -429,3 +429,183 @@ def test_static_member_does_not_leave() -> None:
     m.ensure_active(["t"])
     m.close()
     assert len(t.sent) == 3
+
+
+# -- cooperative rebalance (KIP-429) -----------------------------------------------------------
+
+COOP = "cooperative-sticky"
+
+
+def coop_join(
+    member_id: str,
+    leader: str,
+    generation: int,
+    members: Sequence[tuple[str, Subscription]] = (),
+) -> tuple[type, Any]:
+    return (
+        JoinGroupRequest,
+        JoinGroupResponse(
+            error_code=0,
+            generation_id=generation,
+            protocol_type="consumer",
+            protocol_name=COOP,
+            leader=leader,
+            member_id=member_id,
+            members=tuple(
+                JoinGroupResponseMember(member_id=m, metadata=encode_subscription(s))
+                for m, s in members
+            ),
+        ),
+    )
+
+
+def coop_sync(*tps: TP) -> tuple[type, Any]:
+    return (
+        SyncGroupRequest,
+        SyncGroupResponse(
+            error_code=0,
+            protocol_type="consumer",
+            protocol_name=COOP,
+            assignment=encode_assignment(Assignment(tuple(tps))),
+        ),
+    )
+
+
+def _subscription(request: Any) -> Subscription:
+    (protocol,) = request.protocols
+    assert protocol.name == COOP
+    return decode_subscription(protocol.metadata)
+
+
+def test_cooperative_follower_keeps_partitions_and_rejoins_after_revocation() -> None:
+    t4 = tuple(TP("t", p) for p in range(4))
+    t = ScriptedTransport(
+        [
+            FIND,
+            coop_join("m", "x", 1),
+            coop_sync(*t4),
+            # a second member joined: the first round leaves out t-2, t-3 (moving away) ...
+            coop_join("m", "x", 2),
+            coop_sync(TP("t", 0), TP("t", 1)),
+            # ... so the member gives them up and rejoins at once (second round)
+            coop_join("m", "x", 3),
+            coop_sync(TP("t", 0), TP("t", 1)),
+        ]
+    )
+    m = member(t, assignors=(COOP,))
+    assert m.cooperative
+    assert m.ensure_active(["t"]) == t4
+    first = _subscription(t.sent[1][1])
+    assert (first.owned_partitions, first.generation_id, first.user_data) == (
+        (),
+        -1,
+        b"\xff\xff\xff\xff",
+    )
+    m.request_rejoin("a member joined")
+    assert m.ensure_active(["t"]) == (TP("t", 0), TP("t", 1))
+    assert m.rejoin_needed is None and m.generation_id == 3
+    round1, round2 = _subscription(t.sent[3][1]), _subscription(t.sent[5][1])
+    assert (round1.owned_partitions, round1.generation_id, round1.user_data) == (
+        t4,
+        1,
+        b"\x00\x00\x00\x01",
+    )
+    assert (round2.owned_partitions, round2.generation_id) == ((TP("t", 0), TP("t", 1)), 2)
+    assert "cooperative" in t.sent[5][1].reason
+    assert not t.script
+
+
+def test_cooperative_gain_only_needs_no_second_round() -> None:
+    t = ScriptedTransport(
+        [FIND, coop_join("m", "x", 4), coop_sync(TP("t", 0)), coop_join("m", "x", 5)]
+    )
+    t.script.append(coop_sync(TP("t", 0), TP("t", 3)))
+    m = member(t, assignors=(COOP,))
+    m.ensure_active(["t"])
+    m.request_rejoin("a member left")
+    assert m.ensure_active(["t"]) == (TP("t", 0), TP("t", 3))
+    assert not t.script and m.rejoin_needed is None
+
+
+def test_cooperative_leader_assigns_two_rounds() -> None:
+    t4 = tuple(TP("t", p) for p in range(4))
+    newcomer = Subscription(("t",), generation_id=-1)
+    t = ScriptedTransport(
+        [
+            FIND,
+            coop_join("a", "a", 1, members=[("a", Subscription(("t",)))]),
+            coop_sync(*t4),
+            coop_join(
+                "a", "a", 2, members=[("a", Subscription(("t",), None, t4, 1)), ("b", newcomer)]
+            ),
+            coop_sync(TP("t", 0), TP("t", 1)),
+            coop_join(
+                "a",
+                "a",
+                3,
+                members=[
+                    ("a", Subscription(("t",), None, (TP("t", 0), TP("t", 1)), 2)),
+                    ("b", newcomer),
+                ],
+            ),
+            coop_sync(TP("t", 0), TP("t", 1)),
+        ]
+    )
+    m = member(t, assignors=(COOP,))
+    assert m.ensure_active(["t"]) == t4
+    m.request_rejoin("b joined")
+    assert m.ensure_active(["t"]) == (TP("t", 0), TP("t", 1))
+
+    def sent(i: int) -> dict[str, tuple[TP, ...]]:
+        sync = t.sent[i][1]
+        return {a.member_id: decode_assignment(a.assignment).partitions for a in sync.assignments}
+
+    # first round: nothing moves yet (t-2, t-3 still owned by a); second round: b gets them
+    assert sent(4) == {"a": (TP("t", 0), TP("t", 1)), "b": ()}
+    assert sent(6) == {"a": (TP("t", 0), TP("t", 1)), "b": (TP("t", 2), TP("t", 3))}
+
+
+def test_cooperative_member_without_generation_claims_nothing() -> None:
+    t = ScriptedTransport(
+        [
+            FIND,
+            coop_join("m", "x", 1),
+            coop_sync(TP("t", 0), TP("t", 1)),
+            (
+                JoinGroupRequest,
+                JoinGroupResponse(
+                    error_code=code("UNKNOWN_MEMBER_ID"),
+                    leader="",
+                    member_id="",
+                    protocol_name=None,
+                ),
+            ),
+            coop_join("m2", "x", 3),
+            coop_sync(TP("t", 1)),
+        ]
+    )
+    m = member(t, assignors=(COOP,))
+    m.ensure_active(["t"])
+    m.request_rejoin("test")
+    assert m.ensure_active(["t"]) == (TP("t", 1),)
+    fenced = _subscription(t.sent[4][1])
+    assert (fenced.owned_partitions, fenced.generation_id) == ((), -1)
+
+
+def test_eager_member_does_not_rejoin_when_its_assignment_shrinks() -> None:
+    t = ScriptedTransport(
+        [
+            FIND,
+            join_ok("m", "x"),
+            sync_ok(TP("t", 0), TP("t", 1)),
+            join_ok("m", "x", generation=2),
+            sync_ok(TP("t", 1)),
+        ]
+    )
+    m = member(t, assignors=("range",))
+    assert not m.cooperative
+    m.ensure_active(["t"])
+    m.request_rejoin("test")
+    assert m.ensure_active(["t"]) == (TP("t", 1),)
+    assert m.rejoin_needed is None and not t.script
+    assert decode_subscription(t.sent[3][1].protocols[0].metadata).user_data is None
