@@ -488,3 +488,64 @@ def test_batch_reads_start_from_and_commit_to_the_group(
     rows = read(startingOffsets="group", commitGroupOffsets="true")
     assert Counter(rows) == Counter(expected_rows(first + second) - expected_rows(first))
     assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}
+
+
+def test_cooperative_sticky_second_query_takes_half_without_loss(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """KIP-429 with two queries: the first owns all 4 partitions; when the second joins, the
+    first keeps 2 (never revoked, it goes on reading them) and gives up 2, which the second
+    gets in the second round. Together the sinks hold every record (at-least-once)."""
+    topic = new_topic(partitions=4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(4, 5, "a")
+    produce(kafka_bootstrap, topic, first)
+    opts = {
+        "startingOffsets": "group",
+        "kafka.partition.assignment.strategy": "cooperative-sticky",
+    }
+    qa = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "a", **opts)
+    qb: StreamingQuery | None = None
+    try:
+        wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 120, "query a reads 20")
+        assert [len(v) for v in describe_members(kafka_bootstrap, group).values()] == [4]
+        qb = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "b", **opts)
+        wait_until(
+            lambda: (
+                sorted(len(v) for v in describe_members(kafka_bootstrap, group).values()) == [2, 2]
+            ),
+            120,
+            "two members with two partitions each",
+        )
+        members = describe_members(kafka_bootstrap, group)
+        assert sorted(p for parts in members.values() for p in parts) == [
+            (topic, p) for p in range(4)
+        ]
+        # the coordinator chose the cooperative-sticky protocol (ASSIGNMENT-STRATEGY column)
+        state = consumer_groups_describe(kafka_bootstrap, group, extra=["--state"])
+        assert "cooperative-sticky" in state, state
+        second = records(4, 5, "b")
+        produce(kafka_bootstrap, topic, second)
+        want = expected_rows(first + second)
+        wait_until(
+            lambda: (
+                set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b")) == want
+            ),
+            120,
+            "every record in one of the sinks",
+        )
+    finally:
+        qa.stop()
+        if qb is not None:
+            qb.stop()
+    rows_a, rows_b = sink_rows(spark, tmp_path, "a"), sink_rows(spark, tmp_path, "b")
+    counted = Counter(rows_a + rows_b)
+    assert set(counted) == want  # no loss
+    duplicates = {r: n - 1 for r, n in counted.items() if n > 1}
+    # a kept two partitions and read their second round; b read the other two
+    a_kept = {p for p, _, v in rows_a if v.startswith("b-")}
+    b_parts = {p for p, _, _ in rows_b}
+    assert len(a_kept) == 2 and b_parts == set(range(4)) - a_kept
+    # at-least-once: a record is read twice only in a partition that moved to b
+    assert all(p in b_parts for p, _, _ in duplicates), duplicates
+    print(f"cooperative-sticky: {sum(duplicates.values())} duplicate(s) across the rebalance")
