@@ -25,6 +25,10 @@ and Spark's ``MicroBatchExecution`` of Spark 4.x; see ``docs/consumer-groups.md`
   (committed offset, else ``groupOffsetsFallback``) in a batch that reads nothing from it;
   the next batch reads from there. Revoked partitions leave the offset dict. Both are
   functions of the checkpointed offsets only, so a re-run batch plans the same ranges.
+* With ``cooperative-sticky`` (KIP-429) the member's two rounds (give up the partitions that
+  move, rejoin at once) both run inside the same boundary call, after the commit of
+  ``start``: partitions that move are committed before they are given up, partitions that
+  stay are never revoked and keep their offsets.
 """
 
 from __future__ import annotations
