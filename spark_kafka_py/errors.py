@@ -10,6 +10,8 @@ Nothing in this module imports sockets or pyspark; every layer may import it.
 
 from __future__ import annotations
 
+import logging
+
 
 class KafkaError(Exception):
     """Base class of every error raised by spark-kafka-py."""
@@ -121,3 +123,27 @@ class DataLossError(KafkaError):
     message names the topic-partition and the missing offset range, and says that
     ``failOnDataLoss=false`` skips to the earliest available offset instead.
     """
+
+
+#: Spark's ``INSTRUCTION_FOR_FAIL_ON_DATA_LOSS_TRUE`` / ``..._FALSE`` sentences, appended to
+#: data-loss errors and warnings.
+DATA_LOSS_ERROR_HINT = (
+    "Some data may have been lost because they are not available in Kafka any more; either the "
+    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
+    "topic was processed. If you don't want your query to fail on such cases, set the source "
+    "option 'failOnDataLoss' to 'false'."
+)
+DATA_LOSS_WARNING_HINT = (
+    "Some data may have been lost because they are not available in Kafka any more; either the "
+    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
+    "topic was processed. If you want your streaming query to fail on such cases, set the "
+    "source option 'failOnDataLoss' to 'true'."
+)
+
+
+def report_data_loss(fail_on_data_loss: bool, message: str, log: logging.Logger) -> None:
+    """Raise :class:`DataLossError` (``failOnDataLoss=true``) or log a warning on ``log``,
+    as Spark's ``reportDataLoss``; ``message`` names the topic-partition and offsets."""
+    if fail_on_data_loss:
+        raise DataLossError(f"{message}. {DATA_LOSS_ERROR_HINT}")
+    log.warning("%s. %s", message, DATA_LOSS_WARNING_HINT)

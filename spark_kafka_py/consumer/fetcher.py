@@ -18,6 +18,11 @@ Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
   (a new leader's high watermark may lag for a moment after a failover): the records are
   gone, which is data loss: :class:`~spark_kafka_py.errors.DataLossError` with
   ``failOnDataLoss=true``, a warning and a skip to what is still there with ``false``;
+* log truncation (KIP-320): each Fetch (v12+) carries ``last_fetched_epoch``, the partition
+  leader epoch of the last record batch read; a leader whose log for that epoch ends below
+  the fetch offset answers with ``diverging_epoch`` instead of records. Records already read
+  are then gone from the log (an unclean leader election, a lost disk): data loss, reported
+  as above, never a silent re-read;
 * any other error code: :class:`~spark_kafka_py.errors.KafkaApiError` naming the partition.
 """
 
@@ -37,9 +42,9 @@ from spark_kafka_py.consumer.offsets import list_offsets
 from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, READ_COMMITTED, TopicPartition
 from spark_kafka_py.errors import (
-    DataLossError,
     KafkaConnectionError,
     KafkaTimeoutError,
+    report_data_loss,
 )
 from spark_kafka_py.protocol.error_codes import error_for_code, raise_for_error
 from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
@@ -57,13 +62,6 @@ REFRESH_METADATA_ERRORS = frozenset({3, 5, 6, 9, 56, 74, 75, 78, 100, 103})
 OFFSET_OUT_OF_RANGE = 1
 #: ReplicaId of a consumer in Fetch (not a follower).
 CONSUMER_REPLICA_ID = -1
-
-_DATA_LOSS_HINT = (
-    "Some data may have been lost because they are not available in Kafka any more; either the "
-    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
-    "topic was processed. If you don't want your query to fail on such cases, set the source "
-    "option 'failOnDataLoss' to 'false'."
-)
 
 
 class PartitionFetcher:
@@ -104,6 +102,8 @@ class PartitionFetcher:
         self.poll_timeout_ms = poll_timeout_ms
         self._leader = leader_hint
         self._leader_epoch = -1
+        # KIP-320: partition leader epoch of the last record batch read, or -1.
+        self._last_fetched_epoch = -1
         # KIP-392: the replica the leader told us to fetch from (kafka.client.rack), or -1.
         self._read_replica = -1
         self._topic_id = None
@@ -133,9 +133,7 @@ class PartitionFetcher:
         self._need_metadata = False
 
     def _data_loss(self, message: str) -> None:
-        if self.fail_on_data_loss:
-            raise DataLossError(f"{message}. {_DATA_LOSS_HINT}")
-        log.warning("%s. %s", message, _DATA_LOSS_HINT)
+        report_data_loss(self.fail_on_data_loss, message, log)
 
     # -- the loop -------------------------------------------------------------------------
     def read(self, start: int, end: int) -> Iterator[pa.RecordBatch]:
@@ -208,6 +206,12 @@ class PartitionFetcher:
                 continue
             if code:
                 raise error_for_code(code, f"fetching {self.tp} at offset {pos}")
+            diverging = part.diverging_epoch
+            if diverging is not None and diverging.epoch >= 0:
+                self._log_truncated(pos, diverging.epoch, diverging.end_offset)
+                self._last_fetched_epoch = -1  # learned again from the next batch read
+                last_progress = time.monotonic()
+                continue
             preferred = part.preferred_read_replica
             if (
                 self._read_replica < 0
@@ -235,6 +239,9 @@ class PartitionFetcher:
             if decoded.batch.num_rows:
                 yield decoded.batch
             if decoded.next_offset > pos:
+                epoch = last_batch_epoch(part.records or b"", decoded.next_offset)
+                if epoch >= 0:
+                    self._last_fetched_epoch = epoch
                 pos = decoded.next_offset
                 last_progress = time.monotonic()
                 self._max_bytes = self.settings.max_partition_fetch_bytes
@@ -275,10 +282,22 @@ class PartitionFetcher:
     # -- Fetch requests, one kept in flight --------------------------------------------------
     def _fetch_key(self, pos: int) -> tuple[Any, ...]:
         node = self._read_replica if self._read_replica >= 0 else self._leader
-        return (node, pos, self._max_bytes, self._leader_epoch, self._topic_id)
+        return (
+            node,
+            pos,
+            self._max_bytes,
+            self._leader_epoch,
+            self._last_fetched_epoch,
+            self._topic_id,
+        )
 
     def _fetch_call(self, pos: int) -> Callable[[], Any]:
         """A call sending the Fetch of ``pos`` as things stand now (node, epoch, sizes)."""
+        node = self._read_replica if self._read_replica >= 0 else self._leader
+        # last_fetched_epoch needs Fetch v12+ (it is not ignorable); an older broker gets -1.
+        last_fetched_epoch = self._last_fetched_epoch
+        if last_fetched_epoch >= 0 and not _fetch_v12(self.client, node):
+            last_fetched_epoch = -1
         request = FetchRequest(
             replica_id=CONSUMER_REPLICA_ID,
             max_wait_ms=self.settings.fetch_max_wait_ms,
@@ -298,13 +317,13 @@ class PartitionFetcher:
                             fetch_offset=pos,
                             log_start_offset=-1,
                             partition_max_bytes=self._max_bytes,
+                            last_fetched_epoch=last_fetched_epoch,
                         )
                     ],
                 )
             ],
             rack_id=self.settings.client_rack,
         )
-        node = self._read_replica if self._read_replica >= 0 else self._leader
         # Fetch v13+ names topics by id only; without one, stay at v12.
         max_version = None if self._topic_id else 12
         client = self.client
@@ -340,6 +359,16 @@ class PartitionFetcher:
         if pending is not None:
             pending.discard()
 
+    def _log_truncated(self, pos: int, epoch: int, end_offset: int) -> None:
+        """KIP-320: the leader's log for our last fetched epoch ends at ``end_offset``, below
+        ``pos``; offsets ``[end_offset, pos)`` already read are no longer in the log."""
+        self._data_loss(
+            f"Log truncation detected for {self.tp} (KIP-320): offsets [{end_offset}, {pos}) "
+            f"were read at leader epoch {self._last_fetched_epoch}, but the leader's log for "
+            f"epoch {epoch} ends at offset {end_offset} (an unclean leader election or a lost "
+            "replica); the records read there are no longer in Kafka"
+        )
+
     def _out_of_range(self, pos: int, end: int, log_start_offset: int) -> int:
         """Handle OFFSET_OUT_OF_RANGE at ``pos``; return where to go on (or ``end``).
 
@@ -369,6 +398,33 @@ class PartitionFetcher:
 
 _BATCH_FRAME = struct.Struct(">qi")  # baseOffset, batchLength
 _LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a v2 batch
+_LEADER_EPOCH = struct.Struct(">i")  # partitionLeaderEpoch, at byte 12 of a v2 batch
+_FETCH_KEY = FetchRequest.API_KEY
+
+
+def _fetch_v12(client: KafkaClient, node: int) -> bool:
+    """Whether broker ``node`` serves Fetch v12+ (``last_fetched_epoch``); connects first if
+    needed (ApiVersions). Raises as :meth:`BrokerConnection.connect`."""
+    conn = client.connection(node)
+    conn.connect()
+    return conn.api_versions.get(_FETCH_KEY, (0, -1))[1] >= 12
+
+
+def last_batch_epoch(records: bytes | memoryview, next_offset: int) -> int:
+    """The partition leader epoch of the last v2 record batch in ``records`` that starts
+    below ``next_offset`` (the batch the last record read came from), or -1 (legacy message
+    sets carry none). Headers only; the decoder has already checked these bytes."""
+    view = memoryview(records)
+    n = len(view)
+    p = 0
+    epoch = -1
+    while p + 17 <= n:  # up to the magic byte
+        base, length = _BATCH_FRAME.unpack_from(view, p)
+        if base >= next_offset:
+            break
+        epoch = _LEADER_EPOCH.unpack_from(view, p + 12)[0] if view[p + 16] == 2 else -1
+        p += 12 + length
+    return epoch
 
 
 def next_fetch_offset(records: bytes | memoryview, pos: int, end: int) -> int | None:

@@ -19,11 +19,12 @@ from typing import Any
 
 from pyspark.sql.datasource import InputPartition
 
+from spark_kafka_py import errors
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.offsets import list_offsets
 from spark_kafka_py.consumer.settings import client_config
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
-from spark_kafka_py.errors import ConfigError, DataLossError
+from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.protocol.error_codes import raise_for_error
 from spark_kafka_py.spark.options import (
     Assign,
@@ -35,13 +36,6 @@ from spark_kafka_py.spark.options import (
 )
 
 log = logging.getLogger(__name__)
-
-_DATA_LOSS_HINT = (
-    "Some data may have been lost because they are not available in Kafka any more; either the "
-    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
-    "topic was processed. If you want your streaming query to fail on such cases, set the "
-    "source option 'failOnDataLoss' to 'true'; if you don't, set it to 'false'."
-)
 
 
 @dataclass(frozen=True)
@@ -66,14 +60,7 @@ class KafkaInputPartition(InputPartition):
 
 def report_data_loss(fail_on_data_loss: bool, message: str) -> None:
     """Raise :class:`DataLossError` or log a warning, per ``failOnDataLoss`` (as Spark does)."""
-    if fail_on_data_loss:
-        raise DataLossError(
-            f"{message}. Some data may have been lost because they are not available in Kafka "
-            "any more; either the data was aged out by Kafka or the topic may have been "
-            "deleted before all the data in the topic was processed. If you don't want your "
-            "query to fail on such cases, set the source option 'failOnDataLoss' to 'false'."
-        )
-    log.warning("%s. %s", message, _DATA_LOSS_HINT)
+    errors.report_data_loss(fail_on_data_loss, message, log)
 
 
 def _divide(
