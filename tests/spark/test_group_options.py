@@ -77,8 +77,8 @@ def test_assign_commits_without_joining() -> None:
             "'kafka.heartbeat.interval.ms' \\(50000\\) must be lower",
         ),
         (
-            {"kafka.group.id": "g", "kafka.partition.assignment.strategy": "cooperative-sticky"},
-            "not supported yet",
+            {"kafka.group.id": "g", "kafka.partition.assignment.strategy": "sticky"},
+            "not supported",
         ),
         (
             {"kafka.group.id": "g", "kafka.partition.assignment.strategy": "magic"},
