@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -33,6 +35,23 @@ def expected_values(count: int, partitions: int, partition: int) -> list[tuple[i
     """``(offset, value)`` of ``partition`` after :func:`produce_values`."""
     vals = [f"v{i:05d}-" + "x" * 40 for i in range(count) if i % partitions == partition]
     return list(enumerate(vals))
+
+
+def assert_sink_holds_rounds(
+    spark: Any, path: Path, count: int, partitions: int, rounds: int = 1
+) -> None:
+    """The parquet sink at ``path`` (columns partition, offset, value) holds every record of
+    ``rounds`` calls of :func:`produce_values` with ``count`` and ``partitions`` exactly once:
+    round ``k``'s records at their offsets plus ``k * count / partitions``."""
+    got = [(r.partition, r.offset, r.value) for r in spark.read.parquet(str(path)).collect()]
+    assert len(got) == len(set(got)) == count * rounds  # nothing lost, nothing twice
+    per = count // partitions
+    assert sorted(got) == sorted(
+        (p, o + per * k, v)
+        for k in range(rounds)
+        for p in range(partitions)
+        for o, v in expected_values(count, partitions, p)
+    )
 
 
 def rows(batches: Iterable[pa.RecordBatch]) -> list[tuple[int, str]]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from .helpers import expected_values, produce_values
+from .helpers import assert_sink_holds_rounds, produce_values
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -83,6 +83,4 @@ def test_driver_killed_then_restarted_on_checkpoint_exactly_once(
     )
     q.awaitTermination(240)
     assert q.exception() is None
-    got = [(r.partition, r.offset, r.value) for r in spark.read.parquet(str(out)).collect()]
-    assert len(got) == len(set(got)) == 600
-    assert sorted(got) == sorted((p, o, v) for p in (0, 1) for o, v in expected_values(600, 2, p))
+    assert_sink_holds_rounds(spark, out, 600, 2)
