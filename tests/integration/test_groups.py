@@ -129,6 +129,18 @@ def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
         time.sleep(1)
 
 
+def wait_two_members_two_partitions_each(bootstrap: str, group: str, topic: str) -> None:
+    """Wait until ConsumerGroupCommand shows two members holding two of the 4 partitions
+    of ``topic`` each."""
+    wait_until(
+        lambda: sorted(len(v) for v in describe_members(bootstrap, group).values()) == [2, 2],
+        120,
+        "two members with two partitions each",
+    )
+    members = describe_members(bootstrap, group)
+    assert sorted(p for parts in members.values() for p in parts) == [(topic, p) for p in range(4)]
+
+
 def expected_rows(recs: list[ProducedRecord], base: dict[int, int] | None = None) -> set[Row]:
     offsets = dict(base or {})
     rows: set[Row] = set()
@@ -225,16 +237,7 @@ def test_two_queries_share_a_group(
     try:
         wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 120, "query a reads 20")
         qb = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "b", **opts)
-        wait_until(
-            lambda: (
-                sorted(len(v) for v in describe_members(kafka_bootstrap, group).values()) == [2, 2]
-            ),
-            120,
-            "two members with two partitions each",
-        )
-        members = describe_members(kafka_bootstrap, group)
-        assigned = [p for parts in members.values() for p in parts]
-        assert sorted(assigned) == [(topic, p) for p in range(4)]
+        wait_two_members_two_partitions_each(kafka_bootstrap, group, topic)
         second = records(4, 5, "b")
         produce(kafka_bootstrap, topic, second)
         want = expected_rows(first + second)
@@ -510,17 +513,7 @@ def test_cooperative_sticky_second_query_takes_half_without_loss(
         wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 120, "query a reads 20")
         assert [len(v) for v in describe_members(kafka_bootstrap, group).values()] == [4]
         qb = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "b", **opts)
-        wait_until(
-            lambda: (
-                sorted(len(v) for v in describe_members(kafka_bootstrap, group).values()) == [2, 2]
-            ),
-            120,
-            "two members with two partitions each",
-        )
-        members = describe_members(kafka_bootstrap, group)
-        assert sorted(p for parts in members.values() for p in parts) == [
-            (topic, p) for p in range(4)
-        ]
+        wait_two_members_two_partitions_each(kafka_bootstrap, group, topic)
         # the coordinator chose the cooperative-sticky protocol (ASSIGNMENT-STRATEGY column)
         state = consumer_groups_describe(kafka_bootstrap, group, extra=["--state"])
         assert "cooperative-sticky" in state, state

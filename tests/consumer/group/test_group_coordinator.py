@@ -108,6 +108,7 @@ def join_ok(
     leader: str,
     generation: int = 1,
     members: Sequence[tuple[str, Subscription]] = (),
+    protocol_name: str = "range",
 ) -> tuple[type, Any]:
     return (
         JoinGroupRequest,
@@ -115,7 +116,7 @@ def join_ok(
             error_code=0,
             generation_id=generation,
             protocol_type="consumer",
-            protocol_name="range",
+            protocol_name=protocol_name,
             leader=leader,
             member_id=member_id,
             members=tuple(
@@ -126,13 +127,13 @@ def join_ok(
     )
 
 
-def sync_ok(*tps: TP) -> tuple[type, Any]:
+def sync_ok(*tps: TP, protocol_name: str = "range") -> tuple[type, Any]:
     return (
         SyncGroupRequest,
         SyncGroupResponse(
             error_code=0,
             protocol_type="consumer",
-            protocol_name="range",
+            protocol_name=protocol_name,
             assignment=encode_assignment(Assignment(tuple(tps))),
         ),
     )
@@ -442,33 +443,11 @@ def coop_join(
     generation: int,
     members: Sequence[tuple[str, Subscription]] = (),
 ) -> tuple[type, Any]:
-    return (
-        JoinGroupRequest,
-        JoinGroupResponse(
-            error_code=0,
-            generation_id=generation,
-            protocol_type="consumer",
-            protocol_name=COOP,
-            leader=leader,
-            member_id=member_id,
-            members=tuple(
-                JoinGroupResponseMember(member_id=m, metadata=encode_subscription(s))
-                for m, s in members
-            ),
-        ),
-    )
+    return join_ok(member_id, leader, generation, members, protocol_name=COOP)
 
 
 def coop_sync(*tps: TP) -> tuple[type, Any]:
-    return (
-        SyncGroupRequest,
-        SyncGroupResponse(
-            error_code=0,
-            protocol_type="consumer",
-            protocol_name=COOP,
-            assignment=encode_assignment(Assignment(tuple(tps))),
-        ),
-    )
+    return sync_ok(*tps, protocol_name=COOP)
 
 
 def _subscription(request: Any) -> Subscription:
