@@ -104,20 +104,32 @@ def describe_offsets(
     return rows
 
 
-def describe_members(bootstrap: str, group: str) -> dict[str, set[tuple[str, int]]]:
-    """ConsumerGroupCommand --describe --members --verbose: consumer id -> assigned partitions."""
+def describe_member_columns(bootstrap: str, group: str) -> list[dict[str, str]]:
+    """ConsumerGroupCommand --describe --members --verbose, one ``{column: value}`` per member.
+
+    Columns are looked up by header: GROUP-INSTANCE-ID appears only when a member has one."""
     text = consumer_groups_describe(bootstrap, group, extra=["--members", "--verbose"])
-    members: dict[str, set[tuple[str, int]]] = {}
+    header: list[str] = []
+    out = []
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) < 6 or fields[0] != group:
-            continue
-        member = fields[1]
+        if fields[:2] == ["GROUP", "CONSUMER-ID"]:
+            header = fields
+        elif header and len(fields) == len(header) and fields[0] == group:
+            out.append(dict(zip(header, fields, strict=True)))
+    return out
+
+
+def describe_members(bootstrap: str, group: str) -> dict[str, set[tuple[str, int]]]:
+    """ConsumerGroupCommand --describe --members --verbose: consumer id -> assigned partitions."""
+    members: dict[str, set[tuple[str, int]]] = {}
+    for row in describe_member_columns(bootstrap, group):
+        assignment = row.get("CURRENT-ASSIGNMENT", row.get("ASSIGNMENT", "-"))
         assigned: set[tuple[str, int]] = set()
-        # CURRENT-ASSIGNMENT column: "topic:0,1" per topic
-        for topic, parts in re.findall(r"([\w.-]+):([\d,]+)", fields[6]):
+        # "topic:0,1" per topic
+        for topic, parts in re.findall(r"([\w.-]+):([\d,]+)", assignment):
             assigned.update((topic, int(p)) for p in parts.split(","))
-        members[member] = assigned
+        members[row["CONSUMER-ID"]] = assigned
     return members
 
 
@@ -542,3 +554,47 @@ def test_cooperative_sticky_second_query_takes_half_without_loss(
     # at-least-once: a record is read twice only in a partition that moved to b
     assert all(p in b_parts for p, _, _ in duplicates), duplicates
     print(f"cooperative-sticky: {sum(duplicates.values())} duplicate(s) across the rebalance")
+
+
+def member_instances(bootstrap: str, group: str) -> dict[str, str]:
+    """ConsumerGroupCommand --describe --members --verbose: consumer id -> group.instance.id."""
+    return {
+        row["CONSUMER-ID"]: row.get("GROUP-INSTANCE-ID", "-")
+        for row in describe_member_columns(bootstrap, group)
+    }
+
+
+def test_static_member_restarts_without_leaving_the_group(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """KIP-345: with ``kafka.group.instance.id`` the member keeps its place across a restart:
+    stop() sends no LeaveGroup (as Java's consumer), the restarted query takes the same place
+    (one member, same instance id, same partitions) and goes on from its checkpoint."""
+    topic = new_topic(partitions=2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(2, 5, "a")
+    produce(kafka_bootstrap, topic, first)
+    opts = {"kafka.group.instance.id": "etl-1", "kafka.session.timeout.ms": "45000"}
+    q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q", **opts)
+    try:
+        q.processAllAvailable()
+        assert list(member_instances(kafka_bootstrap, group).values()) == ["etl-1"]
+    finally:
+        q.stop()
+    # Still a member after stop (until the session timeout), holding both partitions.
+    before = describe_members(kafka_bootstrap, group)
+    assert list(before.values()) == [{(topic, 0), (topic, 1)}]
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (5, 0), 1: (5, 0)}
+
+    second = records(2, 3, "b")
+    produce(kafka_bootstrap, topic, second)
+    q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q", **opts)
+    try:
+        q.processAllAvailable()
+        instances = member_instances(kafka_bootstrap, group)
+        assert list(instances.values()) == ["etl-1"]  # the same place, not a second member
+        assert list(describe_members(kafka_bootstrap, group).values()) == [{(topic, 0), (topic, 1)}]
+    finally:
+        q.stop()
+    assert Counter(sink_rows(spark, tmp_path, "q")) == Counter(expected_rows(first + second))
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}
