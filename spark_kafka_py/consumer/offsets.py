@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping
 
-from spark_kafka_py.client.cluster import RETRY_BACKOFF_MAX_MS, KafkaClient
+from spark_kafka_py.client.cluster import RETRY_BACKOFF_MAX_MS, ClusterMetadata, KafkaClient
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import error_for_code
@@ -44,6 +44,11 @@ def list_offsets(
     retry_backoff_ms: int = 100,
 ) -> dict[TopicPartition, int]:
     """Look up one offset per partition.
+
+    The first attempt finds the leaders in the client's cached metadata when it is younger
+    than ``metadata.max.age.ms`` and holds every topic without error (the planner has just
+    asked for it); if anything then fails, Metadata is asked again and the attempt repeated
+    at once, not counted against ``retries``.
 
     Args:
         client: a connected (or connectable) client.
@@ -76,12 +81,23 @@ def list_offsets(
     attempt = 0
     deadline = time.monotonic() + api_timeout_ms / 1000
     backoff_ms = retry_backoff_ms
+    # The leaders the client knows already (e.g. from the Metadata the planner just asked),
+    # as the Java client does; any failure then asks Metadata again before a retry.
+    cached = client.cached_metadata
+    use_cache = (
+        cached is not None
+        and not client.metadata_is_stale()
+        and all(
+            tp.topic in cached.topics and not cached.topics[tp.topic].error_code for tp in remaining
+        )
+    )
     while True:
         failures: dict[TopicPartition, KafkaError] = {}
+        metadata: ClusterMetadata | None = cached if use_cache else None
         try:
-            metadata = client.metadata(sorted({tp.topic for tp in remaining}))
+            if metadata is None:
+                metadata = client.metadata(sorted({tp.topic for tp in remaining}))
         except (KafkaConnectionError, KafkaTimeoutError) as exc:
-            metadata = None
             failures = dict.fromkeys(remaining, exc)
         by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
         for tp in remaining if metadata is not None else ():
@@ -138,6 +154,9 @@ def list_offsets(
         remaining = {tp: ts for tp, ts in remaining.items() if tp not in result}
         if not remaining:
             return result
+        if use_cache:  # perhaps only stale leaders: ask Metadata, at once and uncounted
+            use_cache = False
+            continue
         for err in failures.values():  # a TLS handshake or non-Kafka peer: waiting cannot help
             if isinstance(err, KafkaConnectionError) and not err.retriable:
                 raise err
