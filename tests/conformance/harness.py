@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from chispa import assert_df_equality
@@ -97,16 +97,94 @@ def task_ranges(df: DataFrame) -> list[tuple[int, int, int, int]]:
 
 # -- streaming ---------------------------------------------------------------------------------
 
+#: Per micro-batch with rows: sorted ``(partition, first offset, last offset, rows)``.
+BatchSummary = list[tuple[int, int, int, int]]
+
+
+#: Per micro-batch with rows: sorted ``(topic, partition, first offset, last offset, rows)`` per
+#: Spark task and Kafka partition -- how the source split the batch into tasks.
+TaskSummary = list[tuple[str, int, int, int, int]]
+
+_TASK = "__task"
+
+
+def _summary(rows: list[Row], key: Callable[[Row], Any]) -> list[tuple[Any, ...]]:
+    """Sorted ``(*key, first offset, last offset, rows)`` of ``rows`` grouped by ``key``."""
+    out: dict[Any, list[int]] = {}
+    for r in rows:
+        lo, hi, n = out.get(key(r), [r["offset"], r["offset"], 0])
+        out[key(r)] = [min(lo, r["offset"]), max(hi, r["offset"]), n + 1]
+    return sorted((*k, lo, hi, n) for k, (lo, hi, n) in out.items())
+
+
+@dataclass
+class StreamCollector:
+    """The ``foreachBatch`` function of a test query: keeps every non-empty micro-batch's rows,
+    their offset summary (:data:`BatchSummary`), their split into Spark tasks
+    (:data:`TaskSummary`) and the schema Spark gave the batches."""
+
+    batches: list[BatchSummary] = field(default_factory=list)
+    tasks: list[TaskSummary] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    schema: StructType | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, df: DataFrame, batch_id: int) -> None:
+        # one Spark job: the rows and the task that read each
+        tagged = df.withColumn(_TASK, F.spark_partition_id()).collect()
+        names = df.columns
+        rows = [Row(**{name: r[name] for name in names}) for r in tagged]
+        with self.lock:
+            self.schema = df.schema
+        if not rows:
+            return
+        batch = _summary(rows, lambda r: (r["partition"],))
+        tasks = _summary(tagged, lambda r: (r[_TASK], r["topic"], r["partition"]))
+        with self.lock:
+            self.batches.append(cast(BatchSummary, batch))
+            self.tasks.append(cast(TaskSummary, sorted(t[1:] for t in tasks)))
+            self.rows.extend(rows)
+
 
 @dataclass
 class StreamRun:
-    """What one streaming query did: per micro-batch, per Kafka partition, the first and last
-    offset and the row count, in batch order; and the query's progress reports."""
+    """What one streaming query did: the non-empty micro-batches (:data:`BatchSummary`, in
+    batch order), their rows and schema, the query's progress reports, and the error text
+    (``None`` when it finished cleanly) with whether it came before the query ran."""
 
-    batches: list[list[tuple[int, int, int, int]]]
+    batches: list[BatchSummary]
     progress: list[dict[str, Any]]
     error: str | None
     rows: list[Row] = field(default_factory=list)
+    schema: StructType | None = None
+    tasks: list[TaskSummary] = field(default_factory=list)
+    #: the error came from ``load()`` or ``start()``: the query never ran
+    failed_at_start: bool = False
+
+    def end_offsets(self) -> list[dict[str, Any]]:
+        """``sources[0].endOffset`` of every micro-batch that moved the offsets (rows or not,
+        e.g. a range of aborted records), in order: where the source cut the batches."""
+        out = []
+        for p in self.progress:
+            source = p["sources"][0]
+            start, end = _offset_json(source.get("startOffset")), _offset_json(source["endOffset"])
+            if end is not None and end != start:
+                out.append(end)
+        return out
+
+    def latest_offsets(self) -> list[dict[str, Any] | None]:
+        """``sources[0].latestOffset`` of each progress report with input rows."""
+        return [
+            _offset_json(p["sources"][0].get("latestOffset"))
+            for p in self.progress
+            if p.get("numInputRows", 0) > 0
+        ]
+
+
+def _offset_json(value: Any) -> Any:
+    """An offset of a progress report as a JSON value (Spark gives objects, or strings when
+    it cannot parse them)."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def start_stream(
@@ -117,99 +195,113 @@ def start_stream(
     options: Mapping[str, str],
     *,
     processing_time: str | None = None,
-    all_rows: list[Row] | None = None,
-) -> tuple[StreamingQuery, list[list[tuple[int, int, int, int]]]]:
+) -> tuple[StreamingQuery, StreamCollector]:
     """Start ``readStream.format(fmt)`` into ``foreachBatch``; ``Trigger.AvailableNow`` unless
-    ``processing_time`` (e.g. ``"1 second"``) is given.
-
-    Returns the query and the list it appends to: per non-empty micro-batch, sorted
-    ``(partition, first offset, last offset, rows)``. The rows themselves are appended to
-    ``all_rows`` when given.
+    ``processing_time`` (e.g. ``"1 second"``) is given. Returns the query and what it collects.
     """
-    if all_rows is None:
-        all_rows = []
-    batches: list[list[tuple[int, int, int, int]]] = []
-    lock = threading.Lock()
-
-    def record(df: DataFrame, batch_id: int) -> None:
-        rows = df.collect()
-        if not rows:
-            return
-        summary: dict[int, list[int]] = {}
-        for r in rows:
-            lo, hi, n = summary.get(r["partition"], [r["offset"], r["offset"], 0])
-            summary[r["partition"]] = [min(lo, r["offset"]), max(hi, r["offset"]), n + 1]
-        with lock:
-            batches.append(sorted((p, lo, hi, n) for p, (lo, hi, n) in summary.items()))
-            all_rows.extend(rows)
-
+    collector = StreamCollector()
     reader = spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
     for key, value in options.items():
         reader = reader.option(key, value)
     writer = (
-        reader.load().writeStream.foreachBatch(record).option("checkpointLocation", str(checkpoint))
+        reader.load()
+        .writeStream.foreachBatch(collector)
+        .option("checkpointLocation", str(checkpoint))
     )
     writer = (
         writer.trigger(processingTime=processing_time)
         if processing_time
         else writer.trigger(availableNow=True)
     )
-    return writer.start(), batches
+    return writer.start(), collector
 
 
-def run_stream(
+def run_streams(
     spark: SparkSession,
-    fmt: str,
     bootstrap: str,
-    checkpoint: Path,
+    checkpoints: Path,
     options: Mapping[str, str],
     *,
+    formats: tuple[str, ...] = (OURS, THEIRS),
     timeout_s: float = 240,
-) -> StreamRun:
-    """Run ``readStream.format(fmt)`` with ``Trigger.AvailableNow`` to its end.
+) -> dict[str, StreamRun]:
+    """Run ``readStream.format(fmt)`` with ``Trigger.AvailableNow`` to its end for each format,
+    the queries side by side (checkpoint ``checkpoints / fmt`` each, so a later call with the
+    same ``checkpoints`` resumes each query where it stopped).
 
-    Returns the per-batch offset summary (empty batches left out), the progress reports and
-    the error text (``None`` when the query finished cleanly; a failure to start counts).
+    Returns a :class:`StreamRun` per format; a failure to start counts as its error.
     """
-    error: str | None = None
-    batches: list[list[tuple[int, int, int, int]]] = []
-    progress: list[dict[str, Any]] = []
-    rows: list[Row] = []
-    try:
-        query, batches = start_stream(spark, fmt, bootstrap, checkpoint, options, all_rows=rows)
-    except Exception as exc:
-        return StreamRun(batches=batches, progress=progress, error=str(exc))
-    try:
-        finished = query.awaitTermination(timeout_s)
-        assert finished, f"{fmt} streaming query did not finish within {timeout_s} s"
-    except Exception as exc:  # the query's own failure: returned for comparison
-        error = str(exc)
-    finally:
-        if query.isActive:
-            query.stop()
-    if error is None and query.exception() is not None:
-        error = str(query.exception())
-    progress = [json.loads(p.json) for p in query.recentProgress]
-    return StreamRun(batches=batches, progress=progress, error=error, rows=rows)
+    started: dict[str, tuple[StreamingQuery, StreamCollector]] = {}
+    runs: dict[str, StreamRun] = {}
+    for fmt in formats:
+        try:
+            started[fmt] = start_stream(spark, fmt, bootstrap, checkpoints / fmt, options)
+        except Exception as exc:  # e.g. an option rejected: returned for comparison
+            runs[fmt] = StreamRun(batches=[], progress=[], error=str(exc), failed_at_start=True)
+    for fmt, (query, collector) in started.items():
+        error: str | None = None
+        try:
+            finished = query.awaitTermination(timeout_s)
+            assert finished, f"{fmt} streaming query did not finish within {timeout_s} s"
+        except Exception as exc:  # the query's own failure: returned for comparison
+            error = str(exc)
+        finally:
+            if query.isActive:
+                query.stop()
+        if error is None and query.exception() is not None:
+            error = str(query.exception())
+        runs[fmt] = StreamRun(
+            batches=collector.batches,
+            progress=[json.loads(p.json) for p in query.recentProgress],
+            error=error,
+            rows=collector.rows,
+            schema=collector.schema,
+            tasks=collector.tasks,
+        )
+    return runs
 
 
-def latest_offsets_reported(run: StreamRun) -> list[dict[str, Any] | None]:
-    """``sources[0].latestOffset`` of each progress report with input rows, as JSON objects."""
-    out = []
-    for p in run.progress:
-        if p.get("numInputRows", 0) <= 0:
-            continue
-        latest = p["sources"][0].get("latestOffset")
-        out.append(json.loads(latest) if isinstance(latest, str) else latest)
-    return out
-
-
-def assert_rows_equal_batch_oracle(
-    spark: SparkSession, bootstrap: str, rows: list[Row], **options: str
+def assert_same_stream_rows(
+    spark: SparkSession, ours: StreamRun | StreamCollector, theirs: StreamRun | StreamCollector
 ) -> None:
-    """Rows a streaming query delivered equal what Spark's built-in batch source reads with
-    ``options`` (chispa, any order). The built-in *streaming* source is no oracle here: the
-    connector 4.0.0 on Maven Central cannot run micro-batches on Spark 4.3."""
-    theirs = load(spark, THEIRS, bootstrap, options)
-    ours = spark.createDataFrame(rows, theirs.schema) if rows else theirs.limit(0)
-    assert_df_equality(ours, theirs, ignore_row_order=True)
+    """Both queries delivered the same rows over all their micro-batches (chispa: every
+    column, any order) with the same schema."""
+    assert ours.schema == theirs.schema or not (ours.rows or theirs.rows), (
+        ours.schema,
+        theirs.schema,
+    )
+    schema = theirs.schema or ours.schema
+    assert schema is not None, "neither query ran a micro-batch"
+    assert_df_equality(
+        spark.createDataFrame(ours.rows, schema),
+        spark.createDataFrame(theirs.rows, schema),
+        ignore_row_order=True,
+    )
+
+
+def assert_same_stream(
+    spark: SparkSession,
+    bootstrap: str,
+    checkpoints: Path,
+    *,
+    min_rows: int = 1,
+    **options: str,
+) -> StreamRun:
+    """Run one AvailableNow query through both sources (:func:`run_streams`) and check that
+    both finish cleanly with the same rows (chispa), the same micro-batches (offsets and rows
+    per partition, the same split into Spark tasks, and ``endOffset`` of every batch in the
+    progress reports) and the same ``latestOffset`` reported with each batch. Returns our run.
+
+    ``min_rows`` guards against a vacuous pass (both empty) where rows are expected.
+    """
+    runs = run_streams(spark, bootstrap, checkpoints, options)
+    ours, theirs = runs[OURS], runs[THEIRS]
+    assert ours.error is None, ours.error[:2000]
+    assert theirs.error is None, theirs.error[:2000]
+    assert_same_stream_rows(spark, ours, theirs)
+    assert ours.batches == theirs.batches
+    assert ours.tasks == theirs.tasks
+    assert ours.end_offsets() == theirs.end_offsets()
+    assert ours.latest_offsets() == theirs.latest_offsets()
+    assert len(ours.rows) >= min_rows, f"expected at least {min_rows} rows, got {len(ours.rows)}"
+    return ours

@@ -209,8 +209,6 @@ def test_offsets_by_timestamp_must_name_every_partition(
     [
         {"minPartitions": "7"},
         {"minPartitions": "2"},
-        # connector 4.0.0 applies maxRecordsPerPartition only once minPartitions asks to split
-        {"maxRecordsPerPartition": "40", "minPartitions": "12"},
     ],
     ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
 )
@@ -224,16 +222,33 @@ def test_task_splits_match(
     assert sum(n for *_, n in ranges) == data.mixed_count
 
 
-@pytest.mark.parametrize(
-    ("options", "pieces"),
-    [
-        # ceil(100 / 30) = 4 pieces of 25 in each partition
-        ({"maxRecordsPerPartition": "30"}, [(0, 25), (25, 50), (50, 75), (75, 100)]),
-        # 3 pieces (33, 33, 34) per partition; 9 < 12 but each is ~1/9 of the offsets, so
-        # round(33 / 300 * 12) = 1: no further split
-        ({"maxRecordsPerPartition": "40", "minPartitions": "12"}, [(0, 33), (33, 66), (66, 100)]),
-    ],
-)
+#: Spark's rule for ``maxRecordsPerPartition`` (KafkaOffsetRangeCalculator, Spark 4.1+): a range
+#: above the maximum becomes ceil(size / max) pieces of (nearly) equal size; with
+#: ``minPartitions`` too, the pieces may be split further by its proportional rule.
+_MAX_RECORDS: list[tuple[dict[str, str], list[tuple[int, int]]]] = [
+    # JSON offsets (see test_max_records_per_partition_alone_with_earliest_latest_differs):
+    # ceil(100 / 30) = 4 pieces of 25 in each partition
+    ({"maxRecordsPerPartition": "30"}, [(0, 25), (25, 50), (50, 75), (75, 100)]),
+    # earliest/latest: minPartitions makes Spark resolve them first, then both options apply.
+    # 3 pieces (33, 33, 34) per partition; 9 < 12 but each is ~1/9 of the offsets, so
+    # round(33 / 300 * 12) = 1: no further split
+    ({"maxRecordsPerPartition": "40", "minPartitions": "12"}, [(0, 33), (33, 66), (66, 100)]),
+]
+
+
+def _json_bounds(topic: str) -> dict[str, str]:
+    """``startingOffsets``/``endingOffsets`` naming the whole of ``mixed`` as JSON offsets."""
+    return {
+        "startingOffsets": json.dumps({topic: {str(p): 0 for p in range(3)}}),
+        "endingOffsets": json.dumps({topic: {str(p): 100 for p in range(3)}}),
+    }
+
+
+def _pieces(pieces: list[tuple[int, int]]) -> list[tuple[int, int, int, int]]:
+    return sorted((p, lo, hi - 1, hi - lo) for p in range(3) for lo, hi in pieces)
+
+
+@pytest.mark.parametrize(("options", "pieces"), _MAX_RECORDS, ids=["alone", "with_min"])
 def test_max_records_per_partition(
     spark: SparkSession,
     kafka_bootstrap: str,
@@ -241,13 +256,30 @@ def test_max_records_per_partition(
     options: dict[str, str],
     pieces: list[tuple[int, int]],
 ) -> None:
-    """``maxRecordsPerPartition`` came with Spark 4.1's source; the oracle on Maven Central for
-    this PySpark (connector 4.0.0) ignores it, so the splits are checked against the ones worked
-    out by hand from the 4.1 rules (KafkaOffsetRangeCalculator)."""
-    ours = load(spark, OURS, kafka_bootstrap, {"subscribe": data.mixed, **options})
-    expected = sorted((p, lo, hi - 1, hi - lo) for p in range(3) for lo, hi in pieces)
-    assert task_ranges(ours) == expected
-    assert_same_rows(spark, kafka_bootstrap, subscribe=data.mixed, **options)
+    """The same offset range per Spark task as the oracle, and the splits worked out by hand
+    from Spark's rule."""
+    bounds = {} if "minPartitions" in options else _json_bounds(data.mixed)
+    options = {"subscribe": data.mixed, **bounds, **options}
+    ours = load(spark, OURS, kafka_bootstrap, options)
+    theirs = load(spark, THEIRS, kafka_bootstrap, options)
+    assert task_ranges(ours) == task_ranges(theirs) == _pieces(pieces)
+    assert_same_rows(spark, kafka_bootstrap, **options)
+
+
+def test_max_records_per_partition_alone_with_earliest_latest_differs(
+    spark: SparkSession, kafka_bootstrap: str, data: ConformanceData
+) -> None:
+    """A known difference (docs/parity.md): with ``earliest``/``latest`` bounds (the defaults)
+    and no ``minPartitions``, Spark's batch source decides whether to split from the
+    unresolved bounds (-2/-1, "size" 1), so ``maxRecordsPerPartition`` alone never splits a
+    range; ours resolves the offsets first and splits as Spark does for JSON offsets and in
+    streaming. Same rows either way."""
+    options = {"subscribe": data.mixed, "maxRecordsPerPartition": "30"}
+    ours = load(spark, OURS, kafka_bootstrap, options)
+    theirs = load(spark, THEIRS, kafka_bootstrap, options)
+    assert task_ranges(ours) == _pieces(_MAX_RECORDS[0][1])
+    assert task_ranges(theirs) == [(p, 0, 99, 100) for p in range(3)]
+    assert_same_rows(spark, kafka_bootstrap, **options)
 
 
 # -- mistakes both sources reject -----------------------------------------------------------------
@@ -363,16 +395,11 @@ def test_offsets_deleted_before_they_were_read(
         subscribe=topic,
         startingOffsets=start,
     )
-    # failOnDataLoss=false: skip to the earliest offset still there. Spark's connector 4.0.0
-    # (the oracle) fails on this path under Spark 4.3 (NoClassDefFoundError
-    # org.apache.spark.internal.LogKeys$ERROR$ while logging the warning), so the rows are
+    # failOnDataLoss=false: both skip to the earliest offset still there; the rows are also
     # checked against the producer's input: value v<i> went to partition i % 2 at offset i // 2.
-    rows = load(
-        spark,
-        OURS,
-        kafka_bootstrap,
-        {"subscribe": topic, "startingOffsets": start, "failOnDataLoss": "false"},
-    ).collect()
+    rows = assert_same_rows(
+        spark, kafka_bootstrap, subscribe=topic, startingOffsets=start, failOnDataLoss="false"
+    )
     got = sorted((r["partition"], r["offset"], bytes(r["value"]).decode()) for r in rows)
     kept = {0: 5, 1: 12}
     assert got == sorted((i % 2, i // 2, f"v{i}") for i in range(40) if i // 2 >= kept[i % 2])
