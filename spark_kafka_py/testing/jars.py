@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.request
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -308,6 +309,10 @@ def _shipped_by_spark(artifact: Artifact, shipped: Iterable[str]) -> bool:
     return any(n.startswith(prefix) and n[len(prefix) : len(prefix) + 1].isdigit() for n in shipped)
 
 
+#: How long a remembered fallback connector version is trusted before Central is asked again.
+_FALLBACK_MEMO_S = 24 * 3600
+
+
 def _connector_version(installed: str) -> str:
     """The spark-sql-kafka version to use with pyspark ``installed``.
 
@@ -315,17 +320,30 @@ def _connector_version(installed: str) -> str:
     it; else the newest final release of the same major version not newer than ``installed``
     for which Central has both ``spark-sql-kafka`` and ``spark-token-provider-kafka`` (pyspark
     can reach PyPI before, or without, Spark's jars reaching Central). The choice is remembered
-    in the cache, so this asks the network at most once per installed version.
+    in the cache: the installed version for good; a fallback for a day only, after which Central
+    is asked again (a newer fallback, or the installed version, may have been published: the
+    4.0.0 fallback of PySpark 4.3.0 could not stream, 4.2.0 can). Without network the
+    remembered fallback is kept.
     """
     override = os.environ.get("SPARK_KAFKA_PY_CONNECTOR_VERSION")
     if override:
         return override
     memo = cache_dir() / "jars" / f"spark-connector-version-{installed}.txt"
-    if memo.is_file():
-        return memo.read_text(encoding="utf-8").strip()
-    # Both artifacts must exist in that version (Central may lag for one of them).
-    versions = set(_central_versions("org.apache.spark", "spark-sql-kafka-0-10_2.13"))
-    versions &= set(_central_versions("org.apache.spark", "spark-token-provider-kafka-0-10_2.13"))
+    remembered = memo.read_text(encoding="utf-8").strip() if memo.is_file() else None
+    if remembered is not None and (
+        remembered == installed or time.time() - memo.stat().st_mtime < _FALLBACK_MEMO_S
+    ):
+        return remembered
+    try:
+        # Both artifacts must exist in that version (Central may lag for one of them).
+        versions = set(_central_versions("org.apache.spark", "spark-sql-kafka-0-10_2.13"))
+        versions &= set(
+            _central_versions("org.apache.spark", "spark-token-provider-kafka-0-10_2.13")
+        )
+    except JarResolutionError:
+        if remembered is None:
+            raise
+        return remembered
     chosen = _pick_version(installed, versions)
     if chosen != installed:
         warnings.warn(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
 
+from spark_kafka_py.testing import jars
 from spark_kafka_py.testing.broker import _broker_ids, min_heap, random_cluster_id
 from spark_kafka_py.testing.jars import JarResolutionError, _pick_version, resolve_artifacts
 from spark_kafka_py.testing.tools import ProducedRecord, _encode_line
@@ -48,6 +50,43 @@ def test_pick_connector_version() -> None:
     assert _pick_version("4.1.1", available) == "4.0.0"
     with pytest.raises(JarResolutionError):
         _pick_version("6.0.0", available)
+
+
+def test_connector_fallback_is_asked_again_after_a_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPARK_KAFKA_PY_CACHE", str(tmp_path))
+    monkeypatch.delenv("SPARK_KAFKA_PY_CONNECTOR_VERSION", raising=False)
+    central = {"versions": ["4.0.0"], "calls": 0, "down": False}
+
+    def versions(group: str, artifact: str) -> list[str]:
+        central["calls"] += 1
+        if central["down"]:
+            raise JarResolutionError("cannot read maven-metadata.xml")
+        return list(central["versions"])
+
+    monkeypatch.setattr(jars, "_central_versions", versions)
+    with pytest.warns(UserWarning, match="using 4.0.0"):
+        assert jars._connector_version("4.3.0") == "4.0.0"
+    calls = central["calls"]
+    central["versions"] = ["4.0.0", "4.2.0"]
+    assert jars._connector_version("4.3.0") == "4.0.0"  # remembered for a day
+    assert central["calls"] == calls
+    memo = tmp_path / "jars" / "spark-connector-version-4.3.0.txt"
+    day_old = memo.stat().st_mtime - 25 * 3600
+    os.utime(memo, (day_old, day_old))
+    central["down"] = True
+    assert jars._connector_version("4.3.0") == "4.0.0"  # no network: the remembered one
+    central["down"] = False
+    with pytest.warns(UserWarning, match="using 4.2.0"):
+        assert jars._connector_version("4.3.0") == "4.2.0"  # a newer fallback was published
+    central["versions"] = ["4.2.0", "4.3.0"]
+    os.utime(memo, (day_old, day_old))
+    assert jars._connector_version("4.3.0") == "4.3.0"
+    central["down"] = True
+    os.utime(memo, (day_old, day_old))
+    assert jars._connector_version("4.3.0") == "4.3.0"  # the installed version, for good
+    assert memo.read_text() == "4.3.0"
 
 
 def test_missing_maven_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
