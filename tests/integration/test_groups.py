@@ -153,6 +153,15 @@ def wait_two_members_two_partitions_each(bootstrap: str, group: str, topic: str)
     assert sorted(p for parts in members.values() for p in parts) == [(topic, p) for p in range(4)]
 
 
+def wait_every_record_in_a_sink(spark: SparkSession, tmp: Path, want: set[Row]) -> None:
+    """Wait until the sinks of queries ``a`` and ``b`` together hold every row of ``want``."""
+    wait_until(
+        lambda: set(sink_rows(spark, tmp, "a")) | set(sink_rows(spark, tmp, "b")) == want,
+        120,
+        "every record in one of the sinks",
+    )
+
+
 def expected_rows(recs: list[ProducedRecord], base: dict[int, int] | None = None) -> set[Row]:
     offsets = dict(base or {})
     rows: set[Row] = set()
@@ -253,13 +262,7 @@ def test_two_queries_share_a_group(
         second = records(4, 5, "b")
         produce(kafka_bootstrap, topic, second)
         want = expected_rows(first + second)
-        wait_until(
-            lambda: (
-                set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b")) == want
-            ),
-            120,
-            "every record in one of the sinks",
-        )
+        wait_every_record_in_a_sink(spark, tmp_path, want)
         wait_until(
             lambda: committed_lag(kafka_bootstrap, group, topic) == {p: (10, 0) for p in range(4)},
             60,
@@ -532,13 +535,7 @@ def test_cooperative_sticky_second_query_takes_half_without_loss(
         second = records(4, 5, "b")
         produce(kafka_bootstrap, topic, second)
         want = expected_rows(first + second)
-        wait_until(
-            lambda: (
-                set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b")) == want
-            ),
-            120,
-            "every record in one of the sinks",
-        )
+        wait_every_record_in_a_sink(spark, tmp_path, want)
     finally:
         qa.stop()
         if qb is not None:
