@@ -28,6 +28,7 @@ from pyspark.sql import SparkSession
 
 from spark_kafka_py.testing.tools import (
     ProducedRecord,
+    add_partitions,
     create_topic,
     delete_topic,
     list_topics,
@@ -296,3 +297,64 @@ def test_topic_deleted_and_recreated(
     third = assert_same_stream(spark, kafka_bootstrap, tmp_path, **options)
     assert third.batches == [[(0, 5, 7, 3)]]
     assert third.end_offsets() == [{topic: {"0": 8}}]
+
+
+def _wait_deleted(bootstrap: str, topic: str) -> None:
+    deadline = time.monotonic() + 60
+    while topic in list_topics(bootstrap):
+        assert time.monotonic() < deadline, "topic deletion did not finish"
+        time.sleep(1)
+
+
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_new_partition_starting_above_zero(
+    spark: SparkSession, kafka_bootstrap: str, tmp_path: Path, fail_on_data_loss: str
+) -> None:
+    """A partition added between two runs whose log no longer starts at 0 when the query first
+    sees it (Spark: "Added partition ... starts from 4 instead of 0")."""
+    topic = f"conf-added-{fail_on_data_loss}-{time.time_ns()}"
+    create_topic(kafka_bootstrap, topic, partitions=1)
+    produce(kafka_bootstrap, topic, [ProducedRecord(None, f"a{i}", partition=0) for i in range(10)])
+    options = {"subscribe": topic, "startingOffsets": "earliest"}
+    first = assert_same_stream(spark, kafka_bootstrap, tmp_path, **options)
+    assert first.batches == [[(0, 0, 9, 10)]]
+
+    add_partitions(kafka_bootstrap, topic, 2)
+    produce(kafka_bootstrap, topic, [ProducedRecord(None, f"b{i}", partition=1) for i in range(10)])
+    _delete_records(kafka_bootstrap, topic, {1: 4})
+    options["failOnDataLoss"] = fail_on_data_loss
+    if fail_on_data_loss == "true":
+        _both_fail(run_streams(spark, kafka_bootstrap, tmp_path, options), rf"{topic}-1", r"\b4\b")
+        return
+    # Spark's rule: warn and read the new partition from where its log starts now.
+    second = assert_same_stream(spark, kafka_bootstrap, tmp_path, **options)
+    assert second.batches == [[(1, 4, 9, 6)]]
+    assert second.end_offsets() == [{topic: {"0": 10, "1": 10}}]
+
+
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_partitions_gone_when_a_matched_topic_is_deleted(
+    spark: SparkSession, kafka_bootstrap: str, tmp_path: Path, fail_on_data_loss: str
+) -> None:
+    """``subscribePattern`` over two topics, one deleted between two runs: its partition was
+    planned and is gone (Spark: "Set(...-gone-0) are gone. Some data may have been missed")."""
+    prefix = f"conf-pattern-{fail_on_data_loss}-{time.time_ns()}"
+    kept, gone = f"{prefix}-kept", f"{prefix}-gone"
+    for topic in (kept, gone):
+        create_topic(kafka_bootstrap, topic, partitions=1)
+        produce(kafka_bootstrap, topic, [ProducedRecord(None, f"{topic}-{i}") for i in range(5)])
+    options = {"subscribePattern": f"{re.escape(prefix)}-.*", "startingOffsets": "earliest"}
+    first = assert_same_stream(spark, kafka_bootstrap, tmp_path, **options)
+    assert len(first.rows) == 10
+
+    delete_topic(kafka_bootstrap, gone)
+    _wait_deleted(kafka_bootstrap, gone)
+    produce(kafka_bootstrap, kept, [ProducedRecord(None, f"more-{i}") for i in range(3)])
+    options["failOnDataLoss"] = fail_on_data_loss
+    if fail_on_data_loss == "true":
+        _both_fail(run_streams(spark, kafka_bootstrap, tmp_path, options), rf"{gone}-0")
+        return
+    # Spark's rule: warn, drop the gone partition, go on with the others.
+    second = assert_same_stream(spark, kafka_bootstrap, tmp_path, **options)
+    assert sorted(r["value"].decode() for r in second.rows) == [f"more-{i}" for i in range(3)]
+    assert second.end_offsets() == [{kept: {"0": 8}}]
