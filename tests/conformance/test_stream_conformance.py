@@ -275,10 +275,7 @@ def test_topic_deleted_and_recreated(
     assert first.batches == [[(0, 0, 19, 20)]]
 
     delete_topic(kafka_bootstrap, topic)
-    deadline = time.monotonic() + 60
-    while topic in list_topics(kafka_bootstrap):
-        assert time.monotonic() < deadline, "topic deletion did not finish"
-        time.sleep(1)
+    _wait_deleted(kafka_bootstrap, topic)
     create_topic(kafka_bootstrap, topic, partitions=1)
     produce(kafka_bootstrap, topic, [ProducedRecord(None, f"b{i}", partition=0) for i in range(5)])
 
