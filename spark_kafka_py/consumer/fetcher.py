@@ -107,6 +107,8 @@ class PartitionFetcher:
         self._last_fetched_epoch = -1
         # KIP-392: the replica the leader told us to fetch from (kafka.client.rack), or -1.
         self._read_replica = -1
+        # Node id -> serves Fetch v12+ (asked once per node, not per Fetch; see _fetch_call).
+        self._fetch_v12: dict[int, bool] = {}
         self._topic_id = None
         self._max_bytes = settings.max_partition_fetch_bytes
         self._need_metadata = True
@@ -297,7 +299,7 @@ class PartitionFetcher:
         node = self._read_replica if self._read_replica >= 0 else self._leader
         # last_fetched_epoch needs Fetch v12+ (it is not ignorable); an older broker gets -1.
         last_fetched_epoch = self._last_fetched_epoch
-        if last_fetched_epoch >= 0 and not _fetch_v12(self.client, node):
+        if last_fetched_epoch >= 0 and not self._serves_fetch_v12(node):
             last_fetched_epoch = -1
         request = FetchRequest(
             replica_id=CONSUMER_REPLICA_ID,
@@ -329,6 +331,12 @@ class PartitionFetcher:
         max_version = None if self._topic_id else 12
         client = self.client
         return lambda: client.send(node, request, max_version=max_version)
+
+    def _serves_fetch_v12(self, node: int) -> bool:
+        known = self._fetch_v12.get(node)
+        if known is None:
+            known = self._fetch_v12[node] = _fetch_v12(self.client, node)
+        return known
 
     def _send_fetch(self, pos: int) -> Any:
         """The Fetch response for ``pos``: the one already in flight if it was sent for the
