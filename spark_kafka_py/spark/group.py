@@ -1,5 +1,5 @@
 """Consumer groups for ``format("pykafka")``: the glue between the stream reader and a
-:class:`~spark_kafka_py.consumer.group.coordinator.GroupMember`.
+:class:`~spark_kafka_py.consumer.group.membership.GroupMember`.
 
 With ``kafka.group.id`` set, the streaming query's driver joins the group (``subscribe`` /
 ``subscribePattern``), plans only the partitions the group assigned to it, and commits the
@@ -42,7 +42,8 @@ from typing import Any, Literal
 
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.group.assignors import get_assignor
-from spark_kafka_py.consumer.group.coordinator import GroupConfig, GroupMember
+from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.consumer.group.membership import GroupMember
 from spark_kafka_py.consumer.settings import client_config
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError

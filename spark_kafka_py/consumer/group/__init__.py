@@ -1,8 +1,14 @@
 """Classic consumer groups (protocol type ``consumer``) on the driver side.
 
 * :mod:`.protocol` - ``ConsumerProtocolSubscription`` / ``ConsumerProtocolAssignment`` bytes;
-* :mod:`.assignors` - ``range`` and ``roundrobin``, equal to Kafka's Java assignors;
+* :mod:`.assignors` - ``range``, ``roundrobin`` and ``cooperative-sticky``, equal to Kafka's
+  Java assignors;
 * :mod:`.heartbeat` - the pure heartbeat / session / poll timer;
-* :mod:`.coordinator` - :class:`~.coordinator.GroupMember`: FindCoordinator, JoinGroup,
-  SyncGroup, Heartbeat thread, OffsetCommit, OffsetFetch, LeaveGroup over a transport.
+* :mod:`.config` - :class:`~.config.GroupConfig`, the settings of one member;
+* :mod:`.transport` - :class:`~.transport.CoordinatorChannel`: FindCoordinator, requests to
+  the coordinator, retries within ``default.api.timeout.ms``;
+* :mod:`.membership` - :class:`~.membership.GroupMember`: JoinGroup, SyncGroup, Heartbeat
+  thread, LeaveGroup (the member state machine, as Java's ``AbstractCoordinator``);
+* :mod:`.offsets` - :class:`~.offsets.GroupOffsets`: OffsetCommit, OffsetFetch (as Java's
+  ``ConsumerCoordinator``), with a member's generation or as "simple" commits.
 """

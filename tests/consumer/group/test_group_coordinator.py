@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from spark_kafka_py.consumer.group.coordinator import GroupConfig, GroupMember
+from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.consumer.group.membership import GroupMember
 from spark_kafka_py.consumer.group.protocol import (
     Assignment,
     Subscription,

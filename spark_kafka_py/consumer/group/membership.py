@@ -1,10 +1,10 @@
 """A member of a classic consumer group (protocol type ``consumer``), driven by the caller.
 
-:class:`GroupMember` runs the classic group protocol over a :class:`Transport` (in production
-a :class:`~spark_kafka_py.client.cluster.KafkaClient`; in tests a scripted object fed with
-encoded response bytes, no sockets):
+:class:`GroupMember` runs the member state machine of the classic group protocol (Java's
+``AbstractCoordinator``) through a :class:`~.transport.CoordinatorChannel` over a
+:class:`~.transport.Transport`:
 
-* FindCoordinator (key type group), re-discovered on NOT_COORDINATOR /
+* FindCoordinator (in :mod:`.transport`), re-discovered on NOT_COORDINATOR /
   COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS and connection errors;
 * JoinGroup with the ``consumer`` protocol (one protocol per configured assignor, each with
   this member's ``ConsumerProtocolSubscription``), MEMBER_ID_REQUIRED handled (KIP-394),
@@ -14,11 +14,8 @@ encoded response bytes, no sockets):
 * Heartbeat from a background thread (:meth:`start_heartbeat`), which only *flags* a needed
   rejoin: the caller rejoins at its next :meth:`ensure_active` (for Spark: a micro-batch
   boundary), as Java's consumer does in ``poll``;
-* OffsetCommit with the generation id, member id and instance id; REBALANCE_IN_PROGRESS,
-  ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID are handled by rejoining and committing again the
-  offsets of the partitions still assigned (the others are reported, never dropped silently);
-* OffsetFetch (``require_stable``, KIP-447) and LeaveGroup (dynamic members only, as Java's
-  consumer: a static member keeps its place until ``session.timeout.ms``);
+* LeaveGroup (dynamic members only, as Java's consumer: a static member keeps its place until
+  ``session.timeout.ms``);
 * the COOPERATIVE rebalance protocol (KIP-429) when every configured assignor supports it
   (``cooperative-sticky``), as Java's ``ConsumerCoordinator`` decides: the subscription
   carries the owned partitions and their generation (``generation_id``, v2; and the
@@ -29,9 +26,13 @@ encoded response bytes, no sockets):
   can give them to their new owner). With EAGER (any other assignor configured), the
   assignment is replaced as a whole at every rebalance, as before.
 
+The member's group offsets (OffsetCommit with its generation, OffsetFetch) are a
+:class:`~.offsets.GroupOffsets` it holds (:attr:`GroupMember.offsets`);
+:meth:`GroupMember.commit` and :meth:`GroupMember.fetch_committed` use it.
+
 Sources: Kafka message specs of the APIs above (see :mod:`spark_kafka_py.protocol.messages`),
 Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` for which error means what,
-KIP-62 (background heartbeats, ``max.poll.interval.ms``), KIP-345, KIP-394, KIP-447.
+KIP-62 (background heartbeats, ``max.poll.interval.ms``), KIP-345, KIP-394.
 """
 
 from __future__ import annotations
@@ -40,8 +41,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
 
 from spark_kafka_py.consumer.group.assignors import (
     ASSIGNORS,
@@ -49,7 +48,9 @@ from spark_kafka_py.consumer.group.assignors import (
     Member,
     cooperative_user_data,
 )
+from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.consumer.group.heartbeat import HeartbeatTimer
+from spark_kafka_py.consumer.group.offsets import GroupOffsets
 from spark_kafka_py.consumer.group.protocol import (
     CONSUMER_PROTOCOL_TYPE,
     Assignment,
@@ -59,20 +60,19 @@ from spark_kafka_py.consumer.group.protocol import (
     encode_assignment,
     encode_subscription,
 )
+from spark_kafka_py.consumer.group.transport import (
+    COORDINATOR_ERRORS,
+    ILLEGAL_GENERATION,
+    NETWORK_ERRORS,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    CoordinatorChannel,
+    Transport,
+)
 from spark_kafka_py.consumer.types import TopicPartition
-from spark_kafka_py.errors import (
-    ConfigError,
-    KafkaApiError,
-    KafkaConnectionError,
-    KafkaError,
-    KafkaProtocolError,
-    KafkaTimeoutError,
-)
+from spark_kafka_py.errors import KafkaApiError, KafkaError, KafkaProtocolError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import ERRORS_BY_NAME, error_for, error_for_code
-from spark_kafka_py.protocol.messages.find_coordinator import (
-    KEY_TYPE_GROUP,
-    FindCoordinatorRequest,
-)
 from spark_kafka_py.protocol.messages.heartbeat import HeartbeatRequest
 from spark_kafka_py.protocol.messages.join_group import (
     JoinGroupRequest,
@@ -80,117 +80,17 @@ from spark_kafka_py.protocol.messages.join_group import (
     JoinGroupResponse,
 )
 from spark_kafka_py.protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
-from spark_kafka_py.protocol.messages.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
-from spark_kafka_py.protocol.messages.offset_fetch import (
-    OffsetFetchRequest,
-    OffsetFetchRequestGroup,
-    OffsetFetchRequestTopic,
-    OffsetFetchRequestTopics,
-)
 from spark_kafka_py.protocol.messages.sync_group import (
     SyncGroupRequest,
     SyncGroupRequestAssignment,
 )
-from spark_kafka_py.protocol.schema import Request
 
-__all__ = ["GroupConfig", "GroupMember", "Transport"]
+__all__ = ["GroupMember"]
 
 log = logging.getLogger(__name__)
 
-
-def _code(name: str) -> int:
-    return ERRORS_BY_NAME[name].code
-
-
-NONE = 0
-MEMBER_ID_REQUIRED = _code("MEMBER_ID_REQUIRED")
-REBALANCE_IN_PROGRESS = _code("REBALANCE_IN_PROGRESS")
-ILLEGAL_GENERATION = _code("ILLEGAL_GENERATION")
-UNKNOWN_MEMBER_ID = _code("UNKNOWN_MEMBER_ID")
-FENCED_INSTANCE_ID = _code("FENCED_INSTANCE_ID")
-#: Errors after which the coordinator must be looked up again (Java ``markCoordinatorUnknown``).
-COORDINATOR_ERRORS = frozenset(
-    _code(n)
-    for n in (
-        "NOT_COORDINATOR",
-        "COORDINATOR_NOT_AVAILABLE",
-        "COORDINATOR_LOAD_IN_PROGRESS",
-        "REQUEST_TIMED_OUT",
-        "NETWORK_EXCEPTION",
-    )
-)
-#: Errors that mean "this member's generation is over: rejoin".
-REJOIN_ERRORS = frozenset((REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID))
-#: Errors Kafka marks retriable that we report at once in OffsetCommit/OffsetFetch: the topic
-#: or partition does not exist (deleted, or a typo), as Java's ``ConsumerCoordinator`` does.
-FATAL_OFFSET_ERRORS = frozenset((_code("UNKNOWN_TOPIC_OR_PARTITION"),))
-#: Offset ``-1`` in OffsetFetch: no committed offset.
-NO_OFFSET = -1
-_NETWORK_ERRORS = (KafkaConnectionError, KafkaTimeoutError, KafkaProtocolError)
-
-
-class Transport(Protocol):
-    """What :class:`GroupMember` needs from a client (:class:`KafkaClient` has it)."""
-
-    def send(
-        self,
-        node_id: int,
-        request: Request,
-        *,
-        timeout_ms: int | None = None,
-        max_version: int | None = None,
-    ) -> Any: ...
-
-    def least_loaded_node(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class GroupConfig:
-    """Settings of one group member (times in ms).
-
-    Attributes:
-        group_id: ``group.id``.
-        group_instance_id: ``group.instance.id`` (static membership, KIP-345) or ``None``.
-        assignors: ``partition.assignment.strategy`` protocol names, preferred first.
-        session_timeout_ms / heartbeat_interval_ms / max_poll_interval_ms: as the Java
-            consumer (defaults 45,000 / 3,000 / 300,000); ``max_poll_interval_ms`` is also the
-            JoinGroup rebalance timeout.
-        request_timeout_ms: bound on one request (JoinGroup gets the rebalance timeout + 5 s
-            more, as Java's consumer).
-        retry_backoff_ms: pause between retries of retriable errors.
-        default_api_timeout_ms: bound on retrying one commit/fetch/coordinator lookup
-            (``default.api.timeout.ms``, default 60,000).
-        client_rack: sent as ``rack_id`` in the subscription (v3), or ``None``.
-    """
-
-    group_id: str
-    group_instance_id: str | None = None
-    assignors: tuple[str, ...] = ("range",)
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 300_000
-    request_timeout_ms: int = 30_000
-    retry_backoff_ms: int = 100
-    default_api_timeout_ms: int = 60_000
-    client_rack: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.group_id:
-            raise ConfigError("Option 'kafka.group.id' must not be empty")
-        if self.group_instance_id is not None and not self.group_instance_id:
-            raise ConfigError("Option 'kafka.group.instance.id' must not be empty")
-        if not self.assignors:
-            raise ConfigError("Option 'kafka.partition.assignment.strategy' is empty")
-        for name in self.assignors:
-            if name not in ASSIGNORS:
-                raise ConfigError(
-                    f"Option 'kafka.partition.assignment.strategy': {name!r} is not one of "
-                    f"{sorted(ASSIGNORS)}"
-                )
+MEMBER_ID_REQUIRED = ERRORS_BY_NAME["MEMBER_ID_REQUIRED"].code
+FENCED_INSTANCE_ID = ERRORS_BY_NAME["FENCED_INSTANCE_ID"].code
 
 
 class GroupMember:
@@ -203,6 +103,10 @@ class GroupMember:
             (used when this member leads the group and runs the assignor).
         clock: monotonic seconds (tests pass a fake one).
         sleep: sleeps seconds (tests pass a no-op).
+
+    Attributes:
+        channel: the :class:`~.transport.CoordinatorChannel` to the group's coordinator.
+        offsets: the member's :class:`~.offsets.GroupOffsets` (commits carry its generation).
 
     Not thread-safe for callers: one thread calls :meth:`ensure_active`, :meth:`commit`,
     :meth:`fetch_committed`, :meth:`leave`; only the heartbeat thread runs concurrently.
@@ -223,7 +127,8 @@ class GroupMember:
         self._clock = clock
         self._sleep = sleep
         self._lock = threading.RLock()
-        self._coordinator: int | None = None
+        self.channel = CoordinatorChannel(config, transport, clock=clock, sleep=sleep)
+        self.offsets = GroupOffsets(self.channel, self)
         self.member_id = ""
         self.generation_id = -1
         self.protocol_name: str | None = None
@@ -247,7 +152,7 @@ class GroupMember:
         return self._clock() * 1000
 
     def _where(self) -> str:
-        return f"group '{self.config.group_id}'"
+        return self.channel.where
 
     @property
     def cooperative(self) -> bool:
@@ -272,9 +177,31 @@ class GroupMember:
             if self._rejoin_reason is None:
                 self._rejoin_reason = reason
 
-    def _raise_fatal(self) -> None:
+    def raise_fatal(self) -> None:
+        """Raise the error that ended this membership (fatal JoinGroup / SyncGroup /
+        Heartbeat errors, e.g. FENCED_INSTANCE_ID), if any."""
         if self._fatal is not None:
             raise self._fatal
+
+    def identity(self) -> tuple[str, int]:
+        """``(member id, generation id)`` of the current generation (``("", -1)``: none)."""
+        with self._lock:
+            return self.member_id, self.generation_id
+
+    def rejoin_after(self, error_code: int, api: str) -> tuple[TopicPartition, ...]:
+        """Rejoin after ``error_code`` (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or
+        UNKNOWN_MEMBER_ID; the last one resets the member id) answered ``api``, now, with the
+        last subscription; return the partitions assigned afterwards.
+
+        Raises:
+            as :meth:`ensure_active`.
+        """
+        reason = f"{api}: {error_for(error_code).name}"
+        if error_code == UNKNOWN_MEMBER_ID:
+            self._reset_member(reason)
+        else:
+            self.request_rejoin(reason)
+        return self.ensure_active(self._topics)
 
     def _reset_member(self, reason: str) -> None:
         with self._lock:
@@ -282,70 +209,10 @@ class GroupMember:
             self.generation_id = -1
             self._rejoin_reason = reason
 
-    def _mark_coordinator_unknown(self, why: str) -> None:
-        with self._lock:
-            if self._coordinator is not None:
-                log.info("%s: coordinator %s lost (%s)", self._where(), self._coordinator, why)
-            self._coordinator = None
-
-    def _deadline(self) -> float:
-        return self._clock() + self.config.default_api_timeout_ms / 1000
-
-    def _retry_or_raise(self, deadline: float, error: KafkaError, what: str) -> None:
-        if self._clock() >= deadline:
-            raise KafkaTimeoutError(
-                f"{what} for {self._where()} did not succeed within "
-                f"{self.config.default_api_timeout_ms} ms (default.api.timeout.ms); last "
-                f"error: {error}"
-            ) from error
-        self._sleep(self.config.retry_backoff_ms / 1000)
-
     # -- coordinator ----------------------------------------------------------------------
     def coordinator(self) -> int:
-        """The coordinator's broker node id, looked up with FindCoordinator if unknown.
-
-        Raises:
-            KafkaApiError: a non-retriable error (e.g. GROUP_AUTHORIZATION_FAILED,
-                INVALID_GROUP_ID) naming the group.
-            KafkaTimeoutError: retriable errors for longer than ``default.api.timeout.ms``.
-        """
-        with self._lock:
-            if self._coordinator is not None:
-                return self._coordinator
-        deadline = self._deadline()
-        group = self.config.group_id
-        while True:
-            try:
-                response = self._transport.send(
-                    self._transport.least_loaded_node(),
-                    FindCoordinatorRequest(
-                        key=group, key_type=KEY_TYPE_GROUP, coordinator_keys=(group,)
-                    ),
-                )
-            except _NETWORK_ERRORS as exc:
-                self._retry_or_raise(deadline, exc, "FindCoordinator")
-                continue
-            if response.coordinators:
-                c = response.coordinators[0]
-                code, node = c.error_code, c.node_id
-            else:
-                code, node = response.error_code, response.node_id
-            if code == NONE:
-                with self._lock:
-                    self._coordinator = node
-                return node
-            error = error_for_code(code, f"in FindCoordinator for {self._where()}")
-            if not error.retriable:
-                raise error
-            self._retry_or_raise(deadline, error, "FindCoordinator")
-
-    def _send_coordinator(self, request: Request, timeout_ms: int | None = None) -> Any:
-        node = self.coordinator()
-        try:
-            return self._transport.send(node, request, timeout_ms=timeout_ms)
-        except _NETWORK_ERRORS as exc:
-            self._mark_coordinator_unknown(str(exc))
-            raise
+        """The coordinator's broker node id (see :meth:`CoordinatorChannel.coordinator`)."""
+        return self.channel.coordinator()
 
     # -- joining --------------------------------------------------------------------------
     def subscription(self, protocol: str | None = None) -> Subscription:
@@ -388,7 +255,7 @@ class GroupMember:
             KafkaTimeoutError: not joined within ``max.poll.interval.ms`` +
                 ``default.api.timeout.ms``.
         """
-        self._raise_fatal()
+        self.raise_fatal()
         wanted = tuple(sorted(set(topics)))
         if wanted != self._topics:
             self._topics = wanted
@@ -409,17 +276,17 @@ class GroupMember:
             + (self.config.max_poll_interval_ms + self.config.default_api_timeout_ms) / 1000
         )
         while True:
-            self._raise_fatal()
+            self.raise_fatal()
             reason = self._rejoin_reason or "rejoin"
             try:
                 if self._join_once(reason):
                     if self._rejoin_reason is None:
                         return
                     continue  # cooperative second round (KIP-429): rejoin at once
-            except _NETWORK_ERRORS as exc:
+            except NETWORK_ERRORS as exc:
                 if exc is self._fatal:
                     raise
-                self._retry_or_raise(deadline, exc, "JoinGroup/SyncGroup")
+                self.channel.retry_or_raise(deadline, exc, "JoinGroup/SyncGroup")
                 continue
             if self._clock() >= deadline:
                 raise KafkaTimeoutError(
@@ -454,7 +321,7 @@ class GroupMember:
             reason=reason[:255],
         )
         timeout = max(cfg.request_timeout_ms, cfg.max_poll_interval_ms + 5_000)
-        joined: JoinGroupResponse = self._send_coordinator(request, timeout)
+        joined: JoinGroupResponse = self.channel.send(request, timeout)
         code = joined.error_code
         if code == MEMBER_ID_REQUIRED:  # KIP-394: rejoin with the id the coordinator gave
             with self._lock:
@@ -464,7 +331,7 @@ class GroupMember:
             self._reset_member(f"JoinGroup: {error_for(code).name}")
             return False
         if code in COORDINATOR_ERRORS:
-            self._mark_coordinator_unknown(error_for(code).name)
+            self.channel.mark_unknown(error_for(code).name)
             self._sleep(cfg.retry_backoff_ms / 1000)
             return False
         if code == REBALANCE_IN_PROGRESS or (code != NONE and error_for(code).retriable):
@@ -488,7 +355,7 @@ class GroupMember:
         assignments: tuple[SyncGroupRequestAssignment, ...] = ()
         if joined.leader == joined.member_id and not joined.skip_assignment:
             assignments = self._assign(protocol, joined)
-        synced = self._send_coordinator(
+        synced = self.channel.send(
             SyncGroupRequest(
                 group_id=cfg.group_id,
                 generation_id=joined.generation_id,
@@ -506,7 +373,7 @@ class GroupMember:
             self._reset_member(f"SyncGroup: {error_for(code).name}")
             return False
         if code in COORDINATOR_ERRORS:
-            self._mark_coordinator_unknown(error_for(code).name)
+            self.channel.mark_unknown(error_for(code).name)
             return False
         if code != NONE:
             self._fatal = self._fatal_join_error(code, "SyncGroup")
@@ -587,7 +454,7 @@ class GroupMember:
             return
         self.timer.sent(now)
         try:
-            response = self._send_coordinator(
+            response = self.channel.send(
                 HeartbeatRequest(
                     group_id=self.config.group_id,
                     generation_id=generation,
@@ -595,7 +462,7 @@ class GroupMember:
                     group_instance_id=self.config.group_instance_id,
                 )
             )
-        except _NETWORK_ERRORS as exc:
+        except NETWORK_ERRORS as exc:
             log.info("%s: heartbeat failed: %s", self._where(), exc)
             self.timer.failed(self._now_ms())
             return
@@ -608,7 +475,7 @@ class GroupMember:
         if code == NONE:
             return
         if code in COORDINATOR_ERRORS:
-            self._mark_coordinator_unknown(error_for(code).name)
+            self.channel.mark_unknown(error_for(code).name)
             self.timer.failed(self._now_ms())
         elif code == REBALANCE_IN_PROGRESS:
             self.request_rejoin("the coordinator started a rebalance")
@@ -646,183 +513,28 @@ class GroupMember:
     def commit(
         self, offsets: Mapping[TopicPartition, int], *, metadata: str = ""
     ) -> dict[TopicPartition, int]:
-        """OffsetCommit ``offsets`` (next offset to read, per partition) for this member.
-
-        On REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID the member rejoins
-        and commits again the offsets of the partitions it still owns; offsets of partitions
-        the rebalance moved elsewhere are not committed (their new owner decides) and a
-        warning names them. Without a membership (``member_id`` empty: a ``assign`` query)
-        the commit is a "simple" one with generation -1 (accepted by an empty group only).
+        """OffsetCommit ``offsets`` (next offset to read, per partition) with this member's
+        generation; see :meth:`GroupOffsets.commit` (rejoins on REBALANCE_IN_PROGRESS /
+        ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID).
 
         Returns:
             the offsets that were committed.
 
         Raises:
-            KafkaApiError: non-retriable errors (GROUP_AUTHORIZATION_FAILED,
-                TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION, FENCED_INSTANCE_ID,
-                OFFSET_METADATA_TOO_LARGE, ...) naming the group and topic-partition.
-            KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+            KafkaApiError / KafkaTimeoutError: as :meth:`GroupOffsets.commit`.
         """
-        self._raise_fatal()
-        pending = dict(offsets)
-        done: dict[TopicPartition, int] = {}
-        deadline = self._deadline()
-        rejoins = 0
-        while pending:
-            by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
-            for tp, off in sorted(pending.items()):
-                by_topic.setdefault(tp.topic, []).append(
-                    OffsetCommitRequestPartition(
-                        partition_index=tp.partition,
-                        committed_offset=off,
-                        committed_metadata=metadata,
-                    )
-                )
-            with self._lock:
-                member_id, generation = self.member_id, self.generation_id
-            request = OffsetCommitRequest(
-                group_id=self.config.group_id,
-                generation_id_or_member_epoch=generation,
-                member_id=member_id,
-                group_instance_id=self.config.group_instance_id if member_id else None,
-                topics=tuple(
-                    OffsetCommitRequestTopic(name=t, partitions=tuple(ps))
-                    for t, ps in by_topic.items()
-                ),
-            )
-            try:
-                response = self._send_coordinator(request)
-            except _NETWORK_ERRORS as exc:
-                self._retry_or_raise(deadline, exc, "OffsetCommit")
-                continue
-            rejoin: int | None = None
-            retry = False
-            for topic in response.topics:
-                for part in topic.partitions:
-                    tp = TopicPartition(topic.name, part.partition_index)
-                    code = part.error_code
-                    if code == NONE:
-                        if tp in pending:
-                            done[tp] = pending.pop(tp)
-                    elif code in REJOIN_ERRORS:
-                        rejoin = code
-                    elif code not in FATAL_OFFSET_ERRORS and (
-                        code in COORDINATOR_ERRORS or error_for(code).retriable
-                    ):
-                        retry = True
-                        if code in COORDINATOR_ERRORS:
-                            self._mark_coordinator_unknown(error_for(code).name)
-                        last = error_for_code(code, f"in OffsetCommit of {tp} for {self._where()}")
-                    else:
-                        raise error_for_code(code, f"in OffsetCommit of {tp} for {self._where()}")
-            if rejoin is not None and pending:
-                if not member_id:  # a simple commit into a group with members
-                    raise error_for_code(
-                        rejoin,
-                        f"in OffsetCommit for {self._where()}: the group has active members, "
-                        "so offsets can only be committed by a member",
-                    )
-                rejoins += 1
-                if rejoins > 3:
-                    raise error_for_code(
-                        rejoin, f"in OffsetCommit for {self._where()} after {rejoins - 1} rejoins"
-                    )
-                if rejoin == UNKNOWN_MEMBER_ID:
-                    self._reset_member(f"OffsetCommit: {error_for(rejoin).name}")
-                else:
-                    self.request_rejoin(f"OffsetCommit: {error_for(rejoin).name}")
-                owned = set(self.ensure_active(self._topics))
-                lost = sorted(tp for tp in pending if tp not in owned)
-                if lost:
-                    log.warning(
-                        "%s: offsets %s were not committed: the rebalance (%s) moved these "
-                        "partitions to other members, which start from the last committed "
-                        "offsets (records after them may be read twice: at-least-once)",
-                        self._where(),
-                        {str(tp): pending[tp] for tp in lost},
-                        error_for(rejoin).name,
-                    )
-                    for tp in lost:
-                        pending.pop(tp)
-                continue
-            if retry and pending:
-                self._retry_or_raise(deadline, last, "OffsetCommit")
-        return done
+        return self.offsets.commit(offsets, metadata=metadata)
 
     def fetch_committed(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int | None]:
-        """OffsetFetch: the group's committed offset per partition, ``None`` where none.
+        """OffsetFetch: the group's committed offset per partition, ``None`` where none; see
+        :meth:`GroupOffsets.fetch_committed`.
 
         Raises:
-            KafkaApiError: GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID,
-                TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION, ... naming the group
-                (and topic-partition).
-            KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+            KafkaApiError / KafkaTimeoutError: as :meth:`GroupOffsets.fetch_committed`.
         """
-        self._raise_fatal()
-        wanted = sorted(set(partitions))
-        if not wanted:
-            return {}
-        by_topic: dict[str, list[int]] = {}
-        for tp in wanted:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-        group = self.config.group_id
-        request = OffsetFetchRequest(
-            group_id=group,
-            topics=tuple(
-                OffsetFetchRequestTopic(name=t, partition_indexes=tuple(p))
-                for t, p in by_topic.items()
-            ),
-            groups=(
-                OffsetFetchRequestGroup(
-                    group_id=group,
-                    topics=tuple(
-                        OffsetFetchRequestTopics(name=t, partition_indexes=tuple(p))
-                        for t, p in by_topic.items()
-                    ),
-                ),
-            ),
-            require_stable=True,
-        )
-        deadline = self._deadline()
-        while True:
-            try:
-                response = self._send_coordinator(request)
-            except _NETWORK_ERRORS as exc:
-                self._retry_or_raise(deadline, exc, "OffsetFetch")
-                continue
-            if response.groups:
-                top = response.groups[0].error_code
-                topics = [(t.name, t.partitions) for t in response.groups[0].topics]
-            else:
-                top = response.error_code
-                topics = [(t.name, t.partitions) for t in response.topics]
-            codes = [top] + [p.error_code for _, ps in topics for p in ps]
-            bad = next((c for c in codes if c != NONE), NONE)
-            if bad == NONE:
-                break
-            context = f"in OffsetFetch for {self._where()}"
-            if bad not in FATAL_OFFSET_ERRORS and (
-                bad in COORDINATOR_ERRORS or error_for(bad).retriable  # UNSTABLE_OFFSET_COMMIT
-            ):
-                if bad in COORDINATOR_ERRORS:
-                    self._mark_coordinator_unknown(error_for(bad).name)
-                self._retry_or_raise(deadline, error_for_code(bad, context), "OffsetFetch")
-                continue
-            for name, ps in topics:
-                for p in ps:
-                    if p.error_code:
-                        context += f" of {TopicPartition(name, p.partition_index)}"
-                        break
-            raise error_for_code(bad, context)
-        out: dict[TopicPartition, int | None] = dict.fromkeys(wanted)
-        for name, ps in topics:
-            for p in ps:
-                tp = TopicPartition(name, p.partition_index)
-                if tp in out:
-                    out[tp] = None if p.committed_offset < 0 else p.committed_offset
-        return out
+        return self.offsets.fetch_committed(partitions)
 
     # -- leaving --------------------------------------------------------------------------
     def leave(self, reason: str = "the consumer is being closed") -> None:
@@ -841,7 +553,7 @@ class GroupMember:
         if not member_id or static:
             return
         try:
-            response = self._send_coordinator(
+            response = self.channel.send(
                 LeaveGroupRequest(
                     group_id=self.config.group_id,
                     member_id=member_id,

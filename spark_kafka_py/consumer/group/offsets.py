@@ -1,0 +1,268 @@
+"""Group offsets: OffsetCommit and OffsetFetch for one group, as Java's
+``ConsumerCoordinator`` (``commitOffsetsSync``, ``fetchCommittedOffsets``) does them.
+
+:class:`GroupOffsets` sends its requests through a
+:class:`~spark_kafka_py.consumer.group.transport.CoordinatorChannel`. With a member (anything
+with the :class:`Membership` methods, in production a
+:class:`~spark_kafka_py.consumer.group.membership.GroupMember`) commits carry the member's
+generation id, member id and instance id; REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION and
+UNKNOWN_MEMBER_ID are handled by rejoining and committing again the offsets of the partitions
+still assigned (the others are reported, never dropped silently). Without one, a commit is a
+"simple" commit (generation -1, no member id), which Kafka accepts while the group has no
+active members. OffsetFetch asks with ``require_stable`` (KIP-447).
+
+Sources: OffsetCommit and OffsetFetch message specs (see
+:mod:`spark_kafka_py.protocol.messages`), Java's ``ConsumerCoordinator`` for which error means
+what, KIP-447.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from spark_kafka_py.consumer.group.transport import (
+    COORDINATOR_ERRORS,
+    NETWORK_ERRORS,
+    NONE,
+    REJOIN_ERRORS,
+    CoordinatorChannel,
+)
+from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.errors import KafkaError
+from spark_kafka_py.protocol.error_codes import ERRORS_BY_NAME, error_for, error_for_code
+from spark_kafka_py.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from spark_kafka_py.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+)
+
+__all__ = ["GroupOffsets", "Membership"]
+
+log = logging.getLogger(__name__)
+
+#: Errors Kafka marks retriable that we report at once in OffsetCommit/OffsetFetch: the topic
+#: or partition does not exist (deleted, or a typo), as Java's ``ConsumerCoordinator`` does.
+FATAL_OFFSET_ERRORS = frozenset((ERRORS_BY_NAME["UNKNOWN_TOPIC_OR_PARTITION"].code,))
+#: Offset ``-1`` in OffsetFetch: no committed offset.
+NO_OFFSET = -1
+
+
+class Membership(Protocol):
+    """What :class:`GroupOffsets` needs from a group member (:class:`GroupMember` has it)."""
+
+    def raise_fatal(self) -> None:
+        """Raise the error that ended the membership, if any."""
+        ...
+
+    def identity(self) -> tuple[str, int]:
+        """``(member id, generation id)`` of the current generation (``("", -1)``: none)."""
+        ...
+
+    def rejoin_after(self, error_code: int, api: str) -> tuple[TopicPartition, ...]:
+        """Rejoin after ``error_code`` (one of REJOIN_ERRORS) answered ``api``; return the
+        partitions assigned afterwards."""
+        ...
+
+
+class GroupOffsets:
+    """OffsetCommit / OffsetFetch for the group of ``channel``.
+
+    Args:
+        channel: the way to the group's coordinator (its config gives the group id and
+            instance id).
+        member: the member whose generation commits carry, or ``None`` for "simple" commits
+            (generation -1, no member id).
+    """
+
+    def __init__(self, channel: CoordinatorChannel, member: Membership | None = None) -> None:
+        self.channel = channel
+        self.member = member
+
+    def commit(
+        self, offsets: Mapping[TopicPartition, int], *, metadata: str = ""
+    ) -> dict[TopicPartition, int]:
+        """OffsetCommit ``offsets`` (next offset to read, per partition) for this member.
+
+        On REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID the member rejoins
+        and commits again the offsets of the partitions it still owns; offsets of partitions
+        the rebalance moved elsewhere are not committed (their new owner decides) and a
+        warning names them. Without a membership (``member_id`` empty: a ``assign`` query)
+        the commit is a "simple" one with generation -1 (accepted by an empty group only).
+
+        Returns:
+            the offsets that were committed.
+
+        Raises:
+            KafkaApiError: non-retriable errors (GROUP_AUTHORIZATION_FAILED,
+                TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION, FENCED_INSTANCE_ID,
+                OFFSET_METADATA_TOO_LARGE, ...) naming the group and topic-partition.
+            KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+        """
+        channel, member, where = self.channel, self.member, self.channel.where
+        if member is not None:
+            member.raise_fatal()
+        pending = dict(offsets)
+        done: dict[TopicPartition, int] = {}
+        deadline = channel.deadline()
+        rejoins = 0
+        last: KafkaError | None = None
+        while pending:
+            by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
+            for tp, off in sorted(pending.items()):
+                by_topic.setdefault(tp.topic, []).append(
+                    OffsetCommitRequestPartition(
+                        partition_index=tp.partition,
+                        committed_offset=off,
+                        committed_metadata=metadata,
+                    )
+                )
+            member_id, generation = member.identity() if member is not None else ("", -1)
+            request = OffsetCommitRequest(
+                group_id=channel.config.group_id,
+                generation_id_or_member_epoch=generation,
+                member_id=member_id,
+                group_instance_id=channel.config.group_instance_id if member_id else None,
+                topics=tuple(
+                    OffsetCommitRequestTopic(name=t, partitions=tuple(ps))
+                    for t, ps in by_topic.items()
+                ),
+            )
+            try:
+                response = channel.send(request)
+            except NETWORK_ERRORS as exc:
+                channel.retry_or_raise(deadline, exc, "OffsetCommit")
+                continue
+            rejoin: int | None = None
+            retry = False
+            for topic in response.topics:
+                for part in topic.partitions:
+                    tp = TopicPartition(topic.name, part.partition_index)
+                    code = part.error_code
+                    if code == NONE:
+                        if tp in pending:
+                            done[tp] = pending.pop(tp)
+                    elif code in REJOIN_ERRORS:
+                        rejoin = code
+                    elif code not in FATAL_OFFSET_ERRORS and (
+                        code in COORDINATOR_ERRORS or error_for(code).retriable
+                    ):
+                        retry = True
+                        if code in COORDINATOR_ERRORS:
+                            channel.mark_unknown(error_for(code).name)
+                        last = error_for_code(code, f"in OffsetCommit of {tp} for {where}")
+                    else:
+                        raise error_for_code(code, f"in OffsetCommit of {tp} for {where}")
+            if rejoin is not None and pending:
+                if member is None or not member_id:  # a simple commit into a group with members
+                    raise error_for_code(
+                        rejoin,
+                        f"in OffsetCommit for {where}: the group has active members, "
+                        "so offsets can only be committed by a member",
+                    )
+                rejoins += 1
+                if rejoins > 3:
+                    raise error_for_code(
+                        rejoin, f"in OffsetCommit for {where} after {rejoins - 1} rejoins"
+                    )
+                owned = set(member.rejoin_after(rejoin, "OffsetCommit"))
+                lost = sorted(tp for tp in pending if tp not in owned)
+                if lost:
+                    log.warning(
+                        "%s: offsets %s were not committed: the rebalance (%s) moved these "
+                        "partitions to other members, which start from the last committed "
+                        "offsets (records after them may be read twice: at-least-once)",
+                        where,
+                        {str(tp): pending[tp] for tp in lost},
+                        error_for(rejoin).name,
+                    )
+                    for tp in lost:
+                        pending.pop(tp)
+                continue
+            if retry and pending and last is not None:
+                channel.retry_or_raise(deadline, last, "OffsetCommit")
+        return done
+
+    def fetch_committed(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, int | None]:
+        """OffsetFetch: the group's committed offset per partition, ``None`` where none.
+
+        Raises:
+            KafkaApiError: GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID,
+                TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION, ... naming the group
+                (and topic-partition).
+            KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+        """
+        channel = self.channel
+        if self.member is not None:
+            self.member.raise_fatal()
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+        by_topic: dict[str, list[int]] = {}
+        for tp in wanted:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        group = channel.config.group_id
+        request = OffsetFetchRequest(
+            group_id=group,
+            topics=tuple(
+                OffsetFetchRequestTopic(name=t, partition_indexes=tuple(p))
+                for t, p in by_topic.items()
+            ),
+            groups=(
+                OffsetFetchRequestGroup(
+                    group_id=group,
+                    topics=tuple(
+                        OffsetFetchRequestTopics(name=t, partition_indexes=tuple(p))
+                        for t, p in by_topic.items()
+                    ),
+                ),
+            ),
+            require_stable=True,
+        )
+        deadline = channel.deadline()
+        while True:
+            try:
+                response = channel.send(request)
+            except NETWORK_ERRORS as exc:
+                channel.retry_or_raise(deadline, exc, "OffsetFetch")
+                continue
+            if response.groups:
+                top = response.groups[0].error_code
+                topics = [(t.name, t.partitions) for t in response.groups[0].topics]
+            else:
+                top = response.error_code
+                topics = [(t.name, t.partitions) for t in response.topics]
+            codes = [top] + [p.error_code for _, ps in topics for p in ps]
+            bad = next((c for c in codes if c != NONE), NONE)
+            if bad == NONE:
+                break
+            context = f"in OffsetFetch for {channel.where}"
+            if bad not in FATAL_OFFSET_ERRORS and (
+                bad in COORDINATOR_ERRORS or error_for(bad).retriable  # UNSTABLE_OFFSET_COMMIT
+            ):
+                if bad in COORDINATOR_ERRORS:
+                    channel.mark_unknown(error_for(bad).name)
+                channel.retry_or_raise(deadline, error_for_code(bad, context), "OffsetFetch")
+                continue
+            for name, ps in topics:
+                for p in ps:
+                    if p.error_code:
+                        context += f" of {TopicPartition(name, p.partition_index)}"
+                        break
+            raise error_for_code(bad, context)
+        out: dict[TopicPartition, int | None] = dict.fromkeys(wanted)
+        for name, ps in topics:
+            for p in ps:
+                tp = TopicPartition(name, p.partition_index)
+                if tp in out:
+                    out[tp] = None if p.committed_offset < 0 else p.committed_offset
+        return out

@@ -1,0 +1,190 @@
+"""The way to a group's coordinator, shared by membership and group offsets.
+
+* :class:`Transport` - what the group code needs from a client (in production a
+  :class:`~spark_kafka_py.client.cluster.KafkaClient`; in tests a scripted object fed with
+  encoded response bytes, no sockets);
+* :class:`CoordinatorChannel` - FindCoordinator (key type group), re-discovered after
+  NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS and connection
+  errors, requests sent to the coordinator, and retries bounded by ``default.api.timeout.ms``;
+* the error codes both :mod:`.membership` and :mod:`.offsets` act on.
+
+Sources: FindCoordinator message spec (v0-6, KIP-699 batched keys), Java's
+``AbstractCoordinator`` (``lookupCoordinator``, ``markCoordinatorUnknown``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.errors import (
+    KafkaConnectionError,
+    KafkaError,
+    KafkaProtocolError,
+    KafkaTimeoutError,
+)
+from spark_kafka_py.protocol.error_codes import ERRORS_BY_NAME, error_for_code
+from spark_kafka_py.protocol.messages.find_coordinator import (
+    KEY_TYPE_GROUP,
+    FindCoordinatorRequest,
+)
+from spark_kafka_py.protocol.schema import Request
+
+__all__ = ["CoordinatorChannel", "Transport"]
+
+log = logging.getLogger(__name__)
+
+
+def _code(name: str) -> int:
+    return ERRORS_BY_NAME[name].code
+
+
+NONE = 0
+REBALANCE_IN_PROGRESS = _code("REBALANCE_IN_PROGRESS")
+ILLEGAL_GENERATION = _code("ILLEGAL_GENERATION")
+UNKNOWN_MEMBER_ID = _code("UNKNOWN_MEMBER_ID")
+#: Errors after which the coordinator must be looked up again (Java ``markCoordinatorUnknown``).
+COORDINATOR_ERRORS = frozenset(
+    _code(n)
+    for n in (
+        "NOT_COORDINATOR",
+        "COORDINATOR_NOT_AVAILABLE",
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        "REQUEST_TIMED_OUT",
+        "NETWORK_EXCEPTION",
+    )
+)
+#: Errors that mean "this member's generation is over: rejoin".
+REJOIN_ERRORS = frozenset((REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID))
+#: Failures of one request that are retried (with the coordinator looked up again).
+NETWORK_ERRORS = (KafkaConnectionError, KafkaTimeoutError, KafkaProtocolError)
+
+
+class Transport(Protocol):
+    """What the group code needs from a client (:class:`KafkaClient` has it)."""
+
+    def send(
+        self,
+        node_id: int,
+        request: Request,
+        *,
+        timeout_ms: int | None = None,
+        max_version: int | None = None,
+    ) -> Any: ...
+
+    def least_loaded_node(self) -> int: ...
+
+
+class CoordinatorChannel:
+    """Requests to the coordinator of ``config.group_id`` (thread-safe).
+
+    Args:
+        config: the member's :class:`GroupConfig` (group id, ``retry.backoff.ms``,
+            ``default.api.timeout.ms``).
+        transport: sends requests to brokers (thread-safe; shared by the heartbeat thread).
+        clock: monotonic seconds (tests pass a fake one).
+        sleep: sleeps seconds (tests pass a no-op).
+    """
+
+    def __init__(
+        self,
+        config: GroupConfig,
+        transport: Transport,
+        *,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ) -> None:
+        self.config = config
+        self.transport = transport
+        self.clock = clock
+        self.sleep = sleep
+        self._lock = threading.Lock()
+        self._coordinator: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``group '<group.id>'``, for messages."""
+        return f"group '{self.config.group_id}'"
+
+    def mark_unknown(self, why: str) -> None:
+        """Forget the coordinator: the next request looks it up again (``why`` is logged)."""
+        with self._lock:
+            if self._coordinator is not None:
+                log.info("%s: coordinator %s lost (%s)", self.where, self._coordinator, why)
+            self._coordinator = None
+
+    def deadline(self) -> float:
+        """The clock time (s) at which ``default.api.timeout.ms`` from now has passed."""
+        return self.clock() + self.config.default_api_timeout_ms / 1000
+
+    def retry_or_raise(self, deadline: float, error: KafkaError, what: str) -> None:
+        """Sleep ``retry.backoff.ms`` before another try of ``what``, unless ``deadline``
+        (clock seconds) has passed.
+
+        Raises:
+            KafkaTimeoutError: past ``deadline``, naming ``what``, the group and ``error``.
+        """
+        if self.clock() >= deadline:
+            raise KafkaTimeoutError(
+                f"{what} for {self.where} did not succeed within "
+                f"{self.config.default_api_timeout_ms} ms (default.api.timeout.ms); last "
+                f"error: {error}"
+            ) from error
+        self.sleep(self.config.retry_backoff_ms / 1000)
+
+    def coordinator(self) -> int:
+        """The coordinator's broker node id, looked up with FindCoordinator if unknown.
+
+        Raises:
+            KafkaApiError: a non-retriable error (e.g. GROUP_AUTHORIZATION_FAILED,
+                INVALID_GROUP_ID) naming the group.
+            KafkaTimeoutError: retriable errors for longer than ``default.api.timeout.ms``.
+        """
+        with self._lock:
+            if self._coordinator is not None:
+                return self._coordinator
+        deadline = self.deadline()
+        group = self.config.group_id
+        while True:
+            try:
+                response = self.transport.send(
+                    self.transport.least_loaded_node(),
+                    FindCoordinatorRequest(
+                        key=group, key_type=KEY_TYPE_GROUP, coordinator_keys=(group,)
+                    ),
+                )
+            except NETWORK_ERRORS as exc:
+                self.retry_or_raise(deadline, exc, "FindCoordinator")
+                continue
+            if response.coordinators:
+                c = response.coordinators[0]
+                code, node = c.error_code, c.node_id
+            else:
+                code, node = response.error_code, response.node_id
+            if code == NONE:
+                with self._lock:
+                    self._coordinator = node
+                return node
+            error = error_for_code(code, f"in FindCoordinator for {self.where}")
+            if not error.retriable:
+                raise error
+            self.retry_or_raise(deadline, error, "FindCoordinator")
+
+    def send(self, request: Request, timeout_ms: int | None = None) -> Any:
+        """Send ``request`` to the coordinator (looked up first if unknown) and return the
+        decoded response; a connection failure forgets the coordinator.
+
+        Raises:
+            KafkaConnectionError / KafkaTimeoutError / KafkaProtocolError: the request failed
+                (the caller retries).
+            KafkaApiError: the coordinator lookup failed (see :meth:`coordinator`).
+        """
+        node = self.coordinator()
+        try:
+            return self.transport.send(node, request, timeout_ms=timeout_ms)
+        except NETWORK_ERRORS as exc:
+            self.mark_unknown(str(exc))
+            raise
