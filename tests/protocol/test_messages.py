@@ -25,13 +25,18 @@ from spark_kafka_py.protocol.messages.fetch import (
     FetchResponse,
     FetchTopic,
     LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionData,
 )
+from spark_kafka_py.protocol.messages.find_coordinator import Coordinator, FindCoordinatorResponse
 from spark_kafka_py.protocol.messages.list_offsets import (
     EARLIEST_TIMESTAMP,
     ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
     ListOffsetsRequest,
+    ListOffsetsResponse,
     ListOffsetsTopic,
+    ListOffsetsTopicResponse,
 )
 from spark_kafka_py.protocol.messages.metadata import (
     MetadataRequest,
@@ -41,6 +46,7 @@ from spark_kafka_py.protocol.messages.metadata import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
+from spark_kafka_py.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
 from spark_kafka_py.protocol.primitives import ZERO_UUID
 from spark_kafka_py.protocol.schema import decode, encode
 
@@ -201,6 +207,37 @@ def test_null_in_non_nullable_version_raises() -> None:
     with pytest.raises(LocalProtocolError, match=r"MetadataRequestTopic\.name"):
         encode(MetadataRequest(topics=(MetadataRequestTopic(name=None),)), 9)
     encode(MetadataRequest(topics=(MetadataRequestTopic(name=None),)), 12)
+
+
+def test_spec_ignorable_flags() -> None:
+    # Kafka's specs (checked in test_specs.py): FetchResponse.NodeEndpoints (v16+) and
+    # ListOffsetsResponse LeaderEpoch (v4+) are not ignorable, SessionLifetimeMs (v1+) is.
+    endpoints = FetchResponse(node_endpoints=(NodeEndpoint(node_id=1, host="h", port=9092),))
+    with pytest.raises(LocalProtocolError, match="node_endpoints"):
+        encode(endpoints, 15)
+    assert decode(FetchResponse, encode(endpoints, 16), 16) == endpoints
+    partition = ListOffsetsPartitionResponse(partition_index=0, leader_epoch=7)
+    listed = ListOffsetsResponse(
+        topics=(ListOffsetsTopicResponse(name="t", partitions=(partition,)),)
+    )
+    with pytest.raises(LocalProtocolError, match="leader_epoch"):
+        encode(listed, 3)
+    assert decode(ListOffsetsResponse, encode(listed, 4), 4) == listed
+    sasl = SaslAuthenticateResponse(session_lifetime_ms=1000)
+    assert decode(SaslAuthenticateResponse, encode(sasl, 0), 0).session_lifetime_ms == 0
+
+
+def test_spec_default_of_nullable_strings_is_empty() -> None:
+    # A nullable string without "default": "null" in the spec defaults to "" (as Kafka's
+    # generated *Data classes): versions lacking the field decode to "".
+    assert SaslAuthenticateResponse().error_message == ""
+    assert Coordinator().error_message == ""
+    assert (
+        decode(FindCoordinatorResponse, encode(FindCoordinatorResponse(), 0), 0).error_message == ""
+    )
+    assert (
+        decode(FindCoordinatorResponse, encode(FindCoordinatorResponse(), 1), 1).error_message == ""
+    )
 
 
 def test_unsupported_version_raises() -> None:

@@ -191,9 +191,7 @@ class FetchResponse(Response):
     error_code: int = kfield(INT16, "7+", ignorable=True)
     session_id: int = kfield(INT32, "7+", default=0)
     responses: tuple[FetchableTopicResponse, ...] = kfield(Array(FetchableTopicResponse), "0+")
-    node_endpoints: tuple[NodeEndpoint, ...] = kfield(
-        Array(NodeEndpoint), "16+", tag=0, ignorable=True
-    )
+    node_endpoints: tuple[NodeEndpoint, ...] = kfield(Array(NodeEndpoint), "16+", tag=0)
 
 
 @kafka_message(api_key=FETCH_KEY, valid="4-18", flexible="12+", supported=(4, 17))

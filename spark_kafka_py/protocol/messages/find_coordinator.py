@@ -60,9 +60,7 @@ class Coordinator:
     host: str = kfield(STRING, "4+")
     port: int = kfield(INT32, "4+")
     error_code: int = kfield(INT16, "4+")
-    error_message: str | None = kfield(
-        STRING, "4+", nullable_versions="4+", default=None, ignorable=True
-    )
+    error_message: str | None = kfield(STRING, "4+", nullable_versions="4+", ignorable=True)
 
 
 @kafka_message(api_key=FIND_COORDINATOR_KEY, valid="0-6", flexible="3+", supported=(0, 6))
@@ -71,9 +69,7 @@ class FindCoordinatorResponse(Response):
 
     throttle_time_ms: int = kfield(INT32, "1+", ignorable=True)
     error_code: int = kfield(INT16, "0-3")
-    error_message: str | None = kfield(
-        STRING, "1-3", nullable_versions="1-3", default=None, ignorable=True
-    )
+    error_message: str | None = kfield(STRING, "1-3", nullable_versions="1-3", ignorable=True)
     node_id: int = kfield(INT32, "0-3")
     host: str = kfield(STRING, "0-3")
     port: int = kfield(INT32, "0-3")

@@ -99,7 +99,7 @@ class ListOffsetsPartitionResponse:
     error_code: int = kfield(INT16, "0+")
     timestamp: int = kfield(INT64, "1+", default=-1)
     offset: int = kfield(INT64, "1+", default=-1)
-    leader_epoch: int = kfield(INT32, "4+", default=-1, ignorable=True)
+    leader_epoch: int = kfield(INT32, "4+", default=-1)
 
 
 @kafka_struct

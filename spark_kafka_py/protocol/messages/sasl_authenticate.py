@@ -33,9 +33,9 @@ class SaslAuthenticateResponse(Response):
     """
 
     error_code: int = kfield(INT16, "0+")
-    error_message: str | None = kfield(STRING, "0+", nullable_versions="0+", default=None)
+    error_message: str | None = kfield(STRING, "0+", nullable_versions="0+")
     auth_bytes: bytes = kfield(BYTES, "0+")
-    session_lifetime_ms: int = kfield(INT64, "1+")
+    session_lifetime_ms: int = kfield(INT64, "1+", ignorable=True)
 
 
 @kafka_message(api_key=SASL_AUTHENTICATE_KEY, valid="0-2", flexible="2+", supported=(0, 2))
