@@ -37,6 +37,7 @@ from spark_kafka_py.protocol.messages.metadata import (
 )
 from spark_kafka_py.protocol.primitives import ZERO_UUID
 from spark_kafka_py.protocol.schema import Request
+from spark_kafka_py.registry import default
 
 __all__ = [
     "BrokerInfo",
@@ -92,6 +93,8 @@ def parse_bootstrap_servers(servers: str) -> tuple[tuple[str, int], ...]:
 class ClientConfig:
     """Settings of a :class:`KafkaClient` (all times in ms, sizes in bytes).
 
+    Defaults are those of the ``kafka.*`` options in :mod:`spark_kafka_py.registry`.
+
     Attributes:
         bootstrap_servers: ``((host, port), ...)``; a list is accepted and stored as a tuple.
         client_id: Kafka ``client.id`` sent in every request header.
@@ -106,12 +109,12 @@ class ClientConfig:
     """
 
     bootstrap_servers: tuple[tuple[str, int], ...]
-    client_id: str = "spark-kafka-py"
-    request_timeout_ms: int = 30_000
-    connect_timeout_ms: int = 10_000
-    retry_backoff_ms: int = 100
-    reconnect_backoff_ms: int = 50
-    metadata_max_age_ms: int = 300_000
+    client_id: str = default("kafka.client.id")
+    request_timeout_ms: int = default("kafka.request.timeout.ms")
+    connect_timeout_ms: int = default("kafka.socket.connection.setup.timeout.ms")
+    retry_backoff_ms: int = default("kafka.retry.backoff.ms")
+    reconnect_backoff_ms: int = default("kafka.reconnect.backoff.ms")
+    metadata_max_age_ms: int = default("kafka.metadata.max.age.ms")
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     security: SecurityConfig = PLAINTEXT
 

@@ -37,172 +37,17 @@ import logging
 import signal
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from spark_kafka_py.client.cluster import KafkaClient
-from spark_kafka_py.consumer.group.assignors import get_assignor
-from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.consumer.group.membership import GroupMember
 from spark_kafka_py.consumer.settings import client_config
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
-from spark_kafka_py.errors import ConfigError
-from spark_kafka_py.spark.options import Assign, SourceOptions
+from spark_kafka_py.spark.options import GroupOptions, SourceOptions
 
-__all__ = ["GroupOptions", "StreamGroup", "split_group_options"]
+__all__ = ["StreamGroup", "commit_read_range"]
 
 log = logging.getLogger(__name__)
-
-#: ``kafka.*`` settings of the group member (consumed here, not by ``parse_options``).
-GROUP_KAFKA_PARAMS = (
-    "group.instance.id",
-    "session.timeout.ms",
-    "heartbeat.interval.ms",
-    "max.poll.interval.ms",
-    "partition.assignment.strategy",
-)
-#: Source option values/names added by consumer groups.
-GROUP_STARTING_OFFSETS = "group"
-FALLBACK_OPTION = "groupOffsetsFallback"
-COMMIT_BATCH_OPTION = "commitGroupOffsets"
-
-
-@dataclass(frozen=True)
-class GroupOptions:
-    """The group part of a read's options.
-
-    Attributes:
-        config: the member's settings, or ``None`` without ``kafka.group.id``.
-        start_from_group: ``startingOffsets=group``: start from the group's committed offsets.
-        fallback: where partitions without a committed offset start (``groupOffsetsFallback``,
-            ``earliest`` or ``latest``; default ``earliest``); also used for partitions a
-            rebalance assigns mid-stream.
-        join: whether to join as a member (``subscribe``/``subscribePattern``) or only commit
-            (``assign``).
-        commit_batch_reads: ``commitGroupOffsets=true`` (batch reads only): each read task
-            commits the end offset of its range once it has read it.
-    """
-
-    config: GroupConfig | None = None
-    start_from_group: bool = False
-    fallback: Literal["earliest", "latest"] = "earliest"
-    join: bool = True
-    commit_batch_reads: bool = False
-
-
-def _int(kafka: Mapping[str, str], key: str, default: int) -> int:
-    raw = kafka.get(key)
-    if raw is None:
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise ConfigError(f"Option '{key}' must be an integer, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"Option '{key}' must be positive, got {value}")
-    return value
-
-
-def split_group_options(
-    options: Mapping[str, str], *, streaming: bool
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Separate the group options from the rest (which go to ``parse_options``).
-
-    Returns ``(other options, group options)``, keys lower-cased. ``startingOffsets=group``
-    is replaced by ``earliest`` in the other options (that value is never used in group
-    mode); the ``kafka.*`` member settings of :data:`GROUP_KAFKA_PARAMS` and
-    ``groupOffsetsFallback`` move to the group options.
-
-    Raises:
-        ConfigError: ``startingOffsets=group`` without ``kafka.group.id``.
-    """
-    rest = {str(k).lower(): str(v) for k, v in options.items()}
-    group: dict[str, str] = {}
-    for key in GROUP_KAFKA_PARAMS:
-        if f"kafka.{key}" in rest:
-            group[f"kafka.{key}"] = rest.pop(f"kafka.{key}")
-    for name in (FALLBACK_OPTION.lower(), COMMIT_BATCH_OPTION.lower()):
-        if name in rest:
-            group[name] = rest.pop(name)
-    if rest.get("startingoffsets", "").strip().lower() == GROUP_STARTING_OFFSETS:
-        if not rest.get("kafka.group.id", "").strip():
-            raise ConfigError(
-                "Option 'startingOffsets'='group' needs 'kafka.group.id': it starts from the "
-                "offsets that group committed"
-            )
-        group["startingoffsets"] = GROUP_STARTING_OFFSETS
-        rest["startingoffsets"] = "earliest"
-    return rest, group
-
-
-def parse_group_options(
-    group: Mapping[str, str], source: SourceOptions, *, streaming: bool = True
-) -> GroupOptions:
-    """Validate the group options (from :func:`split_group_options`) of a parsed read.
-
-    Raises:
-        ConfigError: naming the option: an empty ``kafka.group.id``, a non-positive timeout,
-            ``heartbeat.interval.ms >= session.timeout.ms``, an unknown or unsupported
-            assignor, a fallback other than ``earliest``/``latest``, group-only options
-            without ``kafka.group.id``, ``commitGroupOffsets`` in a streaming query (which
-            always commits) or not ``true``/``false``.
-    """
-    group_id = source.consumer.group_id
-    if group_id is None:
-        given = sorted(k for k in group if k != "startingoffsets")
-        if given:
-            raise ConfigError(
-                f"Option(s) {', '.join(repr(g) for g in given)} need 'kafka.group.id'"
-            )
-        return GroupOptions()
-    if not group_id.strip():
-        raise ConfigError("Option 'kafka.group.id' must not be empty")
-    commit_raw = group.get(COMMIT_BATCH_OPTION.lower(), "false").strip().lower()
-    if commit_raw not in ("true", "false"):
-        raise ConfigError(
-            f"Option '{COMMIT_BATCH_OPTION}' must be 'true' or 'false', "
-            f"got {group[COMMIT_BATCH_OPTION.lower()]!r}"
-        )
-    if streaming and COMMIT_BATCH_OPTION.lower() in group:
-        raise ConfigError(
-            f"Option '{COMMIT_BATCH_OPTION}' is for batch reads; a streaming query with "
-            "'kafka.group.id' always commits the offsets it has processed"
-        )
-    fallback = group.get(FALLBACK_OPTION.lower(), "earliest").strip().lower()
-    if fallback not in ("earliest", "latest"):
-        raise ConfigError(
-            f"Option '{FALLBACK_OPTION}' must be 'earliest' or 'latest', "
-            f"got {group[FALLBACK_OPTION.lower()]!r}"
-        )
-    strategies = group.get("kafka.partition.assignment.strategy", "range")
-    assignors = tuple(dict.fromkeys(get_assignor(s) for s in strategies.split(",") if s.strip()))
-    session = _int(group, "kafka.session.timeout.ms", 45_000)
-    heartbeat = _int(group, "kafka.heartbeat.interval.ms", 3_000)
-    if heartbeat >= session:
-        raise ConfigError(
-            f"Option 'kafka.heartbeat.interval.ms' ({heartbeat}) must be lower than "
-            f"'kafka.session.timeout.ms' ({session})"
-        )
-    instance = group.get("kafka.group.instance.id")
-    config = GroupConfig(
-        group_id=group_id,
-        group_instance_id=instance.strip() if instance is not None else None,
-        assignors=assignors,
-        session_timeout_ms=session,
-        heartbeat_interval_ms=heartbeat,
-        max_poll_interval_ms=_int(group, "kafka.max.poll.interval.ms", 300_000),
-        request_timeout_ms=source.consumer.request_timeout_ms,
-        retry_backoff_ms=max(1, source.consumer.retry_backoff_ms),
-        default_api_timeout_ms=source.consumer.default_api_timeout_ms,
-        client_rack=source.consumer.client_rack or None,
-    )
-    return GroupOptions(
-        config=config,
-        start_from_group=group.get("startingoffsets") == GROUP_STARTING_OFFSETS,
-        fallback=fallback,  # type: ignore[arg-type]
-        join=not isinstance(source.subscription, Assign),
-        commit_batch_reads=commit_raw == "true",
-    )
 
 
 def _leave_on_sigterm() -> None:

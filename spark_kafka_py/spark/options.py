@@ -1,10 +1,15 @@
-"""Options of ``format("pykafka")``, validated once into a frozen :class:`SourceOptions`.
+"""Options of ``format("pykafka")`` reads, parsed once into a frozen :class:`SourceOptions`.
+
+Every option is declared in :mod:`spark_kafka_py.registry` (name, type, default, unit, where it
+applies); this module turns the options of one read into :class:`SourceOptions`, from which
+the client (:func:`~spark_kafka_py.consumer.settings.client_config`), consumer
+(:class:`~spark_kafka_py.consumer.settings.ConsumerSettings`) and group
+(:class:`~spark_kafka_py.consumer.group.coordinator.GroupConfig`) settings are derived, and
+holds the structured values (subscriptions, JSON offsets) and Spark's cross-option rules.
 
 Option names and meanings follow Spark's built-in Kafka source (Structured Streaming + Kafka
-Integration Guide, ``KafkaSourceProvider``): source options such as ``subscribe`` and
-``startingOffsets`` are case-insensitive; ``kafka.``-prefixed options are Kafka consumer
-settings. PySpark hands options to the data source with lower-cased keys
-(``pyspark.sql.datasource.CaseInsensitiveDict``), so lookups here use lower case.
+Integration Guide, ``KafkaSourceProvider``). PySpark hands options to the data source with
+lower-cased keys (``pyspark.sql.datasource.CaseInsensitiveDict``), so lookups use lower case.
 
 Everything a user can get wrong fails here, at ``load()`` or query start, with a
 :class:`~spark_kafka_py.errors.ConfigError` naming the option.
@@ -17,13 +22,11 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from spark_kafka_py.client.security import (
-    SECURITY_OPTIONS,
-    parse_security_options,
-    redact_options,
-)
+from spark_kafka_py.client.security import parse_security_options, redact_options
+from spark_kafka_py.consumer.group.assignors import get_assignor
+from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import (
     EARLIEST_TIMESTAMP,
@@ -33,6 +36,32 @@ from spark_kafka_py.consumer.types import (
     TopicPartition,
 )
 from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.registry import (
+    BATCH,
+    KAFKA_PREFIX,
+    OPTIONS,
+    REJECTED,
+    STREAM,
+    option,
+    parse_time_ms,
+)
+
+__all__ = [
+    "Assign",
+    "ByTimestamp",
+    "GroupOptions",
+    "OffsetSpec",
+    "SourceOptions",
+    "Subscribe",
+    "SubscribePattern",
+    "Subscription",
+    "include_headers",
+    "parse_offset_spec",
+    "parse_options",
+    "parse_subscription",
+    "parse_time_ms",
+    "parse_timestamp_json",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,58 +73,10 @@ LATEST = LATEST_TIMESTAMP
 _OFFSETS_EXAMPLE = '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}'
 _ASSIGN_EXAMPLE = '{"topicA":[0,1],"topicB":[2,4]}'
 
-# Kafka consumer settings Spark's source rejects, with Spark's reasons
-# (KafkaSourceProvider.validateGeneralOptions).
-_REJECTED_KAFKA_PARAMS: dict[str, str] = {
-    "auto.offset.reset": (
-        "Kafka option 'auto.offset.reset' is not supported. Instead set the source option "
-        "'startingOffsets' to 'earliest' or 'latest' to specify where to start. The source "
-        "manages which offsets are consumed, and a query resumed from its checkpoint always "
-        "picks up where it left off."
-    ),
-    "key.deserializer": (
-        "Kafka option 'key.deserializer' is not supported as keys are returned as binary. "
-        "Use DataFrame operations (e.g. CAST(key AS STRING)) to deserialize the keys."
-    ),
-    "value.deserializer": (
-        "Kafka option 'value.deserializer' is not supported as values are returned as binary. "
-        "Use DataFrame operations (e.g. CAST(value AS STRING), from_json) to deserialize values."
-    ),
-    "enable.auto.commit": (
-        "Kafka option 'enable.auto.commit' is not supported. The source tracks offsets in "
-        "Spark's checkpoint; with 'kafka.group.id' set it commits them to the group itself "
-        "after each micro-batch."
-    ),
-    "interceptor.classes": (
-        "Kafka option 'interceptor.classes' is not supported: there are no Java consumer "
-        "interceptors in a Python client."
-    ),
-}
-
-# Kafka consumer settings this source honours (see README, "Options").
-_HONOURED_KAFKA_PARAMS = (
-    frozenset(
-        {
-            "bootstrap.servers",
-            "client.id",
-            "request.timeout.ms",
-            "socket.connection.setup.timeout.ms",
-            "retry.backoff.ms",
-            "reconnect.backoff.ms",
-            "metadata.max.age.ms",
-            "default.api.timeout.ms",
-            "fetch.max.bytes",
-            "max.partition.fetch.bytes",
-            "fetch.min.bytes",
-            "fetch.max.wait.ms",
-            "isolation.level",
-            "client.rack",
-            "group.id",
-            "security.protocol",
-        }
-    )
-    | SECURITY_OPTIONS
-)  # TLS and SASL: spark_kafka_py.client.security
+#: Every registered option key (lower case), and the ``kafka.*`` ones this source honours.
+_KNOWN = frozenset(o.key for o in OPTIONS)
+#: ``startingOffsets`` value that starts from the group's committed offsets (ours only).
+GROUP_STARTING_OFFSETS = "group"
 
 
 @dataclass(frozen=True)
@@ -153,7 +134,30 @@ class ByTimestamp:
 OffsetSpec = Literal["earliest", "latest"] | Mapping[TopicPartition, int] | ByTimestamp
 
 #: Spark's default ``maxTriggerDelay`` (``KafkaSourceProvider.DEFAULT_MAX_TRIGGER_DELAY``).
-DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
+DEFAULT_MAX_TRIGGER_DELAY_MS: int = option("maxTriggerDelay").default
+
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """The consumer-group part of a read's options.
+
+    Attributes:
+        config: the member's settings, or ``None`` without ``kafka.group.id``.
+        start_from_group: ``startingOffsets=group``: start from the group's committed offsets.
+        fallback: where partitions without a committed offset start (``groupOffsetsFallback``,
+            ``earliest`` or ``latest``; default ``earliest``); also used for partitions a
+            rebalance assigns mid-stream.
+        join: whether to join as a member (``subscribe``/``subscribePattern``) or only commit
+            (``assign``).
+        commit_batch_reads: ``commitGroupOffsets=true`` (batch reads only): each read task
+            commits the end offset of its range once it has read it.
+    """
+
+    config: GroupConfig | None = None
+    start_from_group: bool = False
+    fallback: Literal["earliest", "latest"] = "earliest"
+    join: bool = True
+    commit_batch_reads: bool = False
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,8 @@ class SourceOptions:
         fetch_offset_num_retries / fetch_offset_retry_interval_ms: driver-side retries of
             offset look-ups (``fetchOffset.numRetries``, ``fetchOffset.retryIntervalMs``).
         consumer: the honoured ``kafka.*`` settings.
+        group: the consumer-group settings (:class:`GroupOptions`).
+        kafka_params: the ``kafka.*`` options as given (without the prefix), secrets redacted.
     """
 
     subscription: Subscription
@@ -198,31 +204,7 @@ class SourceOptions:
     fetch_offset_num_retries: int = 3
     fetch_offset_retry_interval_ms: int = 1000
     kafka_params: Mapping[str, str] = field(default_factory=dict)
-
-
-def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = options.get(name.lower())
-    if raw is None:
-        return default
-    text = str(raw).strip().lower()
-    if text in ("true", "false"):
-        return text == "true"
-    raise ConfigError(f"Option '{name}' must be 'true' or 'false', got {raw!r}")
-
-
-def _positive_int(
-    raw: str | None, name: str, default: int | None, *, allow_zero: bool = False
-) -> int | None:
-    if raw is None:
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise ConfigError(f"Option '{name}' must be an integer, got {raw!r}") from None
-    if value < 0 or (value == 0 and not allow_zero):
-        bound = "non-negative" if allow_zero else "positive"
-        raise ConfigError(f"Option '{name}' must be {bound}, got {value}")
-    return value
+    group: GroupOptions = field(default_factory=GroupOptions)
 
 
 def parse_subscription(options: Mapping[str, str]) -> Subscription:
@@ -331,33 +313,6 @@ def parse_offset_spec(raw: str, name: str) -> OffsetSpec:
 
 
 _TS_EXAMPLE = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
-_TIME_UNITS_MS = {
-    "us": 0.001,
-    "ms": 1,
-    "s": 1000,
-    "m": 60_000,
-    "min": 60_000,
-    "h": 3_600_000,
-    "d": 86_400_000,
-}
-
-
-def parse_time_ms(raw: str, name: str) -> int:
-    """A duration as Spark's ``Utils.timeStringAsMs``: ``"15m"``, ``"30s"``, ``"500ms"``,
-    ``"1h"``, ``"2d"``, ``"100us"``; a bare number is milliseconds.
-
-    Raises:
-        ConfigError: naming ``name`` for anything else, or a negative duration.
-    """
-    match = re.fullmatch(r"\s*(-?\d+)\s*([a-z]*)\s*", str(raw).lower())
-    if match is None or match.group(2) not in ("", *_TIME_UNITS_MS):
-        raise ConfigError(
-            f"Option '{name}' must be a duration like '15m', '30s' or '500ms', got {raw!r}"
-        )
-    value = int(match.group(1))
-    if value < 0:
-        raise ConfigError(f"Option '{name}' must not be negative, got {raw!r}")
-    return int(value * _TIME_UNITS_MS.get(match.group(2) or "ms", 1))
 
 
 def parse_timestamp_json(raw: str, name: str) -> dict[TopicPartition, int]:
@@ -400,14 +355,7 @@ def _offset_range_limit(
     """Spark's precedence (``KafkaSourceProvider.getKafkaOffsetRangeLimit``): the global
     timestamp option wins over the per-partition timestamps, which win over the offsets."""
     if global_key.lower() in opts:
-        raw = opts[global_key.lower()].strip()
-        try:
-            ts = int(raw)
-        except ValueError:
-            raise ConfigError(
-                f"Option '{global_key}' must be a timestamp in ms since the epoch, got {raw!r}"
-            ) from None
-        return ByTimestamp(everywhere=ts, strategy=strategy)
+        return ByTimestamp(everywhere=option(global_key).read(opts), strategy=strategy)
     if by_ts_key.lower() in opts:
         return ByTimestamp(
             per_partition=parse_timestamp_json(opts[by_ts_key.lower()], by_ts_key),
@@ -416,56 +364,120 @@ def _offset_range_limit(
     return parse_offset_spec(opts.get(offsets_key.lower(), default), offsets_key)
 
 
-def _consumer_settings(kafka: Mapping[str, str]) -> ConsumerSettings:
-    def num(key: str, default: int, *, allow_zero: bool = False) -> int:
-        value = _positive_int(kafka.get(key), f"kafka.{key}", default, allow_zero=allow_zero)
-        assert value is not None
-        return value
+def _value(opts: Mapping[str, str], name: str) -> Any:
+    return option(name).read(opts)
 
-    isolation = kafka.get("isolation.level", "read_uncommitted").strip().lower()
-    if isolation not in ("read_uncommitted", "read_committed"):
-        raise ConfigError(
-            "Option 'kafka.isolation.level' must be 'read_uncommitted' or 'read_committed', "
-            f"got {kafka['isolation.level']!r}"
-        )
+
+def _consumer_settings(opts: Mapping[str, str]) -> ConsumerSettings:
+    """The honoured ``kafka.*`` settings of ``opts`` (keys lower-cased, prefix kept)."""
+    isolation = _value(opts, "kafka.isolation.level")
+    kafka = {k[len(KAFKA_PREFIX) :]: v for k, v in opts.items() if k.startswith(KAFKA_PREFIX)}
     return ConsumerSettings(
-        bootstrap_servers=kafka["bootstrap.servers"],
-        client_id=kafka.get("client.id", "spark-kafka-py"),
-        request_timeout_ms=num("request.timeout.ms", 30_000),
-        connect_timeout_ms=num("socket.connection.setup.timeout.ms", 10_000),
-        retry_backoff_ms=num("retry.backoff.ms", 100, allow_zero=True),
-        reconnect_backoff_ms=num("reconnect.backoff.ms", 50, allow_zero=True),
-        metadata_max_age_ms=num("metadata.max.age.ms", 300_000),
-        default_api_timeout_ms=num("default.api.timeout.ms", 60_000),
-        fetch_max_bytes=num("fetch.max.bytes", 52_428_800),
-        max_partition_fetch_bytes=num("max.partition.fetch.bytes", 1_048_576),
-        fetch_min_bytes=num("fetch.min.bytes", 1, allow_zero=True),
-        fetch_max_wait_ms=num("fetch.max.wait.ms", 500, allow_zero=True),
+        bootstrap_servers=opts["kafka.bootstrap.servers"],
+        client_id=_value(opts, "kafka.client.id"),
+        request_timeout_ms=_value(opts, "kafka.request.timeout.ms"),
+        connect_timeout_ms=_value(opts, "kafka.socket.connection.setup.timeout.ms"),
+        retry_backoff_ms=_value(opts, "kafka.retry.backoff.ms"),
+        reconnect_backoff_ms=_value(opts, "kafka.reconnect.backoff.ms"),
+        metadata_max_age_ms=_value(opts, "kafka.metadata.max.age.ms"),
+        default_api_timeout_ms=_value(opts, "kafka.default.api.timeout.ms"),
+        fetch_max_bytes=_value(opts, "kafka.fetch.max.bytes"),
+        max_partition_fetch_bytes=_value(opts, "kafka.max.partition.fetch.bytes"),
+        fetch_min_bytes=_value(opts, "kafka.fetch.min.bytes"),
+        fetch_max_wait_ms=_value(opts, "kafka.fetch.max.wait.ms"),
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
-        client_rack=kafka.get("client.rack", ""),
-        group_id=kafka.get("group.id"),
+        client_rack=_value(opts, "kafka.client.rack"),
+        group_id=_value(opts, "kafka.group.id"),
         security=parse_security_options(kafka),
     )
 
 
-def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
-    """Validate the options of one read, as Spark's ``KafkaSourceProvider`` does.
+#: Options that only mean something with ``kafka.group.id``.
+_GROUP_ONLY = (
+    "groupOffsetsFallback",
+    "commitGroupOffsets",
+    "kafka.group.instance.id",
+    "kafka.session.timeout.ms",
+    "kafka.heartbeat.interval.ms",
+    "kafka.max.poll.interval.ms",
+    "kafka.partition.assignment.strategy",
+)
 
-    Args:
-        options: the options PySpark passed (keys lower-cased).
-        streaming: ``True`` for ``readStream``, ``False`` for ``read``.
+
+def _group_options(
+    opts: Mapping[str, str],
+    consumer: ConsumerSettings,
+    subscription: Subscription,
+    *,
+    streaming: bool,
+    start_from_group: bool,
+) -> GroupOptions:
+    """The consumer-group part of a read (see ``docs/consumer-groups.md``).
 
     Raises:
-        ConfigError: naming the option that is missing, malformed, or not allowed.
+        ConfigError: naming the option: an empty ``kafka.group.id``, a non-positive timeout,
+            ``heartbeat.interval.ms >= session.timeout.ms``, an unknown or unsupported
+            assignor, a fallback other than ``earliest``/``latest``, group-only options
+            without ``kafka.group.id``, ``commitGroupOffsets`` in a streaming query (which
+            always commits) or not ``true``/``false``.
     """
-    opts = {str(k).lower(): str(v) for k, v in options.items()}
-    kafka = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
-    if not kafka.get("bootstrap.servers", "").strip():
+    group_id = consumer.group_id
+    if group_id is None:
+        given = sorted(name.lower() for name in _GROUP_ONLY if name.lower() in opts)
+        if given:
+            raise ConfigError(
+                f"Option(s) {', '.join(repr(g) for g in given)} need 'kafka.group.id'"
+            )
+        return GroupOptions()
+    if not group_id.strip():
+        raise ConfigError("Option 'kafka.group.id' must not be empty")
+    commit = _value(opts, "commitGroupOffsets")
+    if streaming and "commitgroupoffsets" in opts:
+        raise ConfigError(
+            "Option 'commitGroupOffsets' is for batch reads; a streaming query with "
+            "'kafka.group.id' always commits the offsets it has processed"
+        )
+    fallback = _value(opts, "groupOffsetsFallback")
+    strategies = _value(opts, "kafka.partition.assignment.strategy")
+    assignors = tuple(dict.fromkeys(get_assignor(s) for s in strategies.split(",") if s.strip()))
+    session = _value(opts, "kafka.session.timeout.ms")
+    heartbeat = _value(opts, "kafka.heartbeat.interval.ms")
+    if heartbeat >= session:
+        raise ConfigError(
+            f"Option 'kafka.heartbeat.interval.ms' ({heartbeat}) must be lower than "
+            f"'kafka.session.timeout.ms' ({session})"
+        )
+    instance = _value(opts, "kafka.group.instance.id")
+    config = GroupConfig(
+        group_id=group_id,
+        group_instance_id=instance.strip() if instance is not None else None,
+        assignors=assignors,
+        session_timeout_ms=session,
+        heartbeat_interval_ms=heartbeat,
+        max_poll_interval_ms=_value(opts, "kafka.max.poll.interval.ms"),
+        request_timeout_ms=consumer.request_timeout_ms,
+        retry_backoff_ms=max(1, consumer.retry_backoff_ms),
+        default_api_timeout_ms=consumer.default_api_timeout_ms,
+        client_rack=consumer.client_rack or None,
+    )
+    return GroupOptions(
+        config=config,
+        start_from_group=start_from_group,
+        fallback=fallback,
+        join=not isinstance(subscription, Assign),
+        commit_batch_reads=commit,
+    )
+
+
+def _check_general(opts: Mapping[str, str]) -> None:
+    """Spark's ``validateGeneralOptions``: bootstrap servers given, rejected Kafka settings,
+    and a warning for every option this source does not use."""
+    if not opts.get("kafka.bootstrap.servers", "").strip():
         raise ConfigError(
             "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer"
         )
-    for key, reason in _REJECTED_KAFKA_PARAMS.items():
-        if key in kafka:
+    for key, reason in REJECTED.items():
+        if key in opts:
             raise ConfigError(reason)
     if "groupidprefix" in opts:
         log.warning(
@@ -473,39 +485,16 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
             "the consumer group of its internal consumers; this source joins no group unless "
             "'kafka.group.id' is set"
         )
-    for key in sorted(set(kafka) - _HONOURED_KAFKA_PARAMS):
-        log.warning("Kafka option 'kafka.%s' is not used by format('pykafka'); ignoring it", key)
+    for key in sorted(k for k in opts if k.startswith(KAFKA_PREFIX) and k not in _KNOWN):
+        log.warning("Kafka option '%s' is not used by format('pykafka'); ignoring it", key)
 
-    subscription = parse_subscription(opts)
-    raw_strategy = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
-    if raw_strategy not in ("error", "latest"):
-        raise ConfigError(
-            "Option 'startingOffsetsByTimestampStrategy' must be 'error' or 'latest', got "
-            f"{opts['startingoffsetsbytimestampstrategy']!r}"
-        )
-    strategy: Literal["error", "latest"] = "latest" if raw_strategy == "latest" else "error"
-    starting = _offset_range_limit(
-        opts,
-        global_key="startingTimestamp",
-        by_ts_key="startingOffsetsByTimestamp",
-        offsets_key="startingOffsets",
-        default="latest" if streaming else "earliest",
-        strategy=strategy,
-    )
-    ending: OffsetSpec | None = None
-    if streaming:
-        for key in ("endingOffsets", "endingOffsetsByTimestamp", "endingTimestamp"):
-            if key.lower() in opts:
-                raise ConfigError(f"Option '{key}' is not valid in streaming queries")
-    else:
-        ending = _offset_range_limit(
-            opts,
-            global_key="endingTimestamp",
-            by_ts_key="endingOffsetsByTimestamp",
-            offsets_key="endingOffsets",
-            default="latest",
-            strategy=strategy,
-        )
+
+def _check_offsets(
+    starting: OffsetSpec, ending: OffsetSpec | None, subscription: Subscription, *, batch: bool
+) -> None:
+    """Spark's rules on start and end offsets (``validateBatchOptions``), and JSON offsets
+    naming only assigned partitions."""
+    if batch:
         if starting == "latest":
             raise ConfigError(
                 "Option 'startingOffsets' can't be 'latest' for batch queries on Kafka"
@@ -528,50 +517,114 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
                         f"Option 'endingOffsets' for {tp} can't be earliest (-2) for batch "
                         "queries on Kafka"
                     )
-    for name in ("startingoffsets", "endingoffsets"):
-        spec = starting if name == "startingoffsets" else ending
+    for label, spec in (("startingOffsets", starting), ("endingOffsets", ending)):
         if isinstance(spec, Mapping) and isinstance(subscription, Assign):
             extra = set(spec) - set(subscription.partitions)
             if extra:
-                label = "startingOffsets" if name == "startingoffsets" else "endingOffsets"
                 raise ConfigError(
                     f"Option '{label}' names partitions not in 'assign': {sorted(map(str, extra))}"
                 )
 
-    return SourceOptions(
+
+def _check_trigger(options: SourceOptions) -> None:
+    """Spark's ``validateStreamOptions``: ``minOffsetsPerTrigger`` at most
+    ``maxOffsetsPerTrigger``."""
+    low, high = options.min_offsets_per_trigger, options.max_offsets_per_trigger
+    if low is not None and high is not None and low > high:
+        raise ConfigError(
+            f"The value of minOffsetsPerTrigger ({low}) is higher than the maxOffsetsPerTrigger "
+            f"({high}): option 'minOffsetsPerTrigger' must not exceed 'maxOffsetsPerTrigger'"
+        )
+
+
+def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
+    """Validate the options of one read, as Spark's ``KafkaSourceProvider`` does, once.
+
+    Args:
+        options: the options PySpark passed (any case; looked up lower-cased).
+        streaming: ``True`` for ``readStream``, ``False`` for ``read``.
+
+    Returns:
+        The frozen :class:`SourceOptions`, consumer and group settings included.
+
+    Raises:
+        ConfigError: naming the option that is missing, malformed, not allowed, or in
+            conflict with another.
+    """
+    opts = {str(k).lower(): str(v) for k, v in options.items()}
+    _check_general(opts)
+    subscription = parse_subscription(opts)
+    start_from_group = opts.get("startingoffsets", "").strip().lower() == GROUP_STARTING_OFFSETS
+    if start_from_group:
+        if not opts.get("kafka.group.id", "").strip():
+            raise ConfigError(
+                "Option 'startingOffsets'='group' needs 'kafka.group.id': it starts from the "
+                "offsets that group committed"
+            )
+        opts["startingoffsets"] = "earliest"  # never used: the group's offsets decide
+    strategy: Literal["error", "latest"] = _value(opts, "startingOffsetsByTimestampStrategy")
+    starting = _offset_range_limit(
+        opts,
+        global_key="startingTimestamp",
+        by_ts_key="startingOffsetsByTimestamp",
+        offsets_key="startingOffsets",
+        default="latest" if streaming else "earliest",
+        strategy=strategy,
+    )
+    ending: OffsetSpec | None = None
+    if streaming:
+        for o in OPTIONS:
+            if (
+                o.key in opts
+                and BATCH in o.scopes
+                and STREAM not in o.scopes
+                and o.key
+                != (
+                    "commitgroupoffsets"  # a group option: its own message below
+                )
+            ):
+                raise ConfigError(f"Option '{o.name}' is not valid in streaming queries")
+    else:
+        ending = _offset_range_limit(
+            opts,
+            global_key="endingTimestamp",
+            by_ts_key="endingOffsetsByTimestamp",
+            offsets_key="endingOffsets",
+            default="latest",
+            strategy=strategy,
+        )
+    _check_offsets(starting, ending, subscription, batch=not streaming)
+    consumer = _consumer_settings(opts)
+    kafka = {k[len(KAFKA_PREFIX) :]: v for k, v in opts.items() if k.startswith(KAFKA_PREFIX)}
+    parsed = SourceOptions(
         subscription=subscription,
         starting_offsets=starting,
         ending_offsets=ending,
-        include_headers=_bool(opts, "includeHeaders", False),
-        fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
-        consumer=_consumer_settings(kafka),
-        max_offsets_per_trigger=_positive_int(
-            opts.get("maxoffsetspertrigger"), "maxOffsetsPerTrigger", None
-        ),
-        min_offsets_per_trigger=_positive_int(
-            opts.get("minoffsetspertrigger"), "minOffsetsPerTrigger", None
-        ),
-        max_trigger_delay_ms=parse_time_ms(opts["maxtriggerdelay"], "maxTriggerDelay")
-        if "maxtriggerdelay" in opts
-        else DEFAULT_MAX_TRIGGER_DELAY_MS,
-        min_partitions=_positive_int(opts.get("minpartitions"), "minPartitions", None),
-        max_records_per_partition=_positive_int(
-            opts.get("maxrecordsperpartition"), "maxRecordsPerPartition", None
-        ),
-        poll_timeout_ms=_positive_int(
-            opts.get("kafkaconsumer.polltimeoutms"), "kafkaConsumer.pollTimeoutMs", 120_000
-        )
-        or 120_000,
-        fetch_offset_num_retries=_positive_int(
-            opts.get("fetchoffset.numretries"), "fetchOffset.numRetries", 3
-        )
-        or 3,
-        fetch_offset_retry_interval_ms=_positive_int(
-            opts.get("fetchoffset.retryintervalms"),
-            "fetchOffset.retryIntervalMs",
-            1000,
-            allow_zero=True,
-        )
-        or 0,
+        include_headers=_value(opts, "includeHeaders"),
+        fail_on_data_loss=_value(opts, "failOnDataLoss"),
+        consumer=consumer,
+        max_offsets_per_trigger=_value(opts, "maxOffsetsPerTrigger"),
+        min_offsets_per_trigger=_value(opts, "minOffsetsPerTrigger"),
+        max_trigger_delay_ms=_value(opts, "maxTriggerDelay"),
+        min_partitions=_value(opts, "minPartitions"),
+        max_records_per_partition=_value(opts, "maxRecordsPerPartition"),
+        poll_timeout_ms=_value(opts, "kafkaConsumer.pollTimeoutMs"),
+        fetch_offset_num_retries=_value(opts, "fetchOffset.numRetries"),
+        fetch_offset_retry_interval_ms=_value(opts, "fetchOffset.retryIntervalMs"),
         kafka_params=redact_options(kafka),  # secrets (jaas config, passwords) hidden
+        group=_group_options(
+            opts, consumer, subscription, streaming=streaming, start_from_group=start_from_group
+        ),
     )
+    if streaming:
+        _check_trigger(parsed)
+    return parsed
+
+
+def include_headers(options: Mapping[str, str]) -> bool:
+    """``includeHeaders`` of a read's options (for the schema, before the options are parsed).
+
+    Raises:
+        ConfigError: a value other than ``true``/``false``.
+    """
+    return bool(_value({str(k).lower(): str(v) for k, v in options.items()}, "includeHeaders"))

@@ -43,15 +43,9 @@ from pyspark.sql.types import (
 from spark_kafka_py.consumer.fetcher import read_range
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
-from spark_kafka_py.spark.group import (
-    GroupOptions,
-    StreamGroup,
-    commit_read_range,
-    parse_group_options,
-    split_group_options,
-)
+from spark_kafka_py.spark.group import StreamGroup, commit_read_range
 from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
-from spark_kafka_py.spark.options import SourceOptions, parse_options
+from spark_kafka_py.spark.options import SourceOptions, include_headers, parse_options
 from spark_kafka_py.spark.planner import KafkaInputPartition, Planner
 
 log = logging.getLogger(__name__)
@@ -112,9 +106,9 @@ def read_partition(options: SourceOptions, partition: InputPartition) -> Iterato
 class KafkaBatchReader(DataSourceReader):
     """``spark.read.format("pykafka")``: the records in ``[startingOffsets, endingOffsets)``."""
 
-    def __init__(self, options: SourceOptions, group: GroupOptions | None = None) -> None:
+    def __init__(self, options: SourceOptions) -> None:
         self.options = options
-        self.group = group if group is not None and group.config is not None else None
+        self.group = options.group if options.group.config is not None else None
 
     def partitions(self) -> list[KafkaInputPartition]:  # type: ignore[override]
         planner = Planner(self.options)
@@ -187,13 +181,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     commits) and pickles a copy to executors (``read``); the constructor opens no sockets.
     """
 
-    def __init__(self, options: SourceOptions, group: GroupOptions | None = None) -> None:
+    def __init__(self, options: SourceOptions) -> None:
         self.options = options
         self._planner = Planner(options)
         # kafka.group.id: group membership and commits (spark/group.py), lazy, driver only.
         self._group = (
-            StreamGroup(options, group, self._planner)
-            if group is not None and group.config is not None
+            StreamGroup(options, options.group, self._planner)
+            if options.group.config is not None
             else None
         )
         self._available_now: dict[TopicPartition, int] | None = None
@@ -326,16 +320,12 @@ class PyKafkaDataSource(DataSource):
     def name(cls) -> str:
         return "pykafka"
 
-    def _include_headers(self) -> bool:
-        raw = str(self.options.get("includeheaders", "false")).strip().lower()
-        return raw == "true"
-
     def schema(self) -> StructType:
-        return kafka_schema(self._include_headers())
+        return kafka_schema(include_headers(self.options))
 
     def _check_schema(self, schema: StructType) -> None:
         """Spark's Kafka source has a fixed schema; a user-specified one is an error."""
-        if schema != kafka_schema(self._include_headers()):
+        if schema != kafka_schema(include_headers(self.options)):
             raise ConfigError(
                 "Kafka source has a fixed schema and cannot be set with a custom one "
                 f"(got {schema.simpleString()}); remove .schema(...) and use select/cast "
@@ -344,12 +334,8 @@ class PyKafkaDataSource(DataSource):
 
     def reader(self, schema: StructType) -> KafkaBatchReader:
         self._check_schema(schema)
-        rest, group = split_group_options(self.options, streaming=False)
-        options = parse_options(rest, streaming=False)
-        return KafkaBatchReader(options, parse_group_options(group, options, streaming=False))
+        return KafkaBatchReader(parse_options(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         self._check_schema(schema)
-        rest, group = split_group_options(self.options, streaming=True)
-        options = parse_options(rest, streaming=True)
-        return KafkaStreamReader(options, parse_group_options(group, options))
+        return KafkaStreamReader(parse_options(self.options, streaming=True))

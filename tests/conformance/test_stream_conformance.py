@@ -144,6 +144,23 @@ def test_ending_offsets_rejected_in_streaming(
     assert "STREAM_FAILED" in errors[OURS]
 
 
+def test_min_offsets_above_max_offsets_rejected(
+    spark: SparkSession, kafka_bootstrap: str, data: ConformanceData, tmp_path: Path
+) -> None:
+    """Spark's ``validateStreamOptions``: ``minOffsetsPerTrigger`` above
+    ``maxOffsetsPerTrigger`` fails, in both sources, with both values in the message."""
+    runs = run_streams(
+        spark,
+        kafka_bootstrap,
+        tmp_path,
+        {"subscribe": data.mixed, "minOffsetsPerTrigger": "20", "maxOffsetsPerTrigger": "15"},
+    )
+    # Spark writes "minOffsetPerTrigger(20)"; ours spells the option as users write it.
+    _both_fail(
+        runs, r"minOffsets?PerTrigger ?\(20\) is higher than the " r"maxOffsetsPerTrigger ?\(15\)"
+    )
+
+
 def test_min_offsets_per_trigger_waits_for_enough_records(
     spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
 ) -> None:

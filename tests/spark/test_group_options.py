@@ -1,4 +1,4 @@
-"""Group options of format("pykafka"): split from the other options, validated with errors
+"""Group options of format("pykafka"): parsed with the other options, validated with errors
 naming the option."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from spark_kafka_py.spark.group import StreamGroup, parse_group_options, split_group_options
+from spark_kafka_py.spark.group import StreamGroup
 from spark_kafka_py.spark.options import parse_options
 from spark_kafka_py.spark.planner import Planner
 
@@ -15,9 +15,8 @@ BASE = {"kafka.bootstrap.servers": "localhost:9092", "subscribe": "t"}
 
 
 def parse(**extra: str):  # type: ignore[no-untyped-def]
-    rest, group = split_group_options({**BASE, **extra}, streaming=True)
-    options = parse_options(rest, streaming=True)
-    return options, parse_group_options(group, options)
+    options = parse_options({**BASE, **extra}, streaming=True)
+    return options, options.group
 
 
 def test_no_group_id_no_group() -> None:
@@ -54,12 +53,11 @@ def test_group_settings() -> None:
 
 
 def test_assign_commits_without_joining() -> None:
-    rest, g = split_group_options(
+    options = parse_options(
         {"kafka.bootstrap.servers": "h:1", "assign": '{"t":[0]}', "kafka.group.id": "g"},
         streaming=True,
     )
-    options = parse_options(rest, streaming=True)
-    assert not parse_group_options(g, options).join
+    assert not options.group.join
 
 
 @pytest.mark.parametrize(
@@ -112,10 +110,7 @@ def test_commit_group_offsets_is_for_batch_reads() -> None:
     with pytest.raises(ValueError, match="'commitGroupOffsets' is for batch reads"):
         parse(**{"kafka.group.id": "g", "commitGroupOffsets": "true"})
     raw = {**BASE, "kafka.group.id": "g", "commitGroupOffsets": "TRUE", "startingOffsets": "group"}
-    rest, group = split_group_options(raw, streaming=False)
-    options = parse_options(rest, streaming=False)
-    parsed = parse_group_options(group, options, streaming=False)
+    parsed = parse_options(raw, streaming=False).group
     assert parsed.commit_batch_reads and parsed.start_from_group
-    rest, group = split_group_options({**raw, "commitGroupOffsets": "yes"}, streaming=False)
     with pytest.raises(ValueError, match="'commitGroupOffsets' must be 'true' or 'false'"):
-        parse_group_options(group, parse_options(rest, streaming=False), streaming=False)
+        parse_options({**raw, "commitGroupOffsets": "yes"}, streaming=False)

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from spark_kafka_py.registry import OPTIONS, SECURITY, kafka_settings
+
 __all__ = [
     "PLAINTEXT",
     "REDACTED",
@@ -37,42 +39,13 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 #: ``sasl.mechanism`` values this client implements.
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
-#: Every option (without ``kafka.``) read by :func:`~.parse.parse_security_options`.
-SECURITY_OPTIONS = frozenset(
-    {
-        "security.protocol",
-        "sasl.mechanism",
-        "sasl.jaas.config",
-        "sasl.oauthbearer.token",
-        "sasl.oauthbearer.token.provider",
-        "sasl.oauthbearer.token.endpoint.url",
-        "sasl.oauthbearer.scope.claim.name",
-        "sasl.login.callback.handler.class",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-        "ssl.truststore.type",
-        "ssl.truststore.certificates",
-        "ssl.keystore.location",
-        "ssl.keystore.password",
-        "ssl.keystore.type",
-        "ssl.keystore.certificate.chain",
-        "ssl.keystore.key",
-        "ssl.key.password",
-        "ssl.endpoint.identification.algorithm",
-    }
-)
+#: Every option (without ``kafka.``) read by :func:`~.parse.parse_security_options`: the
+#: registry's :data:`~spark_kafka_py.registry.SECURITY` options.
+SECURITY_OPTIONS: frozenset[str] = kafka_settings(SECURITY)
 
-#: Options whose whole value is secret, and what :func:`redact_options` shows instead.
-_SECRET_OPTIONS = frozenset(
-    {
-        "sasl.jaas.config",
-        "sasl.oauthbearer.token",
-        "ssl.truststore.password",
-        "ssl.keystore.password",
-        "ssl.keystore.key",
-        "ssl.key.password",
-    }
-)
+#: Options whose whole value is secret (``secret`` in the registry), and what
+#: :func:`redact_options` shows instead.
+_SECRET_OPTIONS = frozenset(o.kafka_name for o in OPTIONS if o.secret)
 REDACTED = "*********(redacted)"
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from spark_kafka_py.consumer.group.assignors import ASSIGNORS
 from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.registry import default
 
 __all__ = ["GroupConfig"]
 
@@ -13,6 +14,9 @@ __all__ = ["GroupConfig"]
 @dataclass(frozen=True)
 class GroupConfig:
     """Settings of one group member (times in ms).
+
+    Built by :func:`spark_kafka_py.spark.options.parse_options`; the defaults are those of the
+    ``kafka.*`` options in :mod:`spark_kafka_py.registry`.
 
     Attributes:
         group_id: ``group.id``.
@@ -32,12 +36,12 @@ class GroupConfig:
     group_id: str
     group_instance_id: str | None = None
     assignors: tuple[str, ...] = ("range",)
-    session_timeout_ms: int = 45_000
-    heartbeat_interval_ms: int = 3_000
-    max_poll_interval_ms: int = 300_000
-    request_timeout_ms: int = 30_000
-    retry_backoff_ms: int = 100
-    default_api_timeout_ms: int = 60_000
+    session_timeout_ms: int = default("kafka.session.timeout.ms")
+    heartbeat_interval_ms: int = default("kafka.heartbeat.interval.ms")
+    max_poll_interval_ms: int = default("kafka.max.poll.interval.ms")
+    request_timeout_ms: int = default("kafka.request.timeout.ms")
+    retry_backoff_ms: int = default("kafka.retry.backoff.ms")
+    default_api_timeout_ms: int = default("kafka.default.api.timeout.ms")
     client_rack: str | None = None
 
     def __post_init__(self) -> None:

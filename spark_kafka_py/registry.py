@@ -1,0 +1,481 @@
+"""The option registry: every option a user passes to ``format("pykafka")``, in one table.
+
+Each :class:`Option` has the name users write (Spark's source options in Spark's spelling, Kafka
+client settings with the ``kafka.`` prefix and the Java client's name), its type, default, unit,
+where it applies (:data:`BATCH`, :data:`STREAM`, :data:`GROUP`, :data:`SECURITY`), how it
+relates to Spark's built-in ``format("kafka")``, and the validator that turns the text Spark
+hands over into a value. Names, meanings and defaults follow Spark's Structured Streaming + Kafka
+Integration Guide (``KafkaSourceProvider``) and the Java clients' ``ConsumerConfig`` /
+``CommonClientConfigs``.
+
+This module sits below every layer (like :mod:`spark_kafka_py.errors`): the client, consumer
+and group configurations take their defaults from it (:func:`default`), the Spark layer parses a
+read's options through it once (:mod:`spark_kafka_py.spark.options`), and the README's option
+table is generated from it (:func:`markdown_table`; ``python -m spark_kafka_py.registry
+README.md`` rewrites it, and a test fails when it drifts).
+
+Options whose value is a structure (``assign``, JSON offsets, ...) are registered here with the
+kind of text they take; their structure is parsed where its types live
+(:mod:`spark_kafka_py.spark.options`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spark_kafka_py.errors import ConfigError
+
+__all__ = [
+    "BATCH",
+    "GROUP",
+    "OPTIONS",
+    "REJECTED",
+    "SECURITY",
+    "STREAM",
+    "Option",
+    "default",
+    "kafka_settings",
+    "markdown_table",
+    "option",
+    "parse_time_ms",
+]
+
+#: Where an option applies: batch reads (``spark.read``), streaming reads (``readStream``),
+#: consumer-group membership and commits (with ``kafka.group.id``), TLS/SASL connections.
+BATCH = "batch"
+STREAM = "stream"
+GROUP = "group"
+SECURITY = "security"
+READ = frozenset({BATCH, STREAM})
+
+#: Prefix of the Kafka client settings among the options (Spark's ``kafka.`` convention).
+KAFKA_PREFIX = "kafka."
+
+_TIME_UNITS_MS = {
+    "us": 0.001,
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "min": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+}
+
+
+def parse_time_ms(raw: str, name: str) -> int:
+    """A duration as Spark's ``Utils.timeStringAsMs``: ``"15m"``, ``"30s"``, ``"500ms"``,
+    ``"1h"``, ``"2d"``, ``"100us"``; a bare number is milliseconds. Returns ms.
+
+    Raises:
+        ConfigError: naming ``name`` for anything else, or a negative duration.
+    """
+    match = re.fullmatch(r"\s*(-?\d+)\s*([a-z]*)\s*", str(raw).lower())
+    if match is None or match.group(2) not in ("", *_TIME_UNITS_MS):
+        raise ConfigError(
+            f"Option '{name}' must be a duration like '15m', '30s' or '500ms', got {raw!r}"
+        )
+    value = int(match.group(1))
+    if value < 0:
+        raise ConfigError(f"Option '{name}' must not be negative, got {raw!r}")
+    return int(value * _TIME_UNITS_MS.get(match.group(2) or "ms", 1))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of ``format("pykafka")``.
+
+    Attributes:
+        name: as users write it (``startingOffsets``, ``kafka.fetch.max.bytes``); looked up
+            case-insensitively, as PySpark lower-cases option keys.
+        kind: the text it takes: ``string``, ``boolean``, ``int`` (with ``minimum``),
+            ``timestamp`` (ms since the epoch), ``duration`` (Spark time string, parsed to ms),
+            ``enum`` (one of ``choices``, case-insensitive, parsed to lower case), ``list``
+            (comma-separated), ``regex``, ``json``, ``offsets`` (``earliest``/``latest``/JSON)
+            or ``password`` (a secret: hidden in plans and logs).
+        default: the parsed default, or ``None`` when unset by default.
+        doc: one line for the README table.
+        scopes: where it applies (:data:`BATCH`, :data:`STREAM`, :data:`GROUP`,
+            :data:`SECURITY`).
+        unit: ``ms``, ``bytes``, ``records``, ``tasks`` or ``""``.
+        minimum: the smallest accepted ``int``.
+        choices: the accepted ``enum`` values (lower case).
+        required: the read fails without it.
+        default_text: how the README shows the default when it is not just ``default``.
+        spark: how it relates to Spark's ``format("kafka")``: ``same`` (same meaning, compared
+            by the conformance suite where docs/parity.md says so), ``ours only`` (Spark's
+            source has no such option), or ``no effect``.
+        secret: its value is secret (hidden by :func:`spark_kafka_py.client.security.
+            redact_options`).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    scopes: frozenset[str]
+    unit: str = ""
+    minimum: int | None = None
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    default_text: str | None = None
+    spark: str = "same"
+    secret: bool = False
+    _parse: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """The lower-case key PySpark hands the option under."""
+        return self.name.lower()
+
+    @property
+    def kafka_name(self) -> str:
+        """The Java client's setting name (``fetch.max.bytes``); ``""`` for source options."""
+        return self.name[len(KAFKA_PREFIX) :] if self.name.startswith(KAFKA_PREFIX) else ""
+
+    def parse(self, raw: object) -> Any:
+        """Validate one value given as text.
+
+        Raises:
+            ConfigError: naming the option, for a value of the wrong kind or out of range.
+        """
+        text = str(raw)
+        kind = self.kind
+        if kind == "boolean":
+            low = text.strip().lower()
+            if low in ("true", "false"):
+                return low == "true"
+            raise ConfigError(f"Option '{self.name}' must be 'true' or 'false', got {raw!r}")
+        if kind == "int":
+            try:
+                value = int(text.strip())
+            except ValueError:
+                raise ConfigError(f"Option '{self.name}' must be an integer, got {raw!r}") from None
+            if self.minimum is not None and value < self.minimum:
+                bound = {0: "non-negative", 1: "positive"}.get(self.minimum)
+                raise ConfigError(
+                    f"Option '{self.name}' must be {bound}, got {value}"
+                    if bound
+                    else f"Option '{self.name}' must be at least {self.minimum}, got {value}"
+                )
+            return value
+        if kind == "timestamp":
+            try:
+                return int(text.strip())
+            except ValueError:
+                raise ConfigError(
+                    f"Option '{self.name}' must be a timestamp in ms since the epoch, got {raw!r}"
+                ) from None
+        if kind == "duration":
+            return parse_time_ms(text, self.name)
+        if kind == "enum":
+            low = text.strip().lower()
+            if low in self.choices:
+                return low
+            quoted = [f"'{c}'" for c in self.choices]
+            allowed = " or ".join(quoted) if len(quoted) == 2 else "one of " + ", ".join(quoted)
+            raise ConfigError(f"Option '{self.name}' must be {allowed}, got {raw!r}")
+        return text  # string, list, regex, json, offsets, password: parsed by their user
+
+    def read(self, options: Mapping[str, str]) -> Any:
+        """The parsed value in ``options`` (keys lower-cased), or :attr:`default`."""
+        raw = options.get(self.key)
+        return self.default if raw is None else self.parse(raw)
+
+
+def _opt(name: str, kind: str, default: Any, doc: str, scopes: Iterable[str], **kw: Any) -> Option:
+    return Option(name, kind, default, doc, frozenset(scopes), **kw)
+
+
+_STORE_TYPE_DEFAULT = "from the file name (`.pem`, `.p12`), else `JKS`"
+
+#: Every option, in the order of the README table.
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    # -- where to read ---------------------------------------------------------------------
+    _opt("kafka.bootstrap.servers", "list", None, "`host:port,...` of the brokers to start from",
+         READ, required=True, default_text="required"),
+    _opt("subscribe", "list", None, "comma-separated topics; an unknown topic fails naming it",
+         READ, default_text="one of the three"),
+    _opt("subscribePattern", "regex", None,
+         "topics whose whole name matches (like Java's `matches()`); internal topics never match",
+         READ, default_text="one of the three"),
+    _opt("assign", "json", None, 'topic-partitions, JSON `{"topicA":[0,1]}`', READ,
+         default_text="one of the three"),
+    # -- where to start and end ------------------------------------------------------------
+    _opt("startingOffsets", "offsets", None,
+         '`earliest`, `latest`, JSON `{"t":{"0":23,"1":-2}}` (-2 earliest, -1 latest; every '
+         "partition named), or `group` (the group's committed offsets); batch rejects `latest`",
+         READ, default_text="streaming `latest`, batch `earliest`"),
+    _opt("endingOffsets", "offsets", "latest", "`latest` or JSON (-1 latest); `earliest` rejected",
+         {BATCH}),
+    _opt("startingOffsetsByTimestamp", "json", None,
+         'JSON `{"t":{"0":1700000000000}}` naming every partition; wins over `startingOffsets`',
+         READ, unit="ms"),
+    _opt("startingTimestamp", "timestamp", None,
+         "one timestamp for every partition; wins over the two above", READ, unit="ms"),
+    _opt("startingOffsetsByTimestampStrategy", "enum", "error",
+         "a partition with no record at or after its start timestamp fails (`error`) or starts "
+         "at the latest offset (`latest`)", READ, choices=("error", "latest")),
+    _opt("endingOffsetsByTimestamp", "json", None,
+         "JSON as above; a timestamp past the last record ends at the latest offset", {BATCH},
+         unit="ms"),
+    _opt("endingTimestamp", "timestamp", None,
+         "one timestamp for every partition; wins over the two above", {BATCH}, unit="ms"),
+    # -- what to return and how to react -----------------------------------------------------
+    _opt("includeHeaders", "boolean", False, "add the `headers` column", READ),
+    _opt("failOnDataLoss", "boolean", True,
+         "fail naming the topic-partition and the missing offsets (`true`) or warn and skip to "
+         "what is still there (`false`)", READ),
+    # -- how much per micro-batch and per task --------------------------------------------------
+    _opt("maxOffsetsPerTrigger", "int", None,
+         "records per micro-batch, split across partitions by backlog (also with AvailableNow)",
+         {STREAM}, unit="records", minimum=1),
+    _opt("minOffsetsPerTrigger", "int", None,
+         "a micro-batch waits for this many new records or `maxTriggerDelay`; at most "
+         "`maxOffsetsPerTrigger`; AvailableNow ignores it", {STREAM}, unit="records", minimum=1),
+    _opt("maxTriggerDelay", "duration", 15 * 60 * 1000,
+         "Spark time string (`15m`, `30s`, `500ms`): the longest wait for `minOffsetsPerTrigger`",
+         {STREAM}, unit="ms", default_text="`15m`"),
+    _opt("minPartitions", "int", None,
+         "split offset ranges into at least about this many Spark tasks", READ, unit="tasks",
+         minimum=1),
+    _opt("maxRecordsPerPartition", "int", None,
+         "split every range above this many records (Spark 4.1's rule)", READ, unit="records",
+         minimum=1),
+    _opt("kafkaConsumer.pollTimeoutMs", "int", 120_000,
+         "how long an executor retries a range without progress", READ, unit="ms", minimum=1),
+    _opt("fetchOffset.numRetries", "int", 3,
+         "driver retries of ListOffsets errors the broker marks retriable", READ, minimum=1),
+    _opt("fetchOffset.retryIntervalMs", "int", 1000, "pause between those retries", READ,
+         unit="ms", minimum=0),
+    _opt("groupIdPrefix", "string", None,
+         "no effect (a warning says so): without `kafka.group.id` no group is used", READ,
+         spark="no effect"),
+    # -- consumer groups ----------------------------------------------------------------------
+    _opt("kafka.group.id", "string", None,
+         "join this consumer group (streaming) and commit processed offsets to it",
+         {BATCH, STREAM, GROUP}, spark="ours only"),
+    _opt("groupOffsetsFallback", "enum", "earliest",
+         "where partitions without a committed offset start", {GROUP},
+         choices=("earliest", "latest"), spark="ours only"),
+    _opt("commitGroupOffsets", "boolean", False,
+         "batch reads: commit the end offsets read to the group", {GROUP, BATCH},
+         spark="ours only"),
+    _opt("kafka.group.instance.id", "string", None, "static membership (KIP-345)", {GROUP},
+         spark="ours only"),
+    _opt("kafka.session.timeout.ms", "int", 45_000,
+         "a member without heartbeats this long is removed", {GROUP}, unit="ms", minimum=1,
+         spark="ours only"),
+    _opt("kafka.heartbeat.interval.ms", "int", 3_000,
+         "heartbeat interval; must be below `kafka.session.timeout.ms`", {GROUP}, unit="ms",
+         minimum=1, spark="ours only"),
+    _opt("kafka.max.poll.interval.ms", "int", 300_000,
+         "the JoinGroup rebalance timeout", {GROUP}, unit="ms", minimum=1, spark="ours only"),
+    _opt("kafka.partition.assignment.strategy", "list", "range",
+         "assignors, preferred first: `range`, `roundrobin`, `cooperative-sticky` (or their Java "
+         "class names)", {GROUP}, spark="ours only"),
+    # -- Kafka client settings ------------------------------------------------------------------
+    _opt("kafka.client.id", "string", "spark-kafka-py", "sent in every request header", READ),
+    _opt("kafka.client.rack", "string", "",
+         "sent with every Fetch: read from the preferred replica the leader names (KIP-392)",
+         READ, default_text="none"),
+    _opt("kafka.request.timeout.ms", "int", 30_000, "bound on one request's round trip", READ,
+         unit="ms", minimum=1),
+    _opt("kafka.socket.connection.setup.timeout.ms", "int", 10_000,
+         "bound on opening one connection", READ, unit="ms", minimum=1),
+    _opt("kafka.default.api.timeout.ms", "int", 60_000,
+         "how long the driver retries while brokers are unreachable (Metadata, ListOffsets, "
+         "group requests)", READ, unit="ms", minimum=1),
+    _opt("kafka.retry.backoff.ms", "int", 100,
+         "pause before retrying a failed request; the driver's retries double it up to 1 s",
+         READ, unit="ms", minimum=0),
+    _opt("kafka.reconnect.backoff.ms", "int", 50,
+         "pause before reconnecting to a broker that just failed", READ, unit="ms", minimum=0),
+    _opt("kafka.metadata.max.age.ms", "int", 300_000,
+         "cached cluster metadata older than this is refreshed", READ, unit="ms", minimum=1),
+    _opt("kafka.fetch.max.bytes", "int", 52_428_800, "Fetch response bound", READ,
+         unit="bytes", minimum=1),
+    _opt("kafka.max.partition.fetch.bytes", "int", 1_048_576,
+         "Fetch bound per partition", READ, unit="bytes", minimum=1),
+    _opt("kafka.fetch.min.bytes", "int", 1, "Fetch waits for this much data", READ,
+         unit="bytes", minimum=0),
+    _opt("kafka.fetch.max.wait.ms", "int", 500, "or this long", READ, unit="ms", minimum=0),
+    _opt("kafka.isolation.level", "enum", "read_uncommitted",
+         "`read_committed` reads up to the last stable offset and drops aborted transactions",
+         READ, choices=("read_uncommitted", "read_committed")),
+    # -- security (parsed by spark_kafka_py.client.security; see docs/security.md) ---------------
+    _opt("kafka.security.protocol", "enum", "PLAINTEXT",
+         "`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`", {SECURITY},
+         choices=("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"), default_text="`PLAINTEXT`"),
+    _opt("kafka.sasl.mechanism", "enum", "GSSAPI",
+         "`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER` (GSSAPI is not supported)",
+         {SECURITY}, choices=("plain", "scram-sha-256", "scram-sha-512", "oauthbearer"),
+         default_text="`GSSAPI` (unsupported: set one)"),
+    _opt("kafka.sasl.jaas.config", "password", None,
+         "the login module and its options (user and password, OAuth client)", {SECURITY},
+         secret=True),
+    _opt("kafka.sasl.oauthbearer.token", "password", None, "a static OAuth bearer token",
+         {SECURITY}, secret=True, spark="ours only"),
+    _opt("kafka.sasl.oauthbearer.token.provider", "string", None,
+         "`module:function` returning a token", {SECURITY}, spark="ours only"),
+    _opt("kafka.sasl.oauthbearer.token.endpoint.url", "string", None,
+         "OAuth token endpoint for the client-credentials grant (KIP-768)", {SECURITY}),
+    _opt("kafka.sasl.oauthbearer.scope.claim.name", "string", None,
+         "accepted for Java configurations, not used", {SECURITY}, spark="no effect"),
+    _opt("kafka.sasl.login.callback.handler.class", "string", None,
+         "accepted for Java configurations, not used (the token source is chosen by the "
+         "options above)", {SECURITY}, spark="no effect"),
+    _opt("kafka.ssl.truststore.location", "string", None, "trust store file (PKCS12, JKS, PEM)",
+         {SECURITY}),
+    _opt("kafka.ssl.truststore.password", "password", None, "its password", {SECURITY},
+         secret=True),
+    _opt("kafka.ssl.truststore.type", "enum", "JKS", "`JKS`, `PKCS12` or `PEM`", {SECURITY},
+         choices=("jks", "pkcs12", "pem"), default_text=_STORE_TYPE_DEFAULT),
+    _opt("kafka.ssl.truststore.certificates", "string", None, "trusted PEM certificates, inline",
+         {SECURITY}),
+    _opt("kafka.ssl.keystore.location", "string", None, "key store file (mutual TLS)",
+         {SECURITY}),
+    _opt("kafka.ssl.keystore.password", "password", None, "its password", {SECURITY},
+         secret=True),
+    _opt("kafka.ssl.keystore.type", "enum", "JKS", "`JKS`, `PKCS12` or `PEM`", {SECURITY},
+         choices=("jks", "pkcs12", "pem"), default_text=_STORE_TYPE_DEFAULT),
+    _opt("kafka.ssl.keystore.certificate.chain", "string", None,
+         "client certificate chain, PEM inline", {SECURITY}),
+    _opt("kafka.ssl.keystore.key", "password", None, "client private key, PEM inline",
+         {SECURITY}, secret=True),
+    _opt("kafka.ssl.key.password", "password", None, "password of the private key", {SECURITY},
+         secret=True),
+    _opt("kafka.ssl.endpoint.identification.algorithm", "string", "https",
+         "`https` checks the broker's host name; empty turns that off", {SECURITY}),
+)
+# fmt: on
+
+#: Kafka consumer settings Spark's source rejects, with Spark's reasons
+#: (``KafkaSourceProvider.validateGeneralOptions``).
+REJECTED: Mapping[str, str] = {
+    "kafka.auto.offset.reset": (
+        "Kafka option 'auto.offset.reset' is not supported. Instead set the source option "
+        "'startingOffsets' to 'earliest' or 'latest' to specify where to start. The source "
+        "manages which offsets are consumed, and a query resumed from its checkpoint always "
+        "picks up where it left off."
+    ),
+    "kafka.key.deserializer": (
+        "Kafka option 'key.deserializer' is not supported as keys are returned as binary. "
+        "Use DataFrame operations (e.g. CAST(key AS STRING)) to deserialize the keys."
+    ),
+    "kafka.value.deserializer": (
+        "Kafka option 'value.deserializer' is not supported as values are returned as binary. "
+        "Use DataFrame operations (e.g. CAST(value AS STRING), from_json) to deserialize values."
+    ),
+    "kafka.enable.auto.commit": (
+        "Kafka option 'enable.auto.commit' is not supported. The source tracks offsets in "
+        "Spark's checkpoint; with 'kafka.group.id' set it commits them to the group itself "
+        "after each micro-batch."
+    ),
+    "kafka.interceptor.classes": (
+        "Kafka option 'interceptor.classes' is not supported: there are no Java consumer "
+        "interceptors in a Python client."
+    ),
+}
+
+_BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
+if len(_BY_KEY) != len(OPTIONS):  # pragma: no cover - a registry typo
+    raise RuntimeError("option registry: two options share a name")
+
+
+def option(name: str) -> Option:
+    """The registered option called ``name`` (any case).
+
+    Raises:
+        KeyError: no such option (a programming error, not a user's).
+    """
+    return _BY_KEY[name.lower()]
+
+
+def default(name: str) -> Any:
+    """The default of the option called ``name``: what the lower layers' configurations
+    (:class:`~spark_kafka_py.client.cluster.ClientConfig`, the consumer and group settings)
+    use when built without options."""
+    return _BY_KEY[name.lower()].default
+
+
+def kafka_settings(scope: str | None = None) -> frozenset[str]:
+    """Java names (without ``kafka.``) of the registered Kafka client settings, optionally only
+    those that apply in ``scope``."""
+    return frozenset(
+        o.kafka_name for o in OPTIONS if o.kafka_name and (scope is None or scope in o.scopes)
+    )
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _default_cell(o: Option) -> str:
+    if o.default_text is not None:
+        return o.default_text
+    if o.default is None:
+        return "none"
+    if isinstance(o.default, bool):
+        return f"`{str(o.default).lower()}`"
+    if o.kind == "int":
+        return str(o.default)
+    return f"`{o.default}`"
+
+
+def markdown_table() -> str:
+    """The README's option table (Markdown), one row per option, from :data:`OPTIONS`."""
+    rows = [
+        "| option | type | default | unit | applies to | notes |",
+        "|---|---|---|---|---|---|",
+    ]
+    order = (BATCH, STREAM, GROUP, SECURITY)
+    for o in OPTIONS:
+        kind = o.kind if not o.choices else "enum"
+        scopes = ", ".join(s for s in order if s in o.scopes)
+        note = o.doc if o.spark == "same" else f"{o.doc} ({o.spark})"
+        rows.append(
+            f"| `{o.name}` | {kind} | {_default_cell(o)} | {o.unit} | {scopes} | {_cell(note)} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+#: Markers around the generated table in the README.
+TABLE_BEGIN = "<!-- options table: generated from spark_kafka_py/registry.py -->"
+TABLE_END = "<!-- end of options table -->"
+
+
+def render_readme(text: str) -> str:
+    """``text`` (a README) with the generated table between :data:`TABLE_BEGIN` and
+    :data:`TABLE_END`.
+
+    Raises:
+        ValueError: the markers are missing.
+    """
+    begin = text.find(TABLE_BEGIN)
+    end = text.find(TABLE_END)
+    if begin < 0 or end < begin:
+        raise ValueError(f"README has no {TABLE_BEGIN!r} ... {TABLE_END!r} markers")
+    head = text[: begin + len(TABLE_BEGIN)]
+    return f"{head}\n{markdown_table()}{text[end:]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m spark_kafka_py.registry [README.md]``: print the table, or rewrite it in
+    the given README."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        sys.stdout.write(markdown_table())
+        return 0
+    path = Path(args[0])
+    path.write_text(render_readme(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

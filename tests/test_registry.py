@@ -1,0 +1,167 @@
+"""The option registry: one table, wired into the parser, the lower layers' defaults and the
+README (no broker needed)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from spark_kafka_py import registry
+from spark_kafka_py.client.cluster import ClientConfig
+from spark_kafka_py.client.security import SECURITY_OPTIONS
+from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.consumer.settings import ConsumerSettings
+from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.spark.options import parse_options
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
+
+# Each lower-layer field and the registered option it takes its default from.
+CLIENT_FIELDS = {
+    "client_id": "kafka.client.id",
+    "request_timeout_ms": "kafka.request.timeout.ms",
+    "connect_timeout_ms": "kafka.socket.connection.setup.timeout.ms",
+    "retry_backoff_ms": "kafka.retry.backoff.ms",
+    "reconnect_backoff_ms": "kafka.reconnect.backoff.ms",
+    "metadata_max_age_ms": "kafka.metadata.max.age.ms",
+}
+CONSUMER_FIELDS = {
+    **CLIENT_FIELDS,
+    "default_api_timeout_ms": "kafka.default.api.timeout.ms",
+    "fetch_max_bytes": "kafka.fetch.max.bytes",
+    "max_partition_fetch_bytes": "kafka.max.partition.fetch.bytes",
+    "fetch_min_bytes": "kafka.fetch.min.bytes",
+    "fetch_max_wait_ms": "kafka.fetch.max.wait.ms",
+    "client_rack": "kafka.client.rack",
+}
+GROUP_FIELDS = {
+    "session_timeout_ms": "kafka.session.timeout.ms",
+    "heartbeat_interval_ms": "kafka.heartbeat.interval.ms",
+    "max_poll_interval_ms": "kafka.max.poll.interval.ms",
+    "request_timeout_ms": "kafka.request.timeout.ms",
+    "retry_backoff_ms": "kafka.retry.backoff.ms",
+    "default_api_timeout_ms": "kafka.default.api.timeout.ms",
+}
+
+
+def test_readme_option_table_is_generated_from_the_registry() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert text == registry.render_readme(text), (
+        "README's option table differs from the registry: run "
+        "`python -m spark_kafka_py.registry README.md`"
+    )
+    for o in registry.OPTIONS:
+        assert f"| `{o.name}` |" in text
+
+
+@pytest.mark.parametrize(
+    ("cls", "fields"),
+    [
+        (ClientConfig, CLIENT_FIELDS),
+        (ConsumerSettings, CONSUMER_FIELDS),
+        (GroupConfig, GROUP_FIELDS),
+    ],
+)
+def test_lower_layer_defaults_come_from_the_registry(cls: type, fields: dict[str, str]) -> None:
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    for field_name, option_name in fields.items():
+        assert defaults[field_name] == registry.default(option_name), field_name
+    # and the Java clients' documented values (ConsumerConfig / CommonClientConfigs)
+    java = {
+        "kafka.request.timeout.ms": 30_000,
+        "kafka.socket.connection.setup.timeout.ms": 10_000,
+        "kafka.retry.backoff.ms": 100,
+        "kafka.reconnect.backoff.ms": 50,
+        "kafka.metadata.max.age.ms": 300_000,
+        "kafka.default.api.timeout.ms": 60_000,
+        "kafka.fetch.max.bytes": 52_428_800,
+        "kafka.max.partition.fetch.bytes": 1_048_576,
+        "kafka.fetch.min.bytes": 1,
+        "kafka.fetch.max.wait.ms": 500,
+        "kafka.session.timeout.ms": 45_000,
+        "kafka.heartbeat.interval.ms": 3_000,
+        "kafka.max.poll.interval.ms": 300_000,
+    }
+    for option_name, value in java.items():
+        assert registry.default(option_name) == value, option_name
+
+
+def test_parsed_defaults_are_the_registry_defaults() -> None:
+    o = parse_options(BASE, streaming=True)
+    c = o.consumer
+    for field_name, option_name in CONSUMER_FIELDS.items():
+        assert getattr(c, field_name) == registry.default(option_name), field_name
+    assert o.max_trigger_delay_ms == 15 * 60 * 1000
+    assert (o.poll_timeout_ms, o.fetch_offset_num_retries) == (120_000, 3)
+    assert o.fetch_offset_retry_interval_ms == 1000
+    assert (o.include_headers, o.fail_on_data_loss) == (False, True)
+
+
+def _valid_context(o: registry.Option) -> tuple[dict[str, str], bool]:
+    """Options and mode in which ``o`` is read by the parser."""
+    extra = {"kafka.group.id": "g"} if registry.GROUP in o.scopes else {}
+    return {**BASE, **extra}, registry.STREAM in o.scopes
+
+
+TYPED = [
+    o
+    for o in registry.OPTIONS
+    if o.kind in ("int", "boolean", "enum", "duration", "timestamp")
+    and registry.SECURITY not in o.scopes
+]
+
+
+@pytest.mark.parametrize("o", TYPED, ids=lambda o: o.name)
+def test_every_typed_option_is_validated_by_the_parser(o: registry.Option) -> None:
+    """A bad value of any typed option fails the read, naming the option: the parser reads
+    every registered option through its validator."""
+    base, streaming = _valid_context(o)
+    with pytest.raises(ConfigError, match=f"'{o.name}'"):
+        parse_options({**base, o.name: "not-a-value"}, streaming=streaming)
+
+
+@pytest.mark.parametrize("o", [o for o in TYPED if o.minimum is not None], ids=lambda o: o.name)
+def test_every_integer_option_checks_its_minimum(o: registry.Option) -> None:
+    base, streaming = _valid_context(o)
+    assert o.minimum is not None
+    with pytest.raises(ConfigError, match=f"'{o.name}'"):
+        parse_options({**base, o.name: str(o.minimum - 1)}, streaming=streaming)
+
+
+def test_security_options_are_the_registered_ones() -> None:
+    registered = {o.kafka_name for o in registry.OPTIONS if registry.SECURITY in o.scopes}
+    assert registered == set(SECURITY_OPTIONS)
+
+
+def test_unregistered_kafka_settings_are_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    parse_options({**BASE, "kafka.linger.ms": "5", "kafka.fetch.min.bytes": "1"}, streaming=True)
+    warned = [r.getMessage() for r in caplog.records]
+    assert any("kafka.linger.ms" in m for m in warned)
+    assert not any("fetch.min.bytes" in m for m in warned)
+
+
+@pytest.mark.parametrize("name", sorted(registry.REJECTED))
+def test_rejected_kafka_settings(name: str) -> None:
+    with pytest.raises(ConfigError, match=name.removeprefix("kafka.")):
+        parse_options({**BASE, name: "x"}, streaming=True)
+
+
+def test_min_offsets_above_max_offsets_is_rejected_as_spark_does() -> None:
+    with pytest.raises(ConfigError, match=r"minOffsetsPerTrigger \(20\) is higher"):
+        parse_options(
+            {**BASE, "minOffsetsPerTrigger": "20", "maxOffsetsPerTrigger": "15"}, streaming=True
+        )
+    o = parse_options(
+        {**BASE, "minOffsetsPerTrigger": "15", "maxOffsetsPerTrigger": "15"}, streaming=True
+    )
+    assert (o.min_offsets_per_trigger, o.max_offsets_per_trigger) == (15, 15)
+
+
+def test_option_lookup_is_case_insensitive_and_names_are_unique() -> None:
+    assert registry.option("STARTINGOFFSETS").name == "startingOffsets"
+    assert len({o.key for o in registry.OPTIONS}) == len(registry.OPTIONS)
+    with pytest.raises(KeyError):
+        registry.option("no.such.option")
