@@ -39,12 +39,19 @@ from types import TracebackType
 
 from spark_kafka_py.conf import conf_path
 from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
+from spark_kafka_py.testing.jvm import (
+    SERVER_LOG4J,
+    TOOLS_LOG4J,
+    JavaError,
+    java_command,
+    java_executable,
+    run_java,
+)
 
 __all__ = [
     "BrokerStartError",
     "KafkaNode",
     "LocalKafkaCluster",
-    "java_executable",
 ]
 
 #: Main class of a Kafka server (broker and/or controller) in ``kafka_2.13``.
@@ -67,21 +74,6 @@ class BrokerStartError(RuntimeError):
 
     The message holds the node, the reason and the tail of its ``server.log``/``stdout.log``.
     """
-
-
-def java_executable() -> str:
-    """Path of ``java``: ``$JAVA_HOME/bin/java`` when set, else ``java`` on ``PATH``.
-
-    Raises:
-        BrokerStartError: no Java found.
-    """
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").is_file():
-        return str(Path(home) / "bin" / "java")
-    found = shutil.which("java")
-    if found is None:
-        raise BrokerStartError("no java on PATH and no JAVA_HOME: Kafka needs Java 17+")
-    return found
 
 
 def _free_ports(count: int) -> list[int]:
@@ -280,7 +272,10 @@ class LocalKafkaCluster:
         with self._lock:
             if self.nodes:
                 raise RuntimeError("LocalKafkaCluster already started")
-            java_executable()  # fail early and clearly
+            try:
+                java_executable()  # fail early and clearly
+            except JavaError as exc:
+                raise BrokerStartError(str(exc)) from exc
             classpath = self.classpath
             if self._given_base_dir is not None:
                 self._given_base_dir.mkdir(parents=True, exist_ok=True)
@@ -409,32 +404,25 @@ class LocalKafkaCluster:
             )
         return text
 
-    def _jvm_base(self, heap: str) -> list[str]:
-        return [
-            java_executable(),
-            f"-Xmx{heap}",
-            "-Xss1m",
-            "-XX:+UseSerialGC",
-            "-Djava.awt.headless=true",
-        ]
-
     def _format_storage(self, classpath: str) -> None:
         """Run ``StorageTool format`` for every node (in parallel: one JVM each)."""
         procs = []
         for n in self.nodes:
-            cmd = [
-                *self._jvm_base("256m"),
-                "-XX:TieredStopAtLevel=1",
-                f"-Dlog4j2.configurationFile={conf_path('kafka-tools-log4j2.properties')}",
-                "-cp",
-                classpath,
+            cmd = java_command(
                 STORAGE_TOOL_MAIN,
-                "format",
-                f"--cluster-id={self.cluster_id}",  # "=": an id may start with "-"
-                "--config",
-                str(n.config_path),
-                "--ignore-formatted",
-            ]
+                [
+                    "format",
+                    f"--cluster-id={self.cluster_id}",  # "=": an id may start with "-"
+                    "--config",
+                    str(n.config_path),
+                    "--ignore-formatted",
+                ],
+                classpath=classpath,
+                heap="256m",
+                fast_start=True,
+                log4j_config=TOOLS_LOG4J,
+                jvm_options=["-Xss1m"],
+            )
             procs.append(
                 (n, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
             )
@@ -450,16 +438,15 @@ class LocalKafkaCluster:
             raise BrokerStartError("formatting Kafka storage failed\n" + "\n".join(errors))
 
     def _launch(self, n: KafkaNode) -> None:
-        cmd = [
-            *self._jvm_base(self.heap),
-            f"-Xms{min_heap(self.heap)}",
-            f"-Dlog4j2.configurationFile={conf_path('kafka-log4j2.properties')}",
-            f"-Dkafka.logs.dir={n.node_dir}",
-            "-cp",
-            self.classpath,
+        cmd = java_command(
             KAFKA_MAIN,
-            str(n.config_path),
-        ]
+            [str(n.config_path)],
+            classpath=self.classpath,
+            heap=self.heap,
+            fast_start=False,
+            log4j_config=SERVER_LOG4J,
+            jvm_options=["-Xss1m", f"-Xms{min_heap(self.heap)}", f"-Dkafka.logs.dir={n.node_dir}"],
+        )
         with n.stdout_log.open("ab") as out:
             # Own session: Ctrl-C in a test run or the CLI does not hit the broker directly;
             # we stop it ourselves (atexit / stop / the CLI's `broker stop`).
@@ -473,8 +460,6 @@ class LocalKafkaCluster:
             )
 
     def _wait_serving(self, nodes: list[KafkaNode]) -> None:
-        from spark_kafka_py.testing.tools import KafkaToolError, run_tool
-
         deadline = time.monotonic() + self.start_timeout_s
         for n in nodes:
             while not _port_open(n.broker_port):
@@ -487,7 +472,7 @@ class LocalKafkaCluster:
             for n in nodes:
                 self._check_alive(n, deadline)
             try:
-                out = run_tool(
+                out = run_java(
                     BROKER_API_VERSIONS_MAIN,
                     ["--bootstrap-server", bootstrap],
                     classpath=self.classpath,
@@ -497,7 +482,7 @@ class LocalKafkaCluster:
                 if expected <= seen:
                     return
                 last = f"brokers registered: {sorted(seen)}, expected {sorted(expected)}"
-            except KafkaToolError as exc:
+            except JavaError as exc:
                 last = str(exc)
             if time.monotonic() > deadline:
                 raise BrokerStartError(

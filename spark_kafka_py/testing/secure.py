@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from spark_kafka_py.testing.broker import LocalKafkaCluster, _free_ports, java_executable
+from spark_kafka_py.testing.broker import LocalKafkaCluster, _free_ports
+from spark_kafka_py.testing.jvm import java_executable
 from spark_kafka_py.testing.tools import run_tool
 
 __all__ = ["USERS", "Pki", "SecureKafka", "make_pki"]

@@ -1,8 +1,9 @@
 """Apache Kafka's own Java tools as reference clients: topics, producers, consumers, groups.
 
-Every function runs one JVM, ``java -cp <kafka jars> <main class> ...``, from the same jars as
-the local broker (:func:`spark_kafka_py.testing.jars.kafka_jars`), and raises
-:class:`KafkaToolError` (with the tool's stderr) when the tool fails. Nothing here speaks the
+Every function runs one JVM, ``java -cp <kafka jars> <main class> ...``
+(:func:`spark_kafka_py.testing.jvm.run_java`), from the same jars as the local broker
+(:func:`spark_kafka_py.testing.jars.kafka_jars`), and raises :class:`KafkaToolError` (with the
+tool's stderr) when the tool fails. Nothing here speaks the
 Kafka protocol itself: this is the independent reference our own client is checked against.
 
 Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
@@ -15,20 +16,23 @@ Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from spark_kafka_py.conf import conf_path
-from spark_kafka_py.testing.jars import KAFKA_VERSION, cache_dir, kafka_classpath
+from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
+from spark_kafka_py.testing.jvm import (
+    DEFAULT_TIMEOUT_S,
+    ERROR_TAIL_CHARS,
+    JavaError,
+    compile_java,
+    run_java,
+)
 
 __all__ = [
     "COMPRESSION_CODECS",
@@ -67,36 +71,17 @@ RECORD_READER_CLASS = "sparkkafkapy.Base64LineReader"
 COMPRESSION_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 #: Default timeout of one tool run, seconds.
-DEFAULT_TOOL_TIMEOUT_S = 180.0
-
-#: Characters of stderr quoted in a :class:`KafkaToolError`.
-ERROR_TAIL_CHARS = 6000
+DEFAULT_TOOL_TIMEOUT_S = DEFAULT_TIMEOUT_S
 
 
-class KafkaToolError(RuntimeError):
+class KafkaToolError(JavaError):
     """A Kafka Java tool exited non-zero, timed out or reported an error.
 
-    Attributes:
+    Attributes (from :class:`~spark_kafka_py.testing.jvm.JavaError`):
         returncode: the exit code (``None`` on timeout).
         stdout: the tool's standard output.
         stderr: the tool's standard error.
     """
-
-    def __init__(self, message: str, returncode: int | None, stdout: str, stderr: str) -> None:
-        super().__init__(message)
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
-
-
-def _jvm(heap: str, fast_start: bool) -> list[str]:
-    from spark_kafka_py.testing.broker import java_executable
-
-    cmd = [java_executable(), f"-Xmx{heap}", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
-    if fast_start:  # C1 only: starts faster, runs slower; fine for short-lived tools
-        cmd.append("-XX:TieredStopAtLevel=1")
-    cmd.append(f"-Dlog4j2.configurationFile={conf_path('kafka-tools-log4j2.properties')}")
-    return cmd
 
 
 def run_tool(
@@ -112,6 +97,9 @@ def run_tool(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``java -cp <kafka jars> main_class *args`` and return its output as text.
 
+    :func:`spark_kafka_py.testing.jvm.run_java` with the Kafka jars as the default class path
+    and the tools' log4j2 configuration (warnings to stderr).
+
     Args:
         main_class: fully qualified Java class with ``main``.
         args: the tool's arguments.
@@ -123,46 +111,22 @@ def run_tool(
         check: raise on a non-zero exit code.
 
     Raises:
-        KafkaToolError: exit code != 0 (with ``check``) or timeout; message has the command
-            line (class and args) and the tail of stderr.
+        KafkaToolError: Java missing, exit code != 0 (with ``check``) or timeout; message has
+            the command line (class and args) and the tail of stderr.
     """
-    cmd = [
-        *_jvm(heap, fast_start),
-        "-cp",
-        classpath or kafka_classpath(KAFKA_VERSION),
-        main_class,
-        *args,
-    ]
-    data = input.encode("utf-8") if isinstance(input, str) else input
     try:
-        proc = subprocess.run(
-            cmd,
-            input=data if data is not None else b"",
-            capture_output=True,
-            timeout=timeout_s,
-            check=False,
+        return run_java(
+            main_class,
+            args,
+            classpath=classpath or kafka_classpath(KAFKA_VERSION),
+            input=input,
+            timeout_s=timeout_s,
+            heap=heap,
+            fast_start=fast_start,
+            check=check,
         )
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"").decode("utf-8", "replace")
-        err = (exc.stderr or b"").decode("utf-8", "replace")
-        raise KafkaToolError(
-            f"{main_class} {' '.join(args)} timed out after {timeout_s} s\n"
-            f"{err[-ERROR_TAIL_CHARS:]}",
-            None,
-            out,
-            err,
-        ) from exc
-    out = proc.stdout.decode("utf-8", "replace")
-    err = proc.stderr.decode("utf-8", "replace")
-    if check and proc.returncode != 0:
-        raise KafkaToolError(
-            f"{main_class} {' '.join(args)} exited {proc.returncode}\n"
-            f"stderr:\n{err[-ERROR_TAIL_CHARS:]}\nstdout:\n{out[-2000:]}",
-            proc.returncode,
-            out,
-            err,
-        )
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    except JavaError as exc:
+        raise KafkaToolError(str(exc), exc.returncode, exc.stdout, exc.stderr) from exc
 
 
 # ------------------------------------------------------------------------------------- topics
@@ -398,49 +362,10 @@ def _reader_classes(classpath: str) -> Path:
         KafkaToolError: ``javac`` missing or compilation failed.
     """
     source = resources.files("spark_kafka_py.testing").joinpath("java/Base64LineReader.java")
-    text = source.read_bytes()
-    key = hashlib.sha256(text + KAFKA_VERSION.encode()).hexdigest()[:12]
-    out_dir = cache_dir() / "java" / f"reader-{key}"
-    marker = out_dir / ".complete"
-    if marker.is_file():
-        return out_dir
-    javac = shutil.which("javac")
-    if javac is None and os.environ.get("JAVA_HOME"):
-        candidate = Path(os.environ["JAVA_HOME"]) / "bin" / "javac"
-        javac = str(candidate) if candidate.is_file() else None
-    if javac is None:
-        raise KafkaToolError("javac not found: a JDK (not just a JRE) is needed", None, "", "")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".reader-", dir=out_dir.parent))
     try:
-        src = work / "Base64LineReader.java"
-        src.write_bytes(text)
-        proc = subprocess.run(
-            [javac, "-nowarn", "--release", "17", "-cp", classpath, "-d", str(work), str(src)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise KafkaToolError(
-                f"javac Base64LineReader.java failed:\n{proc.stderr[-ERROR_TAIL_CHARS:]}",
-                proc.returncode,
-                proc.stdout,
-                proc.stderr,
-            )
-        src.unlink()
-        (work / ".complete").write_text("ok", encoding="utf-8")
-        if out_dir.exists():
-            shutil.rmtree(out_dir, ignore_errors=True)
-        try:
-            work.rename(out_dir)
-        except OSError:  # a concurrent compile won
-            if not marker.is_file():
-                raise
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
-    return out_dir
+        return compile_java([source], classpath)
+    except JavaError as exc:
+        raise KafkaToolError(str(exc), exc.returncode, exc.stdout, exc.stderr) from exc
 
 
 #: Lines of a ConsoleProducer's stderr that mean a record was not written. ConsoleProducer

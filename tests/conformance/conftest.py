@@ -18,8 +18,7 @@ Topics:
 from __future__ import annotations
 
 import base64
-import subprocess
-import tempfile
+import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
+from spark_kafka_py.testing.jvm import compile_java, run_java
 from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce
 
 #: CreateTime of the first record of ``mixed``, ms: a whole second an hour ago (recent, so
@@ -85,61 +85,34 @@ def _field(data: bytes | None) -> str:
 def _write_transactions(bootstrap: str, topic: str) -> None:
     """Committed and aborted transactions with Kafka's transactional Java producer."""
     classpath = kafka_classpath(KAFKA_VERSION)
-    with tempfile.TemporaryDirectory() as classes:
-        subprocess.run(
-            [
-                "javac",
-                "-nowarn",
-                "--release",
-                "17",
-                "-cp",
-                classpath,
-                "-d",
-                classes,
-                str(SCRIPT_PRODUCER),
-            ],
-            check=True,
-            timeout=300,
-        )
-        lines = []
-        n = 0
-        for txn, commit in enumerate(TXN_OUTCOMES):
-            lines.append("BEGIN")
-            for i in range(TXN_SIZE):
-                value = f"txn{txn}-{'commit' if commit else 'abort'}-{i}".encode()
-                lines.append(
-                    "\t".join(
-                        [
-                            "REC",
-                            _field(f"k{i % 3}".encode()),
-                            _field(value),
-                            str(T0 + n * 1000),
-                            _field(b"txn"),
-                            _field(str(txn).encode()),
-                        ]
-                    )
+    classes = compile_java([SCRIPT_PRODUCER], classpath)
+    lines = []
+    n = 0
+    for txn, commit in enumerate(TXN_OUTCOMES):
+        lines.append("BEGIN")
+        for i in range(TXN_SIZE):
+            value = f"txn{txn}-{'commit' if commit else 'abort'}-{i}".encode()
+            lines.append(
+                "\t".join(
+                    [
+                        "REC",
+                        _field(f"k{i % 3}".encode()),
+                        _field(value),
+                        str(T0 + n * 1000),
+                        _field(b"txn"),
+                        _field(str(txn).encode()),
+                    ]
                 )
-                n += 1
-            lines.append("COMMIT" if commit else "ABORT")
-        subprocess.run(
-            [
-                "java",
-                "-Xmx256m",
-                "-cp",
-                f"{classes}:{classpath}",
-                "ScriptProducer",
-                bootstrap,
-                topic,
-                f"conformance-{uuid.uuid4().hex[:8]}",
-                "lz4",
-                "16384",
-                "5",
-            ],
-            input="\n".join(lines) + "\n",
-            text=True,
-            check=True,
-            timeout=300,
-        )
+            )
+            n += 1
+        lines.append("COMMIT" if commit else "ABORT")
+    run_java(
+        "ScriptProducer",
+        [bootstrap, topic, f"conformance-{uuid.uuid4().hex[:8]}", "lz4", "16384", "5"],
+        classpath=os.pathsep.join([str(classes), classpath]),
+        input="\n".join(lines) + "\n",
+        timeout_s=300,
+    )
 
 
 def _compact(spark: SparkSession, bootstrap: str, topic: str, keys: int) -> None:

@@ -23,8 +23,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from spark_kafka_py.testing.broker import java_executable
 from spark_kafka_py.testing.jars import kafka_classpath
+from spark_kafka_py.testing.jvm import java_executable
 from spark_kafka_py.testing.tools import (
     CONSOLE_CONSUMER,
     ProducedRecord,

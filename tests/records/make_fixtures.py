@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
+import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,6 +33,7 @@ if str(REPO) not in sys.path:
 
 from spark_kafka_py.testing.broker import LocalKafkaCluster  # noqa: E402
 from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath  # noqa: E402
+from spark_kafka_py.testing.jvm import compile_java, run_java  # noqa: E402
 from spark_kafka_py.testing.tools import create_topic  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -129,24 +129,12 @@ def run_script(
     batch_size: int = 1024,
     linger_ms: int = 50,
 ) -> None:
-    classpath = f"{classes}:{kafka_classpath(KAFKA_VERSION)}"
-    subprocess.run(
-        [
-            "java",
-            "-cp",
-            classpath,
-            "ScriptProducer",
-            bootstrap,
-            topic,
-            transactional_id,
-            compression,
-            str(batch_size),
-            str(linger_ms),
-        ],
+    run_java(
+        "ScriptProducer",
+        [bootstrap, topic, transactional_id, compression, str(batch_size), str(linger_ms)],
+        classpath=os.pathsep.join([classes, kafka_classpath(KAFKA_VERSION)]),
         input="\n".join(script.lines) + "\n",
-        text=True,
-        check=True,
-        timeout=300,
+        timeout_s=300,
     )
 
 
@@ -252,25 +240,11 @@ def main() -> None:
     for old in DATA.glob("java-*"):
         old.unlink()
     DATA.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as classes:
-        subprocess.run(
-            [
-                "javac",
-                "-nowarn",
-                "--release",
-                "17",
-                "-cp",
-                kafka_classpath(KAFKA_VERSION),
-                "-d",
-                classes,
-                str(JAVA_SRC),
-            ],
-            check=True,
-        )
-        with LocalKafkaCluster(1) as cluster:
-            make_codec_cases(cluster, classes)
-            make_log_append_time_case(cluster, classes)
-            make_transactional_case(cluster, classes)
+    classes = str(compile_java([JAVA_SRC], kafka_classpath(KAFKA_VERSION)))
+    with LocalKafkaCluster(1) as cluster:
+        make_codec_cases(cluster, classes)
+        make_log_append_time_case(cluster, classes)
+        make_transactional_case(cluster, classes)
     for path in sorted(DATA.iterdir()):
         print(f"{path.stat().st_size:>8}  {path.relative_to(REPO)}")
 

@@ -1,36 +1,24 @@
-"""Compile and run the test-only Java programs of ``tests/consumer/group/java`` with the
-kafka-clients jars of the Kafka release under test."""
+"""Compile the test-only Java programs of ``tests/consumer/group/java`` against the
+kafka-clients jars of the Kafka release under test (once per source and class path: see
+:func:`spark_kafka_py.testing.jvm.compile_java`)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import os
 from pathlib import Path
 
 from spark_kafka_py.testing.jars import kafka_classpath
+from spark_kafka_py.testing.jvm import compile_java
 
 JAVA_DIR = Path(__file__).parent / "java"
 
 
-def compile_java(name: str, out_dir: Path) -> str:
-    """``javac`` ``java/<name>.java`` into ``out_dir``; returns the classpath to run it with."""
-    javac = shutil.which("javac")
-    assert javac is not None, "javac (a JDK) is required by these tests"
+def java_classpath(name: str) -> str:
+    """``java -cp`` value to run ``java/<name>.java``'s class: the Kafka jars and its classes.
+
+    Raises:
+        spark_kafka_py.testing.jvm.JavaError: ``javac`` missing or the compilation failed.
+    """
     classpath = kafka_classpath()
-    subprocess.run(
-        [
-            javac,
-            "-nowarn",
-            "--release",
-            "17",
-            "-cp",
-            classpath,
-            "-d",
-            str(out_dir),
-            str(JAVA_DIR / f"{name}.java"),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return f"{classpath}:{out_dir}"
+    classes = compile_java([JAVA_DIR / f"{name}.java"], classpath)
+    return os.pathsep.join([classpath, str(classes)])

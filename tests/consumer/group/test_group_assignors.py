@@ -12,10 +12,9 @@ claims) and seeded random ones.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
-from group_java import compile_java
+from group_java import java_classpath
 
 from spark_kafka_py.consumer.group.assignors import (
     ASSIGNORS,
@@ -125,8 +124,8 @@ def _parse(stdout: str) -> dict[str, dict[str, list[TP]]]:
 
 
 @pytest.mark.integration
-def test_assignors_equal_java(tmp_path: Path) -> None:
-    classpath = compile_java("PrintAssignments", tmp_path)
+def test_assignors_equal_java() -> None:
+    classpath = java_classpath("PrintAssignments")
     lines: list[str] = []
     for assignor in ("range", "roundrobin"):
         for name, topics, members in CASES:
@@ -348,8 +347,8 @@ def test_cooperative_sticky_random_cases_are_balanced_where_equal() -> None:
 
 
 @pytest.mark.integration
-def test_cooperative_sticky_equals_java(tmp_path: Path) -> None:
-    classpath = compile_java("PrintAssignments", tmp_path)
+def test_cooperative_sticky_equals_java() -> None:
+    classpath = java_classpath("PrintAssignments")
     cases = COOP_CASES + COOP_RANDOM
     lines: list[str] = []
     for name, topics, members in cases:
