@@ -11,6 +11,10 @@ Nothing in this module imports sockets or pyspark; every layer may import it.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the error table imports this module: only for annotations
+    from spark_kafka_py.protocol.error_codes import ErrorCode
 
 
 class KafkaError(Exception):
@@ -97,21 +101,33 @@ class KafkaTimeoutError(KafkaError, TimeoutError):
 class KafkaApiError(KafkaError):
     """A broker answered with a non-zero error code.
 
+    Args:
+        error: the :class:`~spark_kafka_py.protocol.error_codes.ErrorCode` the broker sent
+            (``error_for(code)``), e.g. ``NOT_LEADER_OR_FOLLOWER``.
+        context: what we were doing and on what (API, topic-partition, group).
+        description: the text after the context; ``None`` for Kafka's description of the
+            error, ``""`` for none.
+
     Attributes:
-        code: the Kafka error code (``int16``), see :mod:`spark_kafka_py.protocol.error_codes`.
+        error: the :class:`~spark_kafka_py.protocol.error_codes.ErrorCode` (compare it with
+            the constants of :mod:`spark_kafka_py.protocol.error_codes`).
+        code: the Kafka error code (``int16``) as a plain ``int``.
         name: the error's name in Kafka's protocol spec, e.g. ``NOT_LEADER_OR_FOLLOWER``.
         retriable: whether Kafka marks the error retriable.
-        context: what we were doing and on what (API, topic-partition, group).
+        context: what we were doing and on what.
     """
 
-    def __init__(self, code: int, name: str, retriable: bool, context: str, description: str = ""):
-        text = f"{name} (error code {code}) {context}"
+    def __init__(self, error: ErrorCode, context: str, description: str | None = None):
+        text = f"{error.name} (error code {error.code}) {context}"
+        if description is None:
+            description = error.description
         if description:
             text += f": {description}"
         super().__init__(text)
-        self.code = code
-        self.name = name
-        self.retriable = retriable
+        self.error = error
+        self.code = error.code
+        self.name = error.name
+        self.retriable = error.retriable
         self.context = context
 
 

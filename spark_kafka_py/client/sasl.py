@@ -38,7 +38,8 @@ from typing import Any
 from spark_kafka_py.client.security import SaslConfig, unsecured_jws
 from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaProtocolError
 from spark_kafka_py.protocol.error_codes import (
-    ERRORS_BY_NAME,
+    SASL_AUTHENTICATION_FAILED,
+    UNSUPPORTED_SASL_MECHANISM,
     raise_for_error,
 )
 from spark_kafka_py.protocol.messages.sasl_authenticate import (
@@ -64,9 +65,6 @@ __all__ = [
 
 #: Kafka's minimum SCRAM iteration count (``ScramMechanism.minIterations``).
 SCRAM_MIN_ITERATIONS = 4096
-
-_UNSUPPORTED_SASL_MECHANISM = ERRORS_BY_NAME["UNSUPPORTED_SASL_MECHANISM"].code
-_SASL_AUTHENTICATION_FAILED = ERRORS_BY_NAME["SASL_AUTHENTICATION_FAILED"].code
 
 #: ``exchange(request) -> response``: sends one request on the connection being set up.
 Exchange = Callable[[Request], Any]
@@ -119,13 +117,7 @@ class Plain(SaslMechanism):
 
 
 def _auth_failed(mechanism: str, detail: str) -> KafkaApiError:
-    return KafkaApiError(
-        _SASL_AUTHENTICATION_FAILED,
-        "SASL_AUTHENTICATION_FAILED",
-        False,
-        f"with SASL mechanism {mechanism}",
-        detail,
-    )
+    return KafkaApiError(SASL_AUTHENTICATION_FAILED, f"with SASL mechanism {mechanism}", detail)
 
 
 def _scram_name(username: str) -> str:
@@ -413,12 +405,10 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
     """
     mechanism = mechanism_for(config)
     handshake: SaslHandshakeResponse = exchange(SaslHandshakeRequest(mechanism=config.mechanism))
-    if handshake.error_code == _UNSUPPORTED_SASL_MECHANISM:
+    if handshake.error_code == UNSUPPORTED_SASL_MECHANISM:
         enabled = ", ".join(handshake.mechanisms) or "none"
         raise KafkaApiError(
-            handshake.error_code,
-            "UNSUPPORTED_SASL_MECHANISM",
-            False,
+            UNSUPPORTED_SASL_MECHANISM,
             f"in SaslHandshake with {broker}",
             f"{config.mechanism} is not enabled on this listener; the broker enables: {enabled} "
             "(set kafka.sasl.mechanism to one of them)",
@@ -428,14 +418,12 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
     lifetime = 0
     while token is not None:
         response: SaslAuthenticateResponse = exchange(SaslAuthenticateRequest(auth_bytes=token))
-        if response.error_code == _SASL_AUTHENTICATION_FAILED:
+        if response.error_code == SASL_AUTHENTICATION_FAILED:
             detail = response.error_message or "no message"
             if isinstance(mechanism, OAuthBearer) and mechanism.error:
                 detail += f"; token error: {mechanism.error}"
             raise KafkaApiError(
-                response.error_code,
-                "SASL_AUTHENTICATION_FAILED",
-                False,
+                SASL_AUTHENTICATION_FAILED,
                 f"with SASL mechanism {config.mechanism} at {broker}",
                 detail,
             )

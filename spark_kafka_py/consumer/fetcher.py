@@ -47,20 +47,41 @@ from spark_kafka_py.errors import (
     KafkaTimeoutError,
     report_data_loss,
 )
-from spark_kafka_py.protocol.error_codes import error_for_code, raise_for_error
+from spark_kafka_py.protocol.error_codes import (
+    FENCED_LEADER_EPOCH,
+    INCONSISTENT_TOPIC_ID,
+    KAFKA_STORAGE_ERROR,
+    LEADER_NOT_AVAILABLE,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_NOT_AVAILABLE,
+    OFFSET_OUT_OF_RANGE,
+    REPLICA_NOT_AVAILABLE,
+    UNKNOWN_LEADER_EPOCH,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    error_for_code,
+    raise_for_error,
+)
 from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from spark_kafka_py.records import decode_records
 
 log = logging.getLogger(__name__)
 
-#: Error codes after which the leader must be looked up again (Kafka's ``Errors``):
-#: UNKNOWN_TOPIC_OR_PARTITION 3, LEADER_NOT_AVAILABLE 5, NOT_LEADER_OR_FOLLOWER 6,
-#: REPLICA_NOT_AVAILABLE 9, KAFKA_STORAGE_ERROR 56, FENCED_LEADER_EPOCH 74,
-#: UNKNOWN_LEADER_EPOCH 75, OFFSET_NOT_AVAILABLE 78, UNKNOWN_TOPIC_ID 100,
-#: INCONSISTENT_TOPIC_ID 103.
-REFRESH_METADATA_ERRORS = frozenset({3, 5, 6, 9, 56, 74, 75, 78, 100, 103})
-#: OFFSET_OUT_OF_RANGE: the fetch offset is below the log start offset or above the log end.
-OFFSET_OUT_OF_RANGE = 1
+#: Error codes after which the leader must be looked up again (Kafka's ``Errors``).
+REFRESH_METADATA_ERRORS = frozenset(
+    {
+        UNKNOWN_TOPIC_OR_PARTITION,
+        LEADER_NOT_AVAILABLE,
+        NOT_LEADER_OR_FOLLOWER,
+        REPLICA_NOT_AVAILABLE,
+        KAFKA_STORAGE_ERROR,
+        FENCED_LEADER_EPOCH,
+        UNKNOWN_LEADER_EPOCH,
+        OFFSET_NOT_AVAILABLE,
+        UNKNOWN_TOPIC_ID,
+        INCONSISTENT_TOPIC_ID,
+    }
+)
 #: ReplicaId of a consumer in Fetch (not a follower).
 CONSUMER_REPLICA_ID = -1
 

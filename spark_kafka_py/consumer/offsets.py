@@ -16,7 +16,12 @@ from collections.abc import Mapping
 from spark_kafka_py.client.cluster import RETRY_BACKOFF_MAX_MS, ClusterMetadata, KafkaClient
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaError, KafkaTimeoutError
-from spark_kafka_py.protocol.error_codes import error_for_code
+from spark_kafka_py.protocol.error_codes import (
+    LEADER_NOT_AVAILABLE,
+    NONE,
+    ErrorCode,
+    error_for_code,
+)
 from spark_kafka_py.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -27,8 +32,9 @@ log = logging.getLogger(__name__)
 
 #: ``ReplicaId`` a consumer sends in ListOffsets and Fetch (it is not a follower broker).
 CONSUMER_REPLICA_ID = -1
-#: ``LEADER_NOT_AVAILABLE``: a partition has no leader in the metadata right now.
-_LEADER_NOT_AVAILABLE = 5
+#: Not a Kafka error code: the broker left out of its ListOffsets answer a partition we asked
+#: for. Retried like Kafka's retriable errors.
+_MISSING_PARTITION = ErrorCode(-1, "MISSING_PARTITION", True, "")
 #: Errors meaning "no broker answered": retried until ``default.api.timeout.ms``.
 _UNREACHABLE = (KafkaConnectionError, KafkaTimeoutError)
 
@@ -111,7 +117,7 @@ def list_offsets(
                 raise error_for_code(topic.error_code, f"for topic '{tp.topic}' (Metadata)")
             if part is None or part.leader_id < 0:
                 failures[tp] = error_for_code(
-                    _LEADER_NOT_AVAILABLE, f"for {tp} (no leader in metadata)"
+                    LEADER_NOT_AVAILABLE, f"for {tp} (no leader in metadata)"
                 )
                 continue
             by_leader[part.leader_id].append(tp)
@@ -137,7 +143,7 @@ def list_offsets(
                     tp = TopicPartition(topic_resp.name, p.partition_index)
                     if tp not in remaining:
                         continue
-                    if p.error_code == 0:
+                    if p.error_code == NONE:
                         result[tp] = p.offset
                         continue
                     err = error_for_code(
@@ -149,7 +155,7 @@ def list_offsets(
             for tp in tps:
                 if tp not in result and tp not in failures:
                     failures[tp] = KafkaApiError(
-                        -1, "MISSING_PARTITION", True, f"for {tp}: not in the ListOffsets response"
+                        _MISSING_PARTITION, f"for {tp}: not in the ListOffsets response"
                     )
         remaining = {tp: ts for tp, ts in remaining.items() if tp not in result}
         if not remaining:

@@ -1,18 +1,30 @@
-"""Error table and raise_for_error."""
+"""Error table and raise_for_error; the table checked against Kafka's ``Errors`` in the
+kafka-clients jar (a small Java program prints it)."""
 
 from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
 
 import pytest
 
 from spark_kafka_py.errors import KafkaApiError
+from spark_kafka_py.protocol import error_codes
 from spark_kafka_py.protocol.error_codes import (
     ERRORS,
     ERRORS_BY_NAME,
+    NOT_COORDINATOR,
     NOT_LEADER_OR_FOLLOWER,
+    SASL_AUTHENTICATION_FAILED,
+    ErrorCode,
     error_for,
     error_for_code,
     raise_for_error,
 )
+from spark_kafka_py.testing.jvm import compile_java, run_java
+
+JAVA_DIR = Path(__file__).parent / "java"
 
 
 def test_known_codes() -> None:
@@ -40,3 +52,46 @@ def test_unknown_code() -> None:
     assert error_for(30000).name == "UNKNOWN_ERROR_CODE_30000"
     err = error_for_code(30000, "ctx")
     assert isinstance(err, KafkaApiError) and not err.retriable
+
+
+def test_every_code_is_a_named_constant() -> None:
+    for code, error in ERRORS.items():
+        assert isinstance(error, ErrorCode) and error.code == code == error
+        assert getattr(error_codes, error.name) is error
+        assert error.name in error_codes.__all__
+        assert error_for(code) is error
+
+
+def test_error_code_is_the_wire_int() -> None:
+    assert NOT_COORDINATOR == 16 and 16 in {NOT_COORDINATOR} and {16: "x"}[NOT_COORDINATOR] == "x"
+    assert (str(NOT_COORDINATOR), f"{NOT_COORDINATOR}") == ("16", "16")
+    assert repr(NOT_COORDINATOR) == "ErrorCode(16, 'NOT_COORDINATOR', retriable=True)"
+    assert pickle.loads(pickle.dumps(NOT_COORDINATOR)) == NOT_COORDINATOR
+    assert pickle.loads(pickle.dumps(NOT_COORDINATOR)).name == "NOT_COORDINATOR"
+    with pytest.raises(AttributeError):
+        NOT_COORDINATOR.retriable = False  # type: ignore[misc]
+
+
+def test_api_error_carries_its_error_code() -> None:
+    with pytest.raises(KafkaApiError) as info:
+        raise_for_error(16, "in OffsetCommit of group g")
+    assert info.value.error is NOT_COORDINATOR
+    assert type(info.value.code) is int
+    custom = KafkaApiError(SASL_AUTHENTICATION_FAILED, "with SASL mechanism PLAIN", "bad password")
+    assert str(custom) == (
+        "SASL_AUTHENTICATION_FAILED (error code 58) with SASL mechanism PLAIN: bad password"
+    )
+    assert not custom.retriable
+
+
+def test_table_matches_kafka_errors(kafka_jar_paths: list[Path]) -> None:
+    # Kafka's Errors enum, from the kafka-clients jar of the release under test.
+    classpath = os.pathsep.join(str(p) for p in kafka_jar_paths)
+    classes = compile_java([JAVA_DIR / "PrintErrors.java"], classpath)
+    printed = run_java("PrintErrors", [], classpath=os.pathsep.join([classpath, str(classes)]))
+    theirs = {}
+    for line in printed.stdout.splitlines():
+        code, name, retriable, description = line.split("\t", 3)
+        theirs[int(code)] = (name, retriable == "true", description)
+    ours = {code: (e.name, e.retriable, e.description) for code, e in ERRORS.items()}
+    assert ours == theirs
