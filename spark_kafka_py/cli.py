@@ -7,7 +7,16 @@ its subparser and sets ``func`` (``(argparse.Namespace) -> int``, the exit code)
     spark-kafka-py broker start [--brokers N]   # prints bootstrap servers
     spark-kafka-py broker status | stop
     spark-kafka-py demo ...
-    spark-kafka-py bench ...
+    spark-kafka-py bench ...                    # needs a source checkout
+
+``bench`` runs the repository's ``benchmarks/`` package, which is not shipped in the wheel.
+:func:`source_checkout` finds the repository as the directory holding the imported
+``spark_kafka_py`` package when that directory also has ``pyproject.toml`` and
+``benchmarks/cli.py`` (a plain checkout, or an editable install, whose package is the
+checkout's own); the subcommand is then :data:`BENCH_MODULE`'s ``add_parser``, imported with
+the checkout's root on ``sys.path``. From an installed wheel there is no such directory:
+``bench`` is still listed, and running it exits with a message saying that the benchmarks
+need a source checkout.
 """
 
 from __future__ import annotations
@@ -16,16 +25,55 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-__all__ = ["COMMAND_MODULES", "build_parser", "main"]
+__all__ = ["BENCH_MODULE", "COMMAND_MODULES", "build_parser", "main", "source_checkout"]
 
 #: Modules providing ``add_parser(subparsers)``, in the order shown by ``--help``. A module
 #: that does not exist (yet) is left out; any other import error is raised.
 COMMAND_MODULES: list[str] = [
     "spark_kafka_py.testing.cli_broker",
     "spark_kafka_py.demo",
-    "spark_kafka_py.bench",
 ]
+
+#: The module of ``spark-kafka-py bench`` in a source checkout (``benchmarks/cli.py``).
+BENCH_MODULE = "benchmarks.cli"
+
+#: Why ``bench`` cannot run from an installed wheel, and what to do instead.
+BENCH_NEEDS_CHECKOUT = (
+    "spark-kafka-py bench runs the benchmarks of a source checkout (benchmarks/ is not part of "
+    "the installed package): clone the spark-kafka-py repository and install it from there "
+    '(pip install -e ".[test,bench]"), then run spark-kafka-py bench again.'
+)
+
+
+def source_checkout() -> Path | None:
+    """The repository root when ``spark_kafka_py`` is imported from a source checkout, else
+    ``None`` (see the module docstring)."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "benchmarks" / "cli.py").is_file():
+        return root
+    return None
+
+
+def _add_bench_parser(subparsers: Any) -> None:
+    root = source_checkout()
+    if root is not None:
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        importlib.import_module(BENCH_MODULE).add_parser(subparsers)
+        return
+    parser = subparsers.add_parser(
+        "bench", help="benchmarks (needs a source checkout)", description=BENCH_NEEDS_CHECKOUT
+    )
+    parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.set_defaults(func=_bench_needs_checkout)
+
+
+def _bench_needs_checkout(args: argparse.Namespace) -> int:
+    print(BENCH_NEEDS_CHECKOUT, file=sys.stderr)
+    return 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.add_parser(subparsers)
+    _add_bench_parser(subparsers)
     return parser
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_kafka_py.bench import BenchResult, format_table
+from benchmarks.harness import BenchResult, format_table
 from spark_kafka_py.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def test_scripts_show_help(script):
         [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    if script.name in BENCH_SCRIPTS:  # the front ends of spark_kafka_py.bench
+    if script.name in BENCH_SCRIPTS:  # the front ends of `spark-kafka-py bench`
         assert "--records" in out.stdout
 
 
@@ -51,7 +51,7 @@ def test_scripts_show_help(script):
 def test_bench_runs_every_benchmark_at_tiny_scale(kafka_bootstrap, tmp_path):
     report = tmp_path / "bench.json"
     cmd = [
-        sys.executable, "-m", "spark_kafka_py.bench", "all",
+        sys.executable, "-m", "spark_kafka_py.cli", "bench", "all",
         "--records", "400", "--codecs", "lz4", "--repeat", "1",
         "--max-offsets-per-trigger", "150", "--planning-partitions", "1,3",
         "--bootstrap-servers", kafka_bootstrap, "--json", str(report),

@@ -1,5 +1,5 @@
 /*
- * Benchmark data writer for spark_kafka_py.bench: Apache Kafka's own Java producer
+ * Benchmark data writer for benchmarks/ (spark-kafka-py bench): Apache Kafka's own Java producer
  * (org.apache.kafka.clients.producer.KafkaProducer) writing NUM records with KEY_SIZE-byte keys
  * and VALUE_SIZE-byte values, partitioned by key hash (Kafka's default partitioner).
  *
@@ -10,7 +10,7 @@
  * Values come from a pool of 4096 pseudo-random payloads (fixed seed) over a 16-letter alphabet:
  * about 4 bits of entropy per byte, so lz4/zstd compress them roughly 2x (ProducerPerformance
  * repeats one payload, which compresses unrealistically well). Prints "sent N records in T ms".
- * Compiled at first use by spark_kafka_py.bench into the cache directory.
+ * Compiled at first use by benchmarks/harness.py into the cache directory.
  */
 package sparkkafkapy;
 

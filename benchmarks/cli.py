@@ -1,0 +1,263 @@
+"""``spark-kafka-py bench``: ``format("pykafka")`` side by side with its peers, as ratios.
+
+Every figure is a ratio of two systems measured in the same run, on the same local broker and
+the same topic (written by Kafka's own Java producer), so that a busy or small machine changes
+both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
+
+``batch`` (:mod:`benchmarks.batch_read`)
+    ``spark.read.format(F).load().write.format("noop")`` for ``F`` = ``pykafka`` and Spark's
+    built-in ``kafka``, local[2], one topic per codec (none, lz4, zstd by default). Warm-up
+    run per source, then the sources alternate; medians of ``--repeat`` runs.
+``decoder`` (:mod:`benchmarks.decoder`)
+    The executor's decoder alone: the topic's Fetch responses are first read into memory, then
+    decoded to ``pyarrow.RecordBatch`` (accelerated and pure). Peers: confluent-kafka
+    (librdkafka) and kafka-python consuming the same topic into Python message objects, and
+    our own fetch + decode over the network without Spark. Kafka's Java
+    ``ConsumerPerformance`` gives the machine's ceiling (fetch MB/s).
+``stream`` (:mod:`benchmarks.streaming`)
+    ``readStream`` with ``maxOffsetsPerTrigger`` into the ``noop`` sink: sustained records/s,
+    and the driver's planning time per micro-batch (``latestOffset`` + ``partitions``) for
+    1, 100 and 1,000 partitions, both sources.
+``memory`` (:mod:`benchmarks.memory`)
+    Peak RSS of a fresh Python process reading one large partition with our fetcher.
+
+Data: ``sparkkafkapy.BenchProducer`` (``benchmarks/java/BenchProducer.java``, compiled with
+``javac`` on first use): 16-byte keys, 100-byte values by default. Jars (Kafka 4.3.0 broker and
+tools, Spark's Kafka connector) come from Maven Central on first use, as for the tests; peers
+come with the ``bench`` extra (``pip install -e ".[bench]"``); a missing peer is reported and
+skipped.
+
+Output: a Markdown table per benchmark, with both systems and the ratio, then versions and the
+machine. ``--json FILE`` also writes every measurement.
+
+Where it runs: ``benchmarks/`` belongs to the source checkout and is not shipped in the
+wheel. ``spark-kafka-py bench`` (:mod:`spark_kafka_py.cli`) finds it beside the imported
+``spark_kafka_py`` package, as in a checkout or an editable install, and registers this
+module's :func:`add_parser`; from an installed wheel, ``bench`` says that it needs a source
+checkout. The same runs: ``python -m benchmarks.cli [which ...] [options]`` or
+``python benchmarks/cli.py ...`` from the checkout, and one benchmark per script,
+``python benchmarks/batch_read.py [options]`` (``decoder.py``, ``streaming.py``,
+``memory.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout's root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.batch_read import bench_batch
+from benchmarks.decoder import bench_decoder
+from benchmarks.harness import (
+    DEFAULT_CODECS,
+    BenchResult,
+    environment,
+    format_table,
+    local_broker,
+    produce_bench_data,
+    spread,
+)
+from benchmarks.memory import bench_memory
+from benchmarks.streaming import bench_planning, bench_stream
+from spark_kafka_py.testing.spark import local_spark_session
+
+__all__ = ["add_parser", "main", "run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmarks named in ``args.which``; print the tables; return 0."""
+    which = set(args.which) if args.which else {"batch", "decoder"}
+    unknown = which - {"batch", "decoder", "stream", "memory", "all"}
+    if unknown:
+        raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
+    if "all" in which:
+        which = {"batch", "decoder", "stream"}
+    codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
+    record_bytes = args.key_size + args.value_size
+    results: list[BenchResult] = []
+    memory: list[dict[str, float]] = []
+    part_mb = 0.0
+    with local_broker(args.bootstrap_servers) as bootstrap:
+        topics: dict[str, str] = {}
+        run_id = uuid.uuid4().hex[:8]
+        for codec in codecs if which - {"memory"} else []:
+            topic = f"bench-{codec}-{args.records}-{run_id}"
+            secs = produce_bench_data(
+                bootstrap,
+                topic,
+                args.records,
+                partitions=args.partitions,
+                key_size=args.key_size,
+                value_size=args.value_size,
+                compression=codec,
+            )
+            print(f"produced {args.records:,} records ({codec}) in {secs:.1f} s", flush=True)
+            topics[codec] = topic
+        if "decoder" in which:
+            for codec, topic in topics.items():
+                results += bench_decoder(
+                    bootstrap,
+                    topic,
+                    codec,
+                    args.records,
+                    record_bytes,
+                    args.partitions,
+                    repeat=args.repeat,
+                )
+                print(format_table(results[-4:]), flush=True)
+        if "batch" in which or "stream" in which:
+            spark = local_spark_session("spark-kafka-py bench")
+            try:
+                if "batch" in which:
+                    results += bench_batch(
+                        spark, bootstrap, topics, args.records, record_bytes, repeat=args.repeat
+                    )
+                    print(format_table([r for r in results if r.bench == "batch"]), flush=True)
+                if "stream" in which:
+                    first = next(iter(topics.values()))
+                    results += bench_stream(
+                        spark,
+                        bootstrap,
+                        first,
+                        args.records,
+                        record_bytes,
+                        args.max_offsets_per_trigger,
+                    )
+                    print(format_table(results[-1:]), flush=True)
+            finally:
+                spark.stop()
+        if "stream" in which:
+            counts = [int(c) for c in args.planning_partitions.split(",") if c.strip()]
+            results += bench_planning(bootstrap, counts)
+            print(format_table(results[-len(counts) :]), flush=True)
+        if "memory" in which:
+            topic = f"bench-memory-{args.memory_records}-{run_id}"
+            secs = produce_bench_data(
+                bootstrap, topic, args.memory_records, partitions=1,
+                key_size=args.key_size, value_size=args.value_size,
+            )  # fmt: skip
+            part_mb = args.memory_records * record_bytes / 1e6
+            print(f"produced one {part_mb:,.0f} MB partition in {secs:.1f} s", flush=True)
+            sizes = [int(x) for x in args.memory_fetch_bytes.split(",") if x.strip()]
+            memory = bench_memory(bootstrap, topic, args.memory_records, sizes)
+    env = environment()
+    command = "spark-kafka-py bench " + " ".join(args.argv) if args.argv else "spark-kafka-py bench"
+    print()
+    print(f"### spark-kafka-py benchmarks, {env['date']}")
+    print()
+    print(
+        f"`{command}`: {args.records:,} records/topic, {args.key_size}-byte keys, "
+        f"{args.value_size}-byte values, {args.partitions} partitions, local[2], "
+        f"medians of {args.repeat} runs; ratio = ours / peer throughput (> 1: ours faster)."
+    )
+    print()
+    if results:
+        print(format_table(results))
+        print()
+    if memory:
+        print(
+            f"Peak RSS reading one partition of {part_mb:,.0f} MB (keys + values) in a fresh "
+            "Python process, every batch written as Arrow IPC (as a PySpark worker does):"
+        )
+        print()
+        print(
+            "| max.partition.fetch.bytes | rows | RSS before (MB) | peak RSS (MB) | "
+            "peak - before (MB) | largest Arrow batch (MB) |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|")
+        for m in memory:
+            print(
+                f"| {m['max_partition_fetch_bytes']:,} | {m['rows']:,} | {m['base_mb']:.0f} | "
+                f"{m['peak_mb']:.0f} | {m['peak_mb'] - m['base_mb']:.0f} | "
+                f"{m['largest_batch_mb']:.1f} |"
+            )
+        print()
+    for k, v in env.items():
+        print(f"- {k}: {v}")
+    noise = spread(results)
+    if noise:
+        print(f"- run-to-run spread: {noise}")
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "env": env,
+                    "command": command,
+                    "results": [{**asdict(r), "ratio": r.ratio} for r in results],
+                    "memory": memory,
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
+    return 0
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``spark-kafka-py bench`` (see the module docstring)."""
+    p = subparsers.add_parser(
+        "bench",
+        help="benchmark format('pykafka') against Spark's format('kafka') and Kafka clients",
+        description=__doc__.split("\n\n")[0],
+    )
+    p.add_argument(
+        "which",
+        nargs="*",
+        metavar="{batch,decoder,stream,memory,all}",
+        help="benchmarks to run (default: batch decoder)",
+    )
+    p.add_argument("--records", type=int, default=5_000_000, help="records per topic")
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--key-size", type=int, default=16, help="bytes")
+    p.add_argument("--value-size", type=int, default=100, help="bytes")
+    p.add_argument(
+        "--codecs",
+        default=",".join(DEFAULT_CODECS),
+        help="producer compression per topic, comma separated",
+    )
+    p.add_argument("--repeat", type=int, default=2, help="timed runs per system")
+    p.add_argument("--max-offsets-per-trigger", type=int, default=500_000)
+    p.add_argument("--planning-partitions", default="1,100,1000")
+    p.add_argument(
+        "--memory-records",
+        type=int,
+        default=18_500_000,
+        help="records of the one-partition topic of the memory benchmark (18.5M x 116 B = 2.1 GB)",
+    )
+    p.add_argument(
+        "--memory-fetch-bytes",
+        default="1048576,8388608",
+        help="max.partition.fetch.bytes values of the memory benchmark",
+    )
+    p.add_argument("--bootstrap-servers", help="use this cluster instead of a local broker")
+    p.add_argument("--json", help="also write the results to this JSON file")
+    p.set_defaults(func=_main_from_cli)
+
+
+def _main_from_cli(args: argparse.Namespace) -> int:
+    args.argv = sys.argv[2:] if len(sys.argv) > 1 and sys.argv[1] == "bench" else []
+    return run(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.cli [which ...] [options]``: parse ``argv`` (default
+    ``sys.argv[1:]``) as ``spark-kafka-py bench`` does, run, return the exit code."""
+    parser = argparse.ArgumentParser(prog="spark-kafka-py")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(["bench", *argv])
+    args.argv = argv
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

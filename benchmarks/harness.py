@@ -1,0 +1,252 @@
+"""The shared side-by-side harness of the benchmarks: results, data, broker, tables.
+
+Every figure is a ratio of two systems measured in the same run, on the same local broker and
+the same topic (written by Kafka's own Java producer), so that a busy or small machine changes
+both sides alike. This module holds what every benchmark shares:
+
+- :class:`BenchResult`: one comparison (ours against a peer, median seconds, every run).
+- :func:`produce_bench_data`: a topic written by ``sparkkafkapy.BenchProducer``
+  (``benchmarks/java/BenchProducer.java``, compiled once per source and Kafka class path by
+  :func:`spark_kafka_py.testing.jvm.compile_java`): 16-byte keys, 100-byte values by default.
+- :func:`local_broker`: a given cluster, or a one-node local Kafka (4.3.0, from Maven Central's
+  jars like the tests') for the run.
+- :func:`format_table`, :func:`spread`, :func:`environment`: the Markdown report (both
+  systems' records/s and MB/s, the ratio), run-to-run noise, versions and the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import statistics
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
+from spark_kafka_py.testing.jvm import compile_java, run_java
+from spark_kafka_py.testing.tools import create_topic
+
+__all__ = [
+    "BENCH_PRODUCER_CLASS",
+    "DEFAULT_CODECS",
+    "BenchResult",
+    "environment",
+    "format_table",
+    "local_broker",
+    "produce_bench_data",
+    "spread",
+]
+
+#: Codecs of the batch benchmark by default (the issue's goals: none, lz4, zstd).
+DEFAULT_CODECS = ("none", "lz4", "zstd")
+BENCH_PRODUCER_CLASS = "sparkkafkapy.BenchProducer"
+#: Source of :data:`BENCH_PRODUCER_CLASS`.
+BENCH_PRODUCER_SOURCE = Path(__file__).resolve().parent / "java" / "BenchProducer.java"
+
+
+@dataclass
+class BenchResult:
+    """One comparison: ``ours`` against ``peer`` on the same data in the same run.
+
+    Attributes:
+        bench: benchmark name (``batch``, ``decoder``, ``stream``, ``planning``).
+        case: what was measured (codec, partition count ...).
+        ours, peer: system names.
+        records: records read per run.
+        mbytes: key + value megabytes (1e6 bytes) per run.
+        ours_s, peer_s: median seconds per run (``None`` when that side was not measured).
+        runs: every run's seconds, per system.
+        note: free text (e.g. why a peer was skipped).
+    """
+
+    bench: str
+    case: str
+    ours: str
+    peer: str
+    records: int
+    mbytes: float
+    ours_s: float | None
+    peer_s: float | None
+    runs: dict[str, list[float]] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """Throughput ratio ours / peer (> 1: ours is faster), from the medians."""
+        if not self.ours_s or not self.peer_s:
+            return None
+        return self.peer_s / self.ours_s
+
+
+# ------------------------------------------------------------------------------ environment
+
+
+def environment() -> dict[str, str]:
+    """Versions and machine facts printed under every table."""
+    import pyarrow
+    import pyspark
+
+    from spark_kafka_py.records import decoder
+
+    env = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "pyarrow": pyarrow.__version__,
+        "kafka broker/tools": KAFKA_VERSION,
+        "decoder": decoder.IMPLEMENTATION,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {_cpu_model()}, "
+        f"{_mem_gb():.0f} GB RAM",
+    }
+    with contextlib.suppress(ImportError):
+        import confluent_kafka
+
+        env["confluent-kafka"] = (
+            f"{_first(confluent_kafka.version())} "
+            f"(librdkafka {_first(confluent_kafka.libversion())})"
+        )
+    with contextlib.suppress(ImportError):
+        import kafka
+
+        env["kafka-python"] = kafka.__version__
+    return env
+
+
+def _first(value: Any) -> str:
+    return str(value[0] if isinstance(value, tuple) else value)
+
+
+def _cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def _mem_gb() -> float:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                return int(line.split()[1]) / 1024 / 1024
+    return 0.0
+
+
+# ------------------------------------------------------------------------------------- data
+
+
+def produce_bench_data(
+    bootstrap: str,
+    topic: str,
+    records: int,
+    *,
+    partitions: int = 4,
+    key_size: int = 16,
+    value_size: int = 100,
+    compression: str = "none",
+    create: bool = True,
+) -> float:
+    """Create ``topic`` and write ``records`` records with Kafka's Java producer.
+
+    Args:
+        bootstrap: ``host:port`` list.
+        topic: topic to create (``partitions`` partitions, replication 1) and fill.
+        records: number of records.
+        key_size, value_size: bytes per key and value (see ``BenchProducer.java``).
+        compression: producer ``compression.type`` (none, gzip, snappy, lz4, zstd).
+        create: create the topic first.
+
+    Returns:
+        Seconds the producer took.
+
+    Raises:
+        spark_kafka_py.testing.jvm.JavaError: javac missing or the producer failed.
+        spark_kafka_py.testing.tools.KafkaToolError: the topic could not be created.
+    """
+    if create:
+        create_topic(bootstrap, topic, partitions=partitions)
+    classpath = kafka_classpath()
+    classes = compile_java([BENCH_PRODUCER_SOURCE], classpath)
+    start = time.perf_counter()
+    run_java(
+        BENCH_PRODUCER_CLASS,
+        [
+            bootstrap,
+            topic,
+            str(records),
+            str(key_size),
+            str(value_size),
+            f"compression.type={compression}",
+        ],
+        classpath=f"{classpath}{os.pathsep}{classes}",
+        timeout_s=3600,
+        heap="512m",
+        fast_start=False,
+    )
+    return time.perf_counter() - start
+
+
+# ----------------------------------------------------------------------------------- output
+
+
+def format_table(results: Sequence[BenchResult]) -> str:
+    """Markdown table: both systems' records/s and MB/s, and the ratio ours / peer."""
+    lines = [
+        "| bench | case | ours | records/s | MB/s | peer | records/s | MB/s | ratio |",
+        "|---|---|---|---:|---:|---|---:|---:|---:|",
+    ]
+    for r in results:
+
+        def rate(secs: float | None, amount: float, fmt: str) -> str:
+            return "-" if not secs or not amount else format(amount / secs, fmt)
+
+        ratio = r.ratio
+        if r.bench == "planning":
+            ours_cell = f"{(r.ours_s or 0) * 1000:.1f} ms/micro-batch"
+            lines.append(f"| planning | {r.case} | {r.ours} | {ours_cell} | | | | | |")
+            continue
+        lines.append(
+            f"| {r.bench} | {r.case} | {r.ours} | {rate(r.ours_s, r.records, ',.0f')} | "
+            f"{rate(r.ours_s, r.mbytes, '.1f')} | {r.peer} | {rate(r.peer_s, r.records, ',.0f')} | "
+            f"{rate(r.peer_s, r.mbytes, '.1f')} | {'-' if ratio is None else f'{ratio:.2f}'} |"
+        )
+    notes = [f"- {r.bench}/{r.case}, {r.peer}: {r.note}" for r in results if r.note]
+    return "\n".join(lines + (["", *notes] if notes else []))
+
+
+def spread(results: Sequence[BenchResult]) -> str:
+    """How noisy the runs were: per system, (max - min) / median of its runs."""
+    parts = []
+    for r in results:
+        for name, runs in r.runs.items():
+            if len(runs) > 1 and statistics.median(runs) > 0:
+                s = (max(runs) - min(runs)) / statistics.median(runs)
+                parts.append(f"{r.bench}/{r.case}/{name} {s:.0%}")
+    return ", ".join(parts)
+
+
+# ----------------------------------------------------------------------------------- broker
+
+
+@contextlib.contextmanager
+def local_broker(bootstrap: str | None) -> Iterator[str]:
+    """Yield ``bootstrap`` when given; else start a one-node local Kafka (1 GB heap), yield its
+    bootstrap servers and stop it afterwards.
+
+    Raises:
+        spark_kafka_py.testing.broker.BrokerStartError: the local node did not start.
+    """
+    if bootstrap:
+        yield bootstrap
+        return
+    cluster = LocalKafkaCluster(num_brokers=1, heap="1g")
+    cluster.start()
+    try:
+        yield cluster.bootstrap_servers
+    finally:
+        cluster.stop()
