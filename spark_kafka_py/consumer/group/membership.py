@@ -62,17 +62,22 @@ from spark_kafka_py.consumer.group.protocol import (
 )
 from spark_kafka_py.consumer.group.transport import (
     COORDINATOR_ERRORS,
-    ILLEGAL_GENERATION,
     NETWORK_ERRORS,
-    NONE,
-    REBALANCE_IN_PROGRESS,
-    UNKNOWN_MEMBER_ID,
     CoordinatorChannel,
     Transport,
 )
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaApiError, KafkaError, KafkaProtocolError, KafkaTimeoutError
-from spark_kafka_py.protocol.error_codes import ERRORS_BY_NAME, error_for, error_for_code
+from spark_kafka_py.protocol.error_codes import (
+    FENCED_INSTANCE_ID,
+    ILLEGAL_GENERATION,
+    MEMBER_ID_REQUIRED,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    error_for,
+    error_for_code,
+)
 from spark_kafka_py.protocol.messages.heartbeat import HeartbeatRequest
 from spark_kafka_py.protocol.messages.join_group import (
     JoinGroupRequest,
@@ -88,9 +93,6 @@ from spark_kafka_py.protocol.messages.sync_group import (
 __all__ = ["GroupMember"]
 
 log = logging.getLogger(__name__)
-
-MEMBER_ID_REQUIRED = ERRORS_BY_NAME["MEMBER_ID_REQUIRED"].code
-FENCED_INSTANCE_ID = ERRORS_BY_NAME["FENCED_INSTANCE_ID"].code
 
 
 class GroupMember:

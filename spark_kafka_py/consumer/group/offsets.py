@@ -25,13 +25,17 @@ from typing import Protocol
 from spark_kafka_py.consumer.group.transport import (
     COORDINATOR_ERRORS,
     NETWORK_ERRORS,
-    NONE,
     REJOIN_ERRORS,
     CoordinatorChannel,
 )
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaError
-from spark_kafka_py.protocol.error_codes import ERRORS_BY_NAME, error_for, error_for_code
+from spark_kafka_py.protocol.error_codes import (
+    NONE,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    error_for,
+    error_for_code,
+)
 from spark_kafka_py.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -50,7 +54,7 @@ log = logging.getLogger(__name__)
 
 #: Errors Kafka marks retriable that we report at once in OffsetCommit/OffsetFetch: the topic
 #: or partition does not exist (deleted, or a typo), as Java's ``ConsumerCoordinator`` does.
-FATAL_OFFSET_ERRORS = frozenset((ERRORS_BY_NAME["UNKNOWN_TOPIC_OR_PARTITION"].code,))
+FATAL_OFFSET_ERRORS = frozenset({UNKNOWN_TOPIC_OR_PARTITION})
 #: Offset ``-1`` in OffsetFetch: no committed offset.
 NO_OFFSET = -1
 

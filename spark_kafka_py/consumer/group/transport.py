@@ -26,7 +26,18 @@ from spark_kafka_py.errors import (
     KafkaProtocolError,
     KafkaTimeoutError,
 )
-from spark_kafka_py.protocol.error_codes import ERRORS_BY_NAME, error_for_code
+from spark_kafka_py.protocol.error_codes import (
+    COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE,
+    ILLEGAL_GENERATION,
+    NETWORK_EXCEPTION,
+    NONE,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+    REQUEST_TIMED_OUT,
+    UNKNOWN_MEMBER_ID,
+    error_for_code,
+)
 from spark_kafka_py.protocol.messages.find_coordinator import (
     KEY_TYPE_GROUP,
     FindCoordinatorRequest,
@@ -38,24 +49,15 @@ __all__ = ["CoordinatorChannel", "Transport"]
 log = logging.getLogger(__name__)
 
 
-def _code(name: str) -> int:
-    return ERRORS_BY_NAME[name].code
-
-
-NONE = 0
-REBALANCE_IN_PROGRESS = _code("REBALANCE_IN_PROGRESS")
-ILLEGAL_GENERATION = _code("ILLEGAL_GENERATION")
-UNKNOWN_MEMBER_ID = _code("UNKNOWN_MEMBER_ID")
 #: Errors after which the coordinator must be looked up again (Java ``markCoordinatorUnknown``).
 COORDINATOR_ERRORS = frozenset(
-    _code(n)
-    for n in (
-        "NOT_COORDINATOR",
-        "COORDINATOR_NOT_AVAILABLE",
-        "COORDINATOR_LOAD_IN_PROGRESS",
-        "REQUEST_TIMED_OUT",
-        "NETWORK_EXCEPTION",
-    )
+    {
+        NOT_COORDINATOR,
+        COORDINATOR_NOT_AVAILABLE,
+        COORDINATOR_LOAD_IN_PROGRESS,
+        REQUEST_TIMED_OUT,
+        NETWORK_EXCEPTION,
+    }
 )
 #: Errors that mean "this member's generation is over: rejoin".
 REJOIN_ERRORS = frozenset((REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID))

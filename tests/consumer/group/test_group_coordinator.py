@@ -22,7 +22,17 @@ from spark_kafka_py.consumer.group.protocol import (
 )
 from spark_kafka_py.consumer.types import TopicPartition as TP
 from spark_kafka_py.errors import KafkaApiError, KafkaProtocolError
-from spark_kafka_py.protocol.error_codes import ERRORS_BY_NAME
+from spark_kafka_py.protocol.error_codes import (
+    FENCED_INSTANCE_ID,
+    GROUP_AUTHORIZATION_FAILED,
+    ILLEGAL_GENERATION,
+    INVALID_GROUP_ID,
+    MEMBER_ID_REQUIRED,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from spark_kafka_py.protocol.messages.find_coordinator import (
     Coordinator,
     FindCoordinatorRequest,
@@ -49,10 +59,6 @@ from spark_kafka_py.protocol.messages.offset_fetch import (
     OffsetFetchResponseTopics,
 )
 from spark_kafka_py.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
-
-
-def code(name: str) -> int:
-    return ERRORS_BY_NAME[name].code
 
 
 class ScriptedTransport:
@@ -164,7 +170,7 @@ def test_leader_join_assigns_with_range_and_sends_assignments() -> None:
             (
                 JoinGroupRequest,
                 JoinGroupResponse(
-                    error_code=code("MEMBER_ID_REQUIRED"),
+                    error_code=MEMBER_ID_REQUIRED,
                     member_id="m-1",
                     leader="",
                     protocol_name=None,
@@ -210,7 +216,7 @@ def test_coordinator_rediscovered_on_not_coordinator() -> None:
             (
                 JoinGroupRequest,
                 JoinGroupResponse(
-                    error_code=code("NOT_COORDINATOR"), leader="", member_id="", protocol_name=None
+                    error_code=NOT_COORDINATOR, leader="", member_id="", protocol_name=None
                 ),
             ),
             moved,
@@ -229,7 +235,7 @@ def test_heartbeat_flags_rebalance_and_next_boundary_rejoins() -> None:
             FIND,
             join_ok("m", "x"),
             sync_ok(TP("t", 0), TP("t", 1)),
-            (HeartbeatRequest, HeartbeatResponse(error_code=code("REBALANCE_IN_PROGRESS"))),
+            (HeartbeatRequest, HeartbeatResponse(error_code=REBALANCE_IN_PROGRESS)),
             join_ok("m", "x", generation=2),
             sync_ok(TP("t", 1)),
         ]
@@ -260,9 +266,7 @@ def test_commit_illegal_generation_rejoins_and_recommits_owned(caplog: Any) -> N
             FIND,
             join_ok("m", "x"),
             sync_ok(TP("t", 0), TP("t", 1)),
-            commit_resp(
-                {TP("t", 0): code("ILLEGAL_GENERATION"), TP("t", 1): code("ILLEGAL_GENERATION")}
-            ),
+            commit_resp({TP("t", 0): ILLEGAL_GENERATION, TP("t", 1): ILLEGAL_GENERATION}),
             join_ok("m", "x", generation=5),
             sync_ok(TP("t", 1)),
             commit_resp({TP("t", 1): 0}),
@@ -287,7 +291,7 @@ def test_commit_retries_after_coordinator_moves() -> None:
             FIND,
             join_ok("m", "x"),
             sync_ok(TP("t", 0)),
-            commit_resp({TP("t", 0): code("NOT_COORDINATOR")}),
+            commit_resp({TP("t", 0): NOT_COORDINATOR}),
             FIND,
             commit_resp({TP("t", 0): 0}),
         ]
@@ -309,7 +313,7 @@ def test_fatal_errors_name_group_and_partition() -> None:
                             node_id=-1,
                             host="",
                             port=-1,
-                            error_code=code("GROUP_AUTHORIZATION_FAILED"),
+                            error_code=GROUP_AUTHORIZATION_FAILED,
                         ),
                     )
                 ),
@@ -324,7 +328,7 @@ def test_fatal_errors_name_group_and_partition() -> None:
             (
                 JoinGroupRequest,
                 JoinGroupResponse(
-                    error_code=code("INVALID_GROUP_ID"), leader="", member_id="", protocol_name=None
+                    error_code=INVALID_GROUP_ID, leader="", member_id="", protocol_name=None
                 ),
             ),
         ]
@@ -339,7 +343,7 @@ def test_fatal_errors_name_group_and_partition() -> None:
             FIND,
             join_ok("m", "x"),
             sync_ok(TP("t", 0)),
-            commit_resp({TP("t", 0): code("UNKNOWN_TOPIC_OR_PARTITION")}),
+            commit_resp({TP("t", 0): UNKNOWN_TOPIC_OR_PARTITION}),
         ]
     )
     m = member(t)
@@ -354,7 +358,7 @@ def test_fenced_instance_is_fatal_and_names_instance() -> None:
             FIND,
             join_ok("m", "x"),
             sync_ok(TP("t", 0)),
-            (HeartbeatRequest, HeartbeatResponse(error_code=code("FENCED_INSTANCE_ID"))),
+            (HeartbeatRequest, HeartbeatResponse(error_code=FENCED_INSTANCE_ID)),
         ]
     )
     m = member(t, group_instance_id="i1", heartbeat_interval_ms=1)
@@ -554,7 +558,7 @@ def test_cooperative_member_without_generation_claims_nothing() -> None:
             (
                 JoinGroupRequest,
                 JoinGroupResponse(
-                    error_code=code("UNKNOWN_MEMBER_ID"),
+                    error_code=UNKNOWN_MEMBER_ID,
                     leader="",
                     member_id="",
                     protocol_name=None,
