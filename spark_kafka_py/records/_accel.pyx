@@ -26,7 +26,13 @@ Bounds: every read is checked against the batch (or record) it belongs to; buffe
 at most the size of the payload being decoded; a column larger than Arrow's 2 GiB int32
 offsets raises :class:`~spark_kafka_py.errors.KafkaProtocolError`. Malformed bytes raise
 :class:`~spark_kafka_py.errors.CorruptRecordError`/``KafkaProtocolError`` exactly where the
-reference raises them.
+reference raises them, with the same message and the same ``topic``, ``partition`` and
+``offset`` (the record loop returns an error code; :func:`_record_error` words it as
+``_pure`` does).
+
+Layout constants are C enum members repeated from :mod:`spark_kafka_py.records.format`
+(``cdef enum Layout``); ``tests/records/test_accel_layout.py`` checks them against it.
+Type stub: ``_accel.pyi``.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release, PyObject_GetBuffer
@@ -45,21 +51,35 @@ from spark_kafka_py.records.transactions import AbortedTransactions
 
 __all__ = ["decode_records_accel"]
 
-# Layout constants: see spark_kafka_py/records/format.py (named and cited there).
-cdef enum:
+# Layout constants: compile-time copies of the same-named constants of
+# spark_kafka_py/records/format.py, where they are explained and cited. The loops below need
+# C constants, so they are repeated here; tests/records/test_accel_layout.py checks every
+# member of this enum against format.py.
+cdef enum Layout:
     LOG_OVERHEAD = 12
     MAGIC_OFFSET = 16
     HEADER_SIZE_UP_TO_MAGIC = 17
+    MAGIC_V0 = 0
+    MAGIC_V1 = 1
+    MAGIC_V2 = 2
     CRC_OFFSET = 17
     ATTRIBUTES_OFFSET = 21
+    LAST_OFFSET_DELTA_OFFSET = 23
+    BASE_TIMESTAMP_OFFSET = 27
+    MAX_TIMESTAMP_OFFSET = 35
+    PRODUCER_ID_OFFSET = 43
+    RECORDS_COUNT_OFFSET = 57
     RECORD_BATCH_OVERHEAD = 61
     MIN_BATCH_LENGTH_V2 = 49
     LEGACY_RECORD_OVERHEAD_V0 = 14
     MIN_RECORD_BODY = 6
-    CODEC_MASK = 0x07
+    COMPRESSION_CODEC_MASK = 0x07
     TIMESTAMP_TYPE_MASK = 0x08
-    TRANSACTIONAL_MASK = 0x10
-    CONTROL_MASK = 0x20
+    TRANSACTIONAL_FLAG_MASK = 0x10
+    CONTROL_FLAG_MASK = 0x20
+    NO_PRODUCER_ID = -1
+    TIMESTAMP_TYPE_CREATE_TIME = 0
+    TIMESTAMP_TYPE_LOG_APPEND_TIME = 1
     CONTROL_TYPE_ABORT = 0
 
 # Error codes of the nogil record loop.
@@ -78,6 +98,10 @@ cdef enum:
     E_NOMEM = 11
     E_TOO_BIG = 12
     E_COUNT = 13
+    E_KEY_PAST_RECORD = 14
+    E_VALUE_PAST_RECORD = 15
+    E_HEADER_KEY_PAST_RECORD = 16
+    E_HEADER_VALUE_PAST_RECORD = 17
 
 
 # ---- growable C buffers ----------------------------------------------------------------------
@@ -349,13 +373,15 @@ cdef struct BatchInfo:
     Py_ssize_t count
     # out: detail for error messages
     int64_t bad_value
+    int64_t span
     Py_ssize_t err_pos
 
 
 cdef int append_headers(
-    Cols* c, const uint8_t* buf, Py_ssize_t n, Py_ssize_t* pos_p, int64_t header_count,
-    BatchInfo* info,
+    Cols* c, const uint8_t* buf, Py_ssize_t n, Py_ssize_t* pos_p, Py_ssize_t end,
+    int64_t header_count, BatchInfo* info,
 ) noexcept nogil:
+    """Append ``header_count`` headers of the record ending at ``end`` (<= ``n``)."""
     cdef Py_ssize_t pos = pos_p[0]
     cdef int64_t klen, vlen
     cdef int rc
@@ -367,8 +393,9 @@ cdef int append_headers(
         if klen < 0:
             info.bad_value = klen
             return E_HEADER_KEY_LENGTH
-        if klen > n - pos:
-            return E_PAST_END
+        if klen > end - pos:
+            info.bad_value = klen
+            return E_HEADER_KEY_PAST_RECORD
         if (
             buf_reserve(&c.hk_off, 4) or buf_reserve(&c.hv_off, 4)
             or buf_reserve(&c.hk_data, <Py_ssize_t> klen)
@@ -386,8 +413,9 @@ cdef int append_headers(
         if rc:
             return rc
         if vlen >= 0:
-            if vlen > n - pos:
-                return E_PAST_END
+            if vlen > end - pos:
+                info.bad_value = vlen
+                return E_HEADER_VALUE_PAST_RECORD
             if buf_reserve(&c.hv_data, <Py_ssize_t> vlen):
                 return E_NOMEM
             memcpy(c.hv_data.data + c.hv_data.size, buf + pos, <size_t> vlen)
@@ -475,7 +503,8 @@ cdef int decode_v2_records(
             return rc
         if size >= 0:
             if size > end - pos:
-                return E_SPAN
+                info.bad_value = size
+                return E_KEY_PAST_RECORD
             memcpy(c.key_data.data + key_end, buf + pos, <size_t> size)
             key_end += <int32_t> size
             pos += size
@@ -491,7 +520,8 @@ cdef int decode_v2_records(
             return rc
         if size >= 0:
             if size > end - pos:
-                return E_SPAN
+                info.bad_value = size
+                return E_VALUE_PAST_RECORD
             memcpy(c.val_data.data + val_end, buf + pos, <size_t> size)
             val_end += <int32_t> size
             pos += size
@@ -510,7 +540,7 @@ cdef int decode_v2_records(
                 info.bad_value = header_count
                 return E_HEADER_COUNT
             if include_headers:
-                rc = append_headers(c, buf, n, &pos, header_count, info)
+                rc = append_headers(c, buf, n, &pos, end, header_count, info)
                 if rc:
                     return rc
                 set_bit(&c.h_list_valid, row)
@@ -519,6 +549,8 @@ cdef int decode_v2_records(
         elif include_headers:
             c.h_list_nulls += 1
         if pos != end:
+            info.bad_value = length
+            info.span = pos - end + length
             return E_SPAN
         put_i32(&c.key_off, row + 1, key_end)
         put_i32(&c.val_off, row + 1, val_end)
@@ -572,11 +604,18 @@ cdef object _record_error(int rc, BatchInfo* info, Py_ssize_t n, str topic, int 
         what = f"header key length {v}"
     elif rc == E_HEADER_VALUE_LENGTH:
         what = f"header value length {v}"
+    elif rc == E_KEY_PAST_RECORD:
+        what = f"key length {v} runs past the end of its record"
+    elif rc == E_VALUE_PAST_RECORD:
+        what = f"value length {v} runs past the end of its record"
+    elif rc == E_HEADER_KEY_PAST_RECORD:
+        what = f"header key length {v} runs past the end of its record"
+    elif rc == E_HEADER_VALUE_PAST_RECORD:
+        what = f"header value length {v} runs past the end of its record"
     elif rc == E_TRAILING:
         what = f"{n - info.err_pos} bytes left after the batch's {info.count} records"
-        return CorruptRecordError(what, topic=topic, partition=partition, offset=info.base_offset)
-    else:
-        what = "record fields do not span the record's length"
+    else:  # E_SPAN
+        what = f"record fields span {info.span} bytes, its length says {v}"
     return CorruptRecordError(
         f"malformed record in batch: {what}", topic=topic, partition=partition,
         offset=info.base_offset,
@@ -612,11 +651,11 @@ cdef int64_t decode_v2_batch(
             topic=topic, partition=partition, offset=base_offset,
         )
     attributes = be16(e + ATTRIBUTES_OFFSET)
-    last_delta = be32(e + 23)
-    info.base_ts = be64(e + 27)
-    info.max_ts = be64(e + 35)
-    producer_id = be64(e + 43)
-    count = be32(e + 57)
+    last_delta = be32(e + LAST_OFFSET_DELTA_OFFSET)
+    info.base_ts = be64(e + BASE_TIMESTAMP_OFFSET)
+    info.max_ts = be64(e + MAX_TIMESTAMP_OFFSET)
+    producer_id = be64(e + PRODUCER_ID_OFFSET)
+    count = be32(e + RECORDS_COUNT_OFFSET)
     if last_delta < 0 or count < 0:
         raise CorruptRecordError(
             f"record batch has lastOffsetDelta {last_delta} and record count {count}",
@@ -627,16 +666,16 @@ cdef int64_t decode_v2_batch(
         last_offset = INT64_MAX
     else:
         last_offset = base_offset + last_delta
-    is_control = (attributes & CONTROL_MASK) != 0
+    is_control = (attributes & CONTROL_FLAG_MASK) != 0
 
-    if txns is not None and producer_id != -1:
+    if txns is not None and producer_id != NO_PRODUCER_ID:
         txns.consume_up_to(last_offset)
         if is_control:
             if count > 0 and _pure._control_type(
                 mv[pos:entry_end], attributes, max_batch_bytes, topic, partition, base_offset
             ) == CONTROL_TYPE_ABORT:
                 txns.end_aborted(producer_id)
-        elif attributes & TRANSACTIONAL_MASK and txns.is_aborted(producer_id):
+        elif attributes & TRANSACTIONAL_FLAG_MASK and txns.is_aborted(producer_id):
             return last_offset
     if is_control or count == 0 or last_offset < start_offset:
         return last_offset
@@ -646,14 +685,15 @@ cdef int64_t decode_v2_batch(
     info.end_offset = end_offset
     info.count = count
     info.bad_value = 0
+    info.span = 0
     info.err_pos = 0
     if attributes & TIMESTAMP_TYPE_MASK:
         info.log_append_time = True
-        info.ts_type = 1
+        info.ts_type = TIMESTAMP_TYPE_LOG_APPEND_TIME
     else:
         info.log_append_time = False
-        info.ts_type = 0
-    if (attributes & CODEC_MASK) == 0:
+        info.ts_type = TIMESTAMP_TYPE_CREATE_TIME
+    if (attributes & COMPRESSION_CODEC_MASK) == 0:
         payload = e + RECORD_BATCH_OVERHEAD
         payload_len = entry_end - pos - RECORD_BATCH_OVERHEAD
         with nogil:
@@ -734,14 +774,14 @@ def decode_records_accel(
                 incomplete = True
                 break
             magic = p[pos + MAGIC_OFFSET]
-            if magic == 2:
+            if magic == MAGIC_V2:
                 if length < MIN_BATCH_LENGTH_V2:
                     raise CorruptRecordError(
                         f"record batch length {length} is below the v2 header size "
                         f"{MIN_BATCH_LENGTH_V2}",
                         topic=topic, partition=partition, offset=base_offset,
                     )
-            elif magic != 0 and magic != 1:
+            elif magic != MAGIC_V0 and magic != MAGIC_V1:
                 raise KafkaProtocolError(
                     f"unknown record batch magic {magic} at offset {base_offset} in "
                     f"{topic}-{partition} (known: 0, 1 legacy message sets; 2 record batches)"
@@ -749,10 +789,10 @@ def decode_records_accel(
             if remaining < LOG_OVERHEAD + length:
                 incomplete = True
                 break
-            if base_offset >= end_offset and magic == 2:
+            if base_offset >= end_offset and magic == MAGIC_V2:
                 next_offset = end_offset
                 break
-            if magic != 2:
+            if magic != MAGIC_V2:
                 legacy = True
                 break
             last_offset = decode_v2_batch(

@@ -1,8 +1,13 @@
 """The result type and the interface every records decoder implements.
 
 As aiokafka does (``aiokafka/record/_protocols.py``), the pure-Python decoder in
-:mod:`spark_kafka_py.records._pure` is the reference; an accelerated implementation may
-be added behind :class:`RecordsDecoder` and must produce equal output (tests compare them).
+:mod:`spark_kafka_py.records._pure` is the reference, and the accelerated Cython one in
+``spark_kafka_py.records._accel`` (optional build) implements the same
+:class:`RecordsDecoder`. For every input both return equal :class:`DecodedRecords` or raise
+the same error type with the same message and ``topic``/``partition``/``offset``
+(``tests/records/test_accel.py`` compares them, fuzzed inputs included). Only running out
+of memory differs: the accelerated decoder raises ``MemoryError`` or, for a column above
+Arrow's 2 GiB, :class:`~spark_kafka_py.errors.KafkaProtocolError` where it happens.
 """
 
 from __future__ import annotations

@@ -397,6 +397,8 @@ def _decode_v2_records(
                 b, pos = tail(buf, pos + 1, b)
             size = (b >> 1) ^ -(b & 1)
             if size >= 0:
+                if size > end - pos:
+                    raise _past_record("key", size, topic, partition, base_offset)
                 key: bytes | None = buf[pos : pos + size]
                 pos += size
             elif size == -1:
@@ -414,6 +416,8 @@ def _decode_v2_records(
                 b, pos = tail(buf, pos + 1, b)
             size = (b >> 1) ^ -(b & 1)
             if size >= 0:
+                if size > end - pos:
+                    raise _past_record("value", size, topic, partition, base_offset)
                 value: bytes | None = buf[pos : pos + size]
                 pos += size
             elif size == -1:
@@ -440,10 +444,16 @@ def _decode_v2_records(
                             raise _bad_record(
                                 f"header key length {hk_len}", topic, partition, base_offset
                             )
+                        if hk_len > end - pos:
+                            raise _past_record("header key", hk_len, topic, partition, base_offset)
                         h_keys(buf[pos : pos + hk_len].decode("utf-8", "replace"))
                         pos += hk_len
                         hv_len, pos = _varint(buf, pos)
                         if hv_len >= 0:
+                            if hv_len > end - pos:
+                                raise _past_record(
+                                    "header value", hv_len, topic, partition, base_offset
+                                )
                             h_values(buf[pos : pos + hv_len])
                             pos += hv_len
                         elif hv_len == -1:
@@ -497,4 +507,13 @@ def _bad_record(what: str, topic: str, partition: int, base_offset: int) -> Corr
         topic=topic,
         partition=partition,
         offset=base_offset,
+    )
+
+
+def _past_record(
+    field: str, length: int, topic: str, partition: int, base_offset: int
+) -> CorruptRecordError:
+    """A key, value or header field longer than what is left of its record's stated length."""
+    return _bad_record(
+        f"{field} length {length} runs past the end of its record", topic, partition, base_offset
     )

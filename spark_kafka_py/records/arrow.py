@@ -134,7 +134,7 @@ class ColumnBuilder:
             ts_us = pc.multiply_checked(ts_ms, 1000).cast(_TIMESTAMP_TYPE)
         except (OverflowError, pa.ArrowInvalid) as exc:
             raise KafkaProtocolError(
-                f"record timestamp out of range for Spark's microsecond timestamps: {exc}"
+                "record timestamp out of range for Spark's microsecond timestamps"
             ) from exc
         columns = [
             pa.array(self.keys, pa.binary()),

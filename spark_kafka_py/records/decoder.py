@@ -1,10 +1,14 @@
 """Decode a fetched partition's record bytes into one Arrow RecordBatch (executor hot path).
 
-The implementation is chosen at import time, as aiokafka does: an accelerated kernel
-(``spark_kafka_py.records._accel``, not written yet) when importable, else the pure-Python
+The implementation is chosen at import time, as aiokafka does: the accelerated Cython kernel
+:func:`spark_kafka_py.records._accel.decode_records_accel` when its extension was built and
+imports (``setup.py`` builds it when Cython and a C compiler are there), else the pure-Python
 reference :func:`spark_kafka_py.records._pure.decode_records_pure`. Setting the environment
-variable ``SPARK_KAFKA_PY_PURE=1`` forces the pure path. Both implement
-:class:`~spark_kafka_py.records._protocols.RecordsDecoder`.
+variable ``SPARK_KAFKA_PY_PURE=1`` forces the pure path; :data:`IMPLEMENTATION` says which
+one runs (``"accel"`` or ``"pure"``). Both implement
+:class:`~spark_kafka_py.records._protocols.RecordsDecoder` and return equal results, or raise
+the same error with the same message, topic, partition and offset, for the same input
+(``tests/records/test_accel.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ def _choose() -> tuple[RecordsDecoder, str]:
     if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
         return decode_records_pure, "pure"
     try:
-        from spark_kafka_py.records._accel import decode_records_accel  # type: ignore
+        from spark_kafka_py.records._accel import decode_records_accel
     except ImportError:
         return decode_records_pure, "pure"
     return decode_records_accel, "accel"

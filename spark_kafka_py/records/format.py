@@ -61,6 +61,11 @@ Legacy message, magic 0 and 1 (``LegacyRecord``, the "message set" of Kafka < 0.
 
 Both layouts put the magic byte at offset 16, so a reader frames on the 12-byte
 ``offset + length`` prefix (``LOG_OVERHEAD``) and then dispatches on the magic.
+
+This module is the one source of these numbers. The accelerated decoder (``_accel.pyx``)
+needs them as C compile-time constants and repeats the ones it uses in its
+``cdef enum Layout`` under the same names; ``tests/records/test_accel_layout.py`` fails when
+one of them differs from here.
 """
 
 from __future__ import annotations
@@ -73,10 +78,15 @@ LOG_OVERHEAD: Final = 12  # baseOffset int64 + length int32
 MAGIC_OFFSET: Final = 16
 HEADER_SIZE_UP_TO_MAGIC: Final = MAGIC_OFFSET + 1
 
-# ---- magic 2 -----------------------------------------------------------------------------
+# ---- magic 2 (field offsets as named in DefaultRecordBatch) --------------------------------
 MAGIC_V2: Final = 2
 CRC_OFFSET: Final = 17
 ATTRIBUTES_OFFSET: Final = 21  # the CRC covers attributes .. end of batch
+LAST_OFFSET_DELTA_OFFSET: Final = 23
+BASE_TIMESTAMP_OFFSET: Final = 27
+MAX_TIMESTAMP_OFFSET: Final = 35
+PRODUCER_ID_OFFSET: Final = 43
+RECORDS_COUNT_OFFSET: Final = 57
 RECORD_BATCH_OVERHEAD: Final = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD
 #: smallest legal ``batchLength`` (the header after the length field, no records).
 MIN_BATCH_LENGTH_V2: Final = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD

@@ -20,10 +20,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_kafka_py.errors import KafkaProtocolError
+from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
+from spark_kafka_py.records._protocols import DecodedRecords
 from spark_kafka_py.records._pure import decode_records_pure
 
-from .encoder import GZIP, LZ4, NONE, SNAPPY, ZSTD, Rec, batch_v2, control_batch, legacy_message
+from .encoder import (
+    GZIP,
+    LZ4,
+    NONE,
+    SNAPPY,
+    ZSTD,
+    Rec,
+    batch_v2,
+    control_batch,
+    legacy_message,
+    zigzag_varint,
+)
 from .test_properties import records_strategy
 
 if os.environ.get("CI", "").lower() == "true":
@@ -46,21 +58,32 @@ def both(data: bytes | memoryview, **kw):
     kw.setdefault("partition", 2)
     kw.setdefault("start_offset", 0)
     kw.setdefault("end_offset", 1 << 62)
-    results = []
+    results: list[DecodedRecords | KafkaProtocolError] = []
     for impl in (decode_records_pure, decode_records_accel):
         try:
             results.append(impl(data, **kw))
         except KafkaProtocolError as exc:
-            results.append(type(exc))
+            results.append(exc)
     pure, fast = results
-    if isinstance(pure, type) or isinstance(fast, type):
-        assert pure is fast, (pure, fast)
-        return pure
+    if isinstance(pure, KafkaProtocolError) or isinstance(fast, KafkaProtocolError):
+        assert type(pure) is type(fast), (pure, fast)
+        assert _error_fields(fast) == _error_fields(pure)
+        return type(pure)
     assert fast.batch.schema == pure.batch.schema
     assert fast.batch.equals(pure.batch), (fast.batch.to_pylist()[:3], pure.batch.to_pylist()[:3])
     assert fast == pure
     fast.batch.validate(full=True)
     return fast
+
+
+def _error_fields(exc: BaseException) -> tuple[object, ...]:
+    """What both decoders must agree on: the message and, for a corrupt batch, where it is."""
+    return (
+        str(exc),
+        getattr(exc, "topic", None),
+        getattr(exc, "partition", None),
+        getattr(exc, "offset", None),
+    )
 
 
 @pytest.mark.parametrize("case", ["none", "gzip", "snappy", "lz4", "zstd", "logappendtime"])
@@ -158,9 +181,51 @@ def test_timestamp_overflow_is_raised_after_later_corruption_as_the_reference():
     assert both(big) is KafkaProtocolError
     bad = bytearray(batch_v2([Rec(b"k", b"v", 0)], base_offset=1))
     bad[-1] ^= 0xFF  # CRC mismatch in the second batch wins, as in the reference
-    from spark_kafka_py.errors import CorruptRecordError
-
     assert both(big + bytes(bad)) is CorruptRecordError
+
+
+def raw_batch(records: bytes, count: int, base_offset: int = 7) -> bytes:
+    """An uncompressed v2 batch around already encoded ``records`` (valid CRC)."""
+    after_crc = struct.pack(">hiqqqhii", 0, count - 1, 0, 0, -1, -1, -1, count) + records
+    prefix = struct.pack(">qiibI", base_offset, 9 + len(after_crc), 0, 2, crc32c.crc32c(after_crc))
+    return prefix + after_crc
+
+
+def raw_record(*fields: bytes, extra: bytes = b"") -> bytes:
+    """``fields`` behind a length varint counting them and ``extra`` (so the length may lie)."""
+    body = b"".join(fields) + extra
+    return zigzag_varint(len(body)) + body
+
+
+_Z = zigzag_varint
+_LONG_KEY = raw_record(b"\0", _Z(0), _Z(0), _Z(5), b"ab", _Z(-1), _Z(0))
+_LONG_VALUE = raw_record(b"\0", _Z(0), _Z(0), _Z(-1), _Z(6), b"abc", _Z(0))
+_LONG_HEADER_KEY = raw_record(b"\0", _Z(0), _Z(0), _Z(-1), _Z(-1), _Z(1), _Z(9), b"h", _Z(-1))
+_LONG_HEADER_VALUE = raw_record(b"\0", _Z(0), _Z(0), _Z(-1), _Z(-1), _Z(1), _Z(1), b"h", _Z(7))
+_LENGTH_TOO_LONG = raw_record(b"\0", _Z(0), _Z(0), _Z(-1), _Z(-1), _Z(0), extra=b"\0")
+
+
+@pytest.mark.parametrize(
+    ("record", "headers", "what"),
+    [
+        (_LONG_KEY, False, "key length 5 runs past the end of its record"),
+        (_LONG_VALUE, False, "value length 6 runs past the end of its record"),
+        (_LONG_HEADER_KEY, True, "header key length 9 runs past the end of its record"),
+        (_LONG_HEADER_VALUE, True, "header value length 7 runs past the end of its record"),
+        (_LENGTH_TOO_LONG, False, "record fields span 6 bytes, its length says 7"),
+    ],
+)
+def test_field_past_its_record_is_the_same_error_in_both(record, headers, what):
+    # A second record follows, so the overlong field still ends inside the batch.
+    good = raw_record(b"\0", _Z(0), _Z(1), _Z(-1), _Z(1), b"v", _Z(0))
+    data = raw_batch(record + good + bytes(16), count=2)
+    assert both(data, include_headers=headers) is CorruptRecordError
+    with pytest.raises(CorruptRecordError) as raised:
+        decode_records_accel(
+            data, topic="t", partition=2, start_offset=0, end_offset=99, include_headers=headers
+        )
+    assert str(raised.value) == f"malformed record in batch: {what} in t-2 at offset 7"
+    assert (raised.value.topic, raised.value.partition, raised.value.offset) == ("t", 2, 7)
 
 
 def test_large_batch_many_rows():
