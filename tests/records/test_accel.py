@@ -3,7 +3,8 @@
 Both implementations get the same inputs: Kafka's own Java producer's segments (every codec,
 LogAppendTime, transactions), the structure tests' logs cut at every byte, and fuzzed bytes
 (noise, noise behind valid batch headers, mutated valid batches). For every input they must
-return equal :class:`DecodedRecords` or raise the same exception class.
+return equal :class:`DecodedRecords` or raise the same error: same class, same message, same
+``topic``, ``partition`` and ``offset``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,11 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(
 
 
 def both(data: bytes | memoryview, **kw):
-    """Decode with both implementations; return the common result or the common error class."""
+    """Decode with both implementations; return the common result or the common error class.
+
+    Errors must agree in class, message and (for ``CorruptRecordError``) topic, partition and
+    offset.
+    """
     kw.setdefault("topic", "t")
     kw.setdefault("partition", 2)
     kw.setdefault("start_offset", 0)
