@@ -61,9 +61,9 @@ def fetch_to_memory(
     Each chunk is one Fetch response's records bytes for one partition, as the executor gets
     them (``max.partition.fetch.bytes`` each).
     """
-    from spark_kafka_py.client.cluster import KafkaClient
+    from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
     from spark_kafka_py.consumer.fetcher import CONSUMER_REPLICA_ID, _find_partition
-    from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
+    from spark_kafka_py.consumer.settings import ConsumerSettings
     from spark_kafka_py.consumer.types import TopicPartition
     from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
     from spark_kafka_py.records import decode_records
@@ -80,8 +80,8 @@ def fetch_to_memory(
         end = planner.resolve(options.ending_offsets, leaders, "endingOffsets")
     finally:
         planner.close()
-    settings = ConsumerSettings(bootstrap_servers=bootstrap)
-    client = KafkaClient(client_config(settings))
+    settings = ConsumerSettings(ClientConfig.from_bootstrap(bootstrap))
+    client = KafkaClient(settings.client)
     out = []
     try:
         metadata = client.metadata([topic])

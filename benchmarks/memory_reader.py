@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from spark_kafka_py.client.cluster import ClientConfig
 from spark_kafka_py.consumer.fetcher import read_range
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import TopicPartition
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("fetch_bytes", type=int, help="max.partition.fetch.bytes, bytes")
     args = parser.parse_args(argv)
     settings = ConsumerSettings(
-        bootstrap_servers=args.bootstrap, max_partition_fetch_bytes=args.fetch_bytes
+        ClientConfig.from_bootstrap(args.bootstrap), max_partition_fetch_bytes=args.fetch_bytes
     )
     tp = TopicPartition(args.topic, 0)
     # warm up imports and one batch, as a Python worker that ran a task before

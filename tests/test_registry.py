@@ -29,7 +29,6 @@ CLIENT_FIELDS = {
     "metadata_max_age_ms": "kafka.metadata.max.age.ms",
 }
 CONSUMER_FIELDS = {
-    **CLIENT_FIELDS,
     "default_api_timeout_ms": "kafka.default.api.timeout.ms",
     "fetch_max_bytes": "kafka.fetch.max.bytes",
     "max_partition_fetch_bytes": "kafka.max.partition.fetch.bytes",
@@ -91,9 +90,10 @@ def test_lower_layer_defaults_come_from_the_registry(cls: type, fields: dict[str
 
 def test_parsed_defaults_are_the_registry_defaults() -> None:
     o = parse_options(BASE, streaming=True)
-    c = o.consumer
     for field_name, option_name in CONSUMER_FIELDS.items():
-        assert getattr(c, field_name) == registry.default(option_name), field_name
+        assert getattr(o.consumer, field_name) == registry.default(option_name), field_name
+    for field_name, option_name in CLIENT_FIELDS.items():
+        assert getattr(o.consumer.client, field_name) == registry.default(option_name), field_name
     assert o.max_trigger_delay_ms == 15 * 60 * 1000
     assert (o.poll_timeout_ms, o.fetch_offset_num_retries) == (120_000, 3)
     assert o.fetch_offset_retry_interval_ms == 1000

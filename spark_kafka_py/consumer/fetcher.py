@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.offsets import list_offsets
-from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
+from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, READ_COMMITTED, TopicPartition
 from spark_kafka_py.errors import (
     KafkaConnectionError,
@@ -176,7 +176,7 @@ class PartitionFetcher:
         read_committed = self.settings.isolation_level == READ_COMMITTED
         last_progress = time.monotonic()
         last_problem: str = "no records returned"
-        backoff = self.settings.retry_backoff_ms / 1000
+        backoff = self.settings.client.retry_backoff_ms / 1000
         # Set while the log's end (high watermark) is below the range; see below.
         log_end_below: str | None = None
         while pos < end:
@@ -544,7 +544,7 @@ def read_range(
     handshake per task). A client is returned to the pool only after a read that ended
     normally; any error or an abandoned read closes it.
     """
-    config = client_config(settings)
+    config = settings.client
     client = _borrow_client(config)
     fetcher = PartitionFetcher(
         client,

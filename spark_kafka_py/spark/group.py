@@ -41,7 +41,6 @@ from typing import Any
 
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.group.membership import GroupMember
-from spark_kafka_py.consumer.settings import client_config
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.spark.options import GroupOptions, SourceOptions
 
@@ -106,7 +105,7 @@ class StreamGroup:
         first join."""
         if self._member is None:
             assert self.group.config is not None
-            self._client = KafkaClient(client_config(self.options.consumer))
+            self._client = KafkaClient(self.options.consumer.client)
             planner = self._planner
 
             def counts(topics: Any) -> dict[str, int]:
@@ -242,7 +241,7 @@ def commit_read_range(
             GROUP_AUTHORIZATION_FAILED, naming the group.
     """
     assert group.config is not None
-    with KafkaClient(client_config(options.consumer)) as client:
+    with KafkaClient(options.consumer.client) as client:
         member = GroupMember(group.config, client, lambda topics: {})
         committed = member.fetch_committed([topic_partition]).get(topic_partition)
         if committed is None or committed < end:

@@ -2,9 +2,9 @@
 
 Every option is declared in :mod:`spark_kafka_py.registry` (name, type, default, unit, where it
 applies); this module turns the options of one read into :class:`SourceOptions`, from which
-the client (:func:`~spark_kafka_py.consumer.settings.client_config`), consumer
+the client (:class:`~spark_kafka_py.client.cluster.ClientConfig`), consumer
 (:class:`~spark_kafka_py.consumer.settings.ConsumerSettings`) and group
-(:class:`~spark_kafka_py.consumer.group.coordinator.GroupConfig`) settings are derived, and
+(:class:`~spark_kafka_py.consumer.group.config.GroupConfig`) settings are derived, and
 holds the structured values (subscriptions, JSON offsets) and Spark's cross-option rules.
 
 Option names and meanings follow Spark's built-in Kafka source (Structured Streaming + Kafka
@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from spark_kafka_py.client.cluster import ClientConfig
 from spark_kafka_py.client.security import parse_security_options, redact_options
 from spark_kafka_py.consumer.group.assignors import get_assignor
 from spark_kafka_py.consumer.group.config import GroupConfig
@@ -372,14 +373,18 @@ def _consumer_settings(opts: Mapping[str, str]) -> ConsumerSettings:
     """The honoured ``kafka.*`` settings of ``opts`` (keys lower-cased, prefix kept)."""
     isolation = _value(opts, "kafka.isolation.level")
     kafka = {k[len(KAFKA_PREFIX) :]: v for k, v in opts.items() if k.startswith(KAFKA_PREFIX)}
-    return ConsumerSettings(
-        bootstrap_servers=opts["kafka.bootstrap.servers"],
+    client = ClientConfig.from_bootstrap(
+        opts["kafka.bootstrap.servers"],
         client_id=_value(opts, "kafka.client.id"),
         request_timeout_ms=_value(opts, "kafka.request.timeout.ms"),
         connect_timeout_ms=_value(opts, "kafka.socket.connection.setup.timeout.ms"),
         retry_backoff_ms=_value(opts, "kafka.retry.backoff.ms"),
         reconnect_backoff_ms=_value(opts, "kafka.reconnect.backoff.ms"),
         metadata_max_age_ms=_value(opts, "kafka.metadata.max.age.ms"),
+        security=parse_security_options(kafka),
+    )
+    return ConsumerSettings(
+        client=client,
         default_api_timeout_ms=_value(opts, "kafka.default.api.timeout.ms"),
         fetch_max_bytes=_value(opts, "kafka.fetch.max.bytes"),
         max_partition_fetch_bytes=_value(opts, "kafka.max.partition.fetch.bytes"),
@@ -388,7 +393,6 @@ def _consumer_settings(opts: Mapping[str, str]) -> ConsumerSettings:
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         client_rack=_value(opts, "kafka.client.rack"),
         group_id=_value(opts, "kafka.group.id"),
-        security=parse_security_options(kafka),
     )
 
 
@@ -455,8 +459,8 @@ def _group_options(
         session_timeout_ms=session,
         heartbeat_interval_ms=heartbeat,
         max_poll_interval_ms=_value(opts, "kafka.max.poll.interval.ms"),
-        request_timeout_ms=consumer.request_timeout_ms,
-        retry_backoff_ms=max(1, consumer.retry_backoff_ms),
+        request_timeout_ms=consumer.client.request_timeout_ms,
+        retry_backoff_ms=max(1, consumer.client.retry_backoff_ms),
         default_api_timeout_ms=consumer.default_api_timeout_ms,
         client_rack=consumer.client_rack or None,
     )

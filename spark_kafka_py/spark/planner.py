@@ -22,7 +22,6 @@ from pyspark.sql.datasource import InputPartition
 from spark_kafka_py import errors
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.offsets import list_offsets
-from spark_kafka_py.consumer.settings import client_config
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.protocol.error_codes import raise_for_error
@@ -155,7 +154,7 @@ class Planner:
     def client(self) -> KafkaClient:
         """The Kafka client, created on first use."""
         if self._client is None:
-            self._client = KafkaClient(client_config(self.options.consumer))
+            self._client = KafkaClient(self.options.consumer.client)
         return self._client
 
     def close(self) -> None:
@@ -226,7 +225,7 @@ class Planner:
             retries=self.options.fetch_offset_num_retries,
             retry_interval_ms=self.options.fetch_offset_retry_interval_ms,
             api_timeout_ms=self.options.consumer.default_api_timeout_ms,
-            retry_backoff_ms=self.options.consumer.retry_backoff_ms,
+            retry_backoff_ms=self.options.consumer.client.retry_backoff_ms,
         )
 
     def resolve(

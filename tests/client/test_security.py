@@ -27,7 +27,6 @@ from spark_kafka_py.client.security import (
     ssl_context,
     unsecured_jws,
 )
-from spark_kafka_py.consumer.settings import client_config
 from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaProtocolError
 from spark_kafka_py.protocol.messages.sasl_authenticate import (
     SaslAuthenticateRequest,
@@ -295,13 +294,13 @@ def test_source_options_carry_security_without_showing_it(pki: Pki) -> None:
         "kafka.sasl.jaas.config": jaas(SCRAM_MODULE, username="alice", password=PASSWORD),
     }
     parsed = parse_options({k.lower(): v for k, v in opts.items()}, streaming=False)
-    sec = client_config(parsed.consumer).security
+    sec = parsed.consumer.client.security
     assert sec.protocol == "SASL_SSL" and sec.sasl is not None and sec.ssl is not None
     assert sec.sasl.password == Secret(PASSWORD)
     text = repr(parsed)
     assert PASSWORD not in text and pki.password not in text
     assert parsed.kafka_params["sasl.jaas.config"] == REDACTED
-    assert pickle.loads(pickle.dumps(parsed)).consumer.security == sec
+    assert pickle.loads(pickle.dumps(parsed)).consumer.client.security == sec
 
 
 def test_redact_options() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from spark_kafka_py.client.cluster import ClientConfig
 from spark_kafka_py.consumer import fetcher
 from spark_kafka_py.consumer.fetcher import next_fetch_offset, read_range
 from spark_kafka_py.consumer.settings import ConsumerSettings
@@ -61,7 +62,9 @@ def test_prefetching_read_returns_every_record_once(kafka_bootstrap, new_topic, 
     monkeypatch.setattr(fetcher._Prefetch, "__init__", spy)
     monkeypatch.setattr(fetcher.PartitionFetcher, "prefetch", True)  # off by default
     # ~3 batches per Fetch: about a thousand round trips, all but the first prefetched
-    settings = ConsumerSettings(bootstrap_servers=kafka_bootstrap, max_partition_fetch_bytes=1)
+    settings = ConsumerSettings(
+        ClientConfig.from_bootstrap(kafka_bootstrap), max_partition_fetch_bytes=1
+    )
     tp = TopicPartition(topic, 0)
     got = [v for b in read_range(settings, tp, 0, 3000) for v in b.column("value").to_pylist()]
     assert got == values
@@ -77,7 +80,7 @@ def test_clients_are_pooled_across_reads_and_closed_after_errors(kafka_bootstrap
     fetcher.close_pooled_clients()
     topic = new_topic(partitions=1)
     produce(kafka_bootstrap, topic, [ProducedRecord(key=None, value=b"x", partition=0)] * 10)
-    settings = ConsumerSettings(bootstrap_servers=kafka_bootstrap)
+    settings = ConsumerSettings(ClientConfig.from_bootstrap(kafka_bootstrap))
     tp = TopicPartition(topic, 0)
     assert sum(b.num_rows for b in read_range(settings, tp, 0, 10)) == 10
     (pooled,) = [c for idle in fetcher._pool.values() for _, c in idle]

@@ -99,7 +99,7 @@ def _read(fail_on_data_loss: bool) -> tuple[list[str], _TruncatingLeader]:
                 ),
             ),
         )
-        settings = ConsumerSettings(bootstrap_servers=f"{broker.host}:{broker.port}")
+        settings = ConsumerSettings(ClientConfig.from_bootstrap(f"{broker.host}:{broker.port}"))
         cfg = ClientConfig(bootstrap_servers=((broker.host, broker.port),))
         with KafkaClient(cfg) as client:
             fetcher = PartitionFetcher(

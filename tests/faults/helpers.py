@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.consumer.fetcher import PartitionFetcher
-from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
+from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.testing.faultproxy import FaultProxy
 from spark_kafka_py.testing.tools import ProducedRecord, produce
@@ -77,7 +78,11 @@ def settings_for(bootstrap: str, **kw: int) -> ConsumerSettings:
         "fetch_max_wait_ms": 100,
     }
     base.update(kw)
-    return ConsumerSettings(bootstrap_servers=bootstrap, **base)  # type: ignore[arg-type]
+    client_fields = {f.name for f in dataclasses.fields(ClientConfig)}
+    client = ClientConfig.from_bootstrap(
+        bootstrap, **{k: v for k, v in base.items() if k in client_fields}
+    )
+    return ConsumerSettings(client, **{k: v for k, v in base.items() if k not in client_fields})
 
 
 def fetcher_via(
@@ -88,7 +93,5 @@ def fetcher_via(
     poll_timeout_ms: int = 30_000,
 ) -> tuple[KafkaClient, PartitionFetcher]:
     """A client whose every connection goes through ``proxy`` (or direct), and a fetcher."""
-    client = KafkaClient(
-        client_config(settings), socket_factory=proxy.socket_factory() if proxy else None
-    )
+    client = KafkaClient(settings.client, socket_factory=proxy.socket_factory() if proxy else None)
     return client, PartitionFetcher(client, tp, settings, poll_timeout_ms=poll_timeout_ms)

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.consumer.fetcher import PartitionFetcher
-from spark_kafka_py.consumer.settings import ConsumerSettings, client_config
+from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.protocol.messages.fetch import FetchRequest
 from spark_kafka_py.testing.tools import (
@@ -60,8 +60,10 @@ def test_fetches_from_the_replica_in_the_clients_rack(
     state = wait_for_full_isr(bootstrap, topic)[0]
     follower = next(n for n in state.replicas if n != state.leader)
 
-    settings = ConsumerSettings(bootstrap_servers=bootstrap, client_rack=f"rack{follower}")
-    client = RecordingClient(client_config(settings))
+    settings = ConsumerSettings(
+        ClientConfig.from_bootstrap(bootstrap), client_rack=f"rack{follower}"
+    )
+    client = RecordingClient(settings.client)
     try:
         fetcher = PartitionFetcher(
             client, TopicPartition(topic, 0), settings, poll_timeout_ms=60_000

@@ -88,9 +88,9 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
 def read_values(bootstrap: str, opts: Mapping[str, str], topic: str, n: int = N) -> list[bytes]:
     """Read offsets [0, n) of partition 0 with our fetcher under ``opts``' security."""
     settings = ConsumerSettings(
-        bootstrap_servers=bootstrap,
-        request_timeout_ms=20_000,
-        security=parse_security_options(opts),
+        ClientConfig.from_bootstrap(
+            bootstrap, request_timeout_ms=20_000, security=parse_security_options(opts)
+        )
     )
     out: list[bytes] = []
     for batch in read_range(settings, TopicPartition(topic, 0), 0, n, poll_timeout_ms=30_000):

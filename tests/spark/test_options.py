@@ -107,9 +107,9 @@ def test_kafka_settings_are_honoured() -> None:
         streaming=False,
     )
     assert o.consumer.isolation_level == READ_COMMITTED
-    assert o.consumer.client_id == "me"
+    assert o.consumer.client.client_id == "me"
     assert o.consumer.max_partition_fetch_bytes == 4096
-    assert o.consumer.request_timeout_ms == 1234
+    assert o.consumer.client.request_timeout_ms == 1234
 
 
 def test_offset_dict_is_canonical_and_round_trips() -> None:
