@@ -149,6 +149,7 @@ class _Link:
         self.client = client
         self.upstream: socket.socket | None = None
         self.api_keys: deque[int] = deque()
+        self.api_versions: deque[int] = deque()
         self.done = threading.Event()
         self.stalled = False
 
@@ -187,6 +188,9 @@ class _Link:
                 frame = _read_frame(self.client, self.done)
                 if len(frame) >= 6:
                     self.api_keys.append(struct.unpack_from(">h", frame, 4)[0])
+                    self.api_versions.append(
+                        struct.unpack_from(">h", frame, 6)[0] if len(frame) >= 8 else -1
+                    )
                 if not self.stalled:
                     self.upstream.sendall(frame)
         except (_Stop, OSError):
@@ -198,6 +202,9 @@ class _Link:
             while True:
                 frame = _read_frame(self.upstream, self.done)
                 api_key = self.api_keys.popleft() if self.api_keys else -1
+                api_version = self.api_versions.popleft() if self.api_versions else -1
+                if self.proxy.captured is not None:
+                    self.proxy.captured.append((api_key, api_version, frame))
                 fault = self.proxy._match(api_key)
                 if fault is None:
                     self.client.sendall(frame)
@@ -232,6 +239,8 @@ class FaultProxy:
         port: the port the proxy accepts on.
         faults: the faults in the order they are matched (:meth:`add` appends).
         connections: connections accepted so far.
+        captured: ``None``, or after :meth:`capture` the response frames forwarded since,
+            ``(api_key, api_version, frame)`` as the broker sent them (size prefix included).
 
     Thread-safe; :meth:`close` (or leaving the ``with`` block) stops everything.
     """
@@ -243,6 +252,7 @@ class FaultProxy:
         self.upstream_port = upstream_port
         self.faults: list[Fault] = []
         self.connections = 0
+        self.captured: list[tuple[int, int, bytes]] | None = None
         self._lock = threading.Lock()
         self._links: list[_Link] = []
         self._stopping = threading.Event()
@@ -271,6 +281,15 @@ class FaultProxy:
         with self._lock:
             self.faults.append(fault)
         return fault
+
+    def capture(self) -> list[tuple[int, int, bytes]]:
+        """Keep every response frame from now on, as the broker sent it (before any fault):
+        returns :attr:`captured`, to which ``(api_key, api_version, frame)`` are appended
+        (real broker traffic, e.g. the seeds of ``benchmarks/fuzz.py``)."""
+        with self._lock:
+            if self.captured is None:
+                self.captured = []
+            return self.captured
 
     def clear(self) -> None:
         """Remove every fault (connections already stalled stay stalled)."""
