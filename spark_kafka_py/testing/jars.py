@@ -312,6 +312,34 @@ def _shipped_by_spark(artifact: Artifact, shipped: Iterable[str]) -> bool:
 #: How long a remembered fallback connector version is trusted before Central is asked again.
 _FALLBACK_MEMO_S = 24 * 3600
 
+#: After a failed refresh of a remembered fallback, how long Central is left alone (s): the
+#: lookups of that period use the remembered version without touching the network.
+REFRESH_BACKOFF_S = 3600
+
+#: The clock of the memo and back-off decisions (seconds since the epoch; tests replace it).
+_clock: Callable[[], float] = time.time
+
+
+def _memo_path(installed: str) -> Path:
+    """The file remembering the connector version chosen for pyspark ``installed``."""
+    return cache_dir() / "jars" / f"spark-connector-version-{installed}.txt"
+
+
+def _backoff_path(installed: str) -> Path:
+    """The back-off marker of a failed refresh for pyspark ``installed``: JSON
+    ``{"failed_at": <seconds since the epoch>, "error": <message>}``."""
+    return cache_dir() / "jars" / f"spark-connector-version-{installed}.refresh-failed.json"
+
+
+def _backing_off(marker: Path, now: float) -> bool:
+    """Whether ``marker`` records a failed refresh less than :data:`REFRESH_BACKOFF_S` ago (an
+    unreadable marker counts as none: the next lookup asks Central and rewrites it)."""
+    try:
+        failed_at = float(json.loads(marker.read_text(encoding="utf-8"))["failed_at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return 0 <= now - failed_at < REFRESH_BACKOFF_S
+
 
 def _connector_version(installed: str) -> str:
     """The spark-sql-kafka version to use with pyspark ``installed``.
@@ -322,16 +350,29 @@ def _connector_version(installed: str) -> str:
     can reach PyPI before, or without, Spark's jars reaching Central). The choice is remembered
     in the cache: the installed version for good; a fallback for a day only, after which Central
     is asked again (a newer fallback, or the installed version, may have been published: the
-    4.0.0 fallback of PySpark 4.3.0 could not stream, 4.2.0 can). Without network the
-    remembered fallback is kept.
+    4.0.0 fallback of PySpark 4.3.0 could not stream, 4.2.0 can).
+
+    When that refresh fails (no network), the remembered fallback is kept and the failure is
+    remembered too (a back-off marker with its time, see :func:`_backoff_path`): for
+    :data:`REFRESH_BACKOFF_S` the lookups use the remembered fallback without contacting
+    Central, so a machine without network pays the failed request once per back-off period,
+    not on every lookup. A successful refresh removes the marker.
+
+    Raises:
+        JarResolutionError: Central cannot be read and no version is remembered, or no
+            connector release fits ``installed``.
     """
     override = os.environ.get("SPARK_KAFKA_PY_CONNECTOR_VERSION")
     if override:
         return override
-    memo = cache_dir() / "jars" / f"spark-connector-version-{installed}.txt"
+    memo = _memo_path(installed)
+    backoff = _backoff_path(installed)
     remembered = memo.read_text(encoding="utf-8").strip() if memo.is_file() else None
+    now = _clock()
     if remembered is not None and (
-        remembered == installed or time.time() - memo.stat().st_mtime < _FALLBACK_MEMO_S
+        remembered == installed
+        or now - memo.stat().st_mtime < _FALLBACK_MEMO_S
+        or _backing_off(backoff, now)
     ):
         return remembered
     try:
@@ -340,9 +381,11 @@ def _connector_version(installed: str) -> str:
         versions &= set(
             _central_versions("org.apache.spark", "spark-token-provider-kafka-0-10_2.13")
         )
-    except JarResolutionError:
+    except JarResolutionError as exc:
         if remembered is None:
             raise
+        backoff.parent.mkdir(parents=True, exist_ok=True)
+        backoff.write_text(json.dumps({"failed_at": now, "error": str(exc)}), encoding="utf-8")
         return remembered
     chosen = _pick_version(installed, versions)
     if chosen != installed:
@@ -353,6 +396,7 @@ def _connector_version(installed: str) -> str:
         )
     memo.parent.mkdir(parents=True, exist_ok=True)
     memo.write_text(chosen, encoding="utf-8")
+    backoff.unlink(missing_ok=True)
     return chosen
 
 

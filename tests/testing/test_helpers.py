@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,8 @@ def test_connector_fallback_is_asked_again_after_a_day(
     os.utime(memo, (day_old, day_old))
     central["down"] = True
     assert jars._connector_version("4.3.0") == "4.0.0"  # no network: the remembered one
+    # A failed refresh backs off (tests/testing/test_jars.py): let the back-off pass.
+    monkeypatch.setattr(jars, "_clock", lambda: time.time() + jars.REFRESH_BACKOFF_S)
     central["down"] = False
     with pytest.warns(UserWarning, match="using 4.2.0"):
         assert jars._connector_version("4.3.0") == "4.2.0"  # a newer fallback was published

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from spark_kafka_py.testing import jars as jars_module
 from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.jars import kafka_jars, spark_kafka_connector_jars
 from spark_kafka_py.testing.tools import (
@@ -40,12 +41,27 @@ def _records(n: int, partitions: int) -> list[ProducedRecord]:
     return out
 
 
-def test_jars_are_cached() -> None:
-    kafka_jars()  # warm the cache (a cold call downloads with Maven)
-    started = time.monotonic()
+def test_jars_are_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Warm the cache (a cold call downloads with Maven; the connector version may be looked
+    # up on Maven Central, or a failed look-up remembered).
+    kafka_jars()
+    spark_kafka_connector_jars()
+    network: list[object] = []
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        network.append(args)
+        raise OSError("network disabled in this test")
+
+    def no_maven(*args: object, **kwargs: object) -> None:
+        network.append(args)
+        raise AssertionError(f"Maven was run for cached jars: {args}")
+
+    # Cached look-ups run no Maven and ask no Maven Central (whatever time they take).
+    monkeypatch.setattr(jars_module.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(jars_module.subprocess, "run", no_maven)
     jars = kafka_jars()
     connector = spark_kafka_connector_jars()
-    assert time.monotonic() - started < 1.0
+    assert network == []
     names = {p.name for p in jars}
     assert "kafka_2.13-4.3.0.jar" in names
     assert "kafka-tools-4.3.0.jar" in names
