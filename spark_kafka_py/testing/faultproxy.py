@@ -16,7 +16,20 @@ size prefix included, were forwarded):
 * ``"stall"``: forward nothing more on this connection, ever (until the client gives up or
   the proxy stops): a broker that accepts and never answers;
 * ``"flip"``: XOR the byte at offset ``after_bytes`` of the frame with ``0xFF`` and forward
-  the whole frame (bit rot on the wire, for CRC checks).
+  the whole frame (bit rot on the wire, for CRC checks);
+* ``"rewrite"``: send ``Fault.rewrite(frame, request)`` instead of the frame and go on
+  forwarding (a hostile broker, or a man in the middle on a plaintext listener). The rewrites
+  below are written against the real response the broker sent, located with our own response
+  schemas (:mod:`spark_kafka_py.protocol.messages`):
+
+  - :func:`inflate_frame_size`: the size prefix claims more bytes than follow;
+  - :func:`truncate_body`: the body cut short, the size prefix matching the cut body;
+  - :func:`set_length`: one length or count field (a string, bytes, records or array, named
+    as in our schemas, e.g. ``"FetchableTopicResponse.partitions"``) replaced, e.g. by
+    ``2**31 - 1``;
+  - :func:`replace_correlation_id`: a correlation id the client never sent;
+  - :func:`edit_response`: the response decoded, changed by a function and encoded again
+    (e.g. a Fetch response for a partition that was not asked for).
 
 Two ways to put it in front of a broker:
 
@@ -24,6 +37,10 @@ Two ways to put it in front of a broker:
   :class:`~spark_kafka_py.client.cluster.KafkaClient` that sends *every* connection (bootstrap
   and the brokers the metadata names) through the proxy: for one-broker clusters, no broker
   configuration needed;
+* ``FaultProxy(..., advertise=True)`` rewrites every Metadata response so that each broker it
+  lists is at the proxy's address: clients given only ``proxy.address`` as bootstrap server
+  (Spark's ``kafka.bootstrap.servers``, in any process) then connect through the proxy. For
+  one-broker clusters (every node id is sent to the same upstream broker);
 * or start a broker whose ``advertised.listeners`` names the proxy's port (bind the proxy
   first with ``FaultProxy(upstream_port=..., listen_port=0)`` and read :attr:`port`).
 
@@ -42,6 +59,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
 import struct
 import threading
@@ -49,22 +67,71 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["FETCH_KEY", "METADATA_KEY", "Action", "Fault", "FaultProxy"]
+from spark_kafka_py.protocol.framing import response_header_version
+from spark_kafka_py.protocol.messages import REQUEST_TYPES
+from spark_kafka_py.protocol.primitives import Reader, Writer
+from spark_kafka_py.protocol.schema import decode, encode
+
+__all__ = [
+    "FETCH_KEY",
+    "METADATA_KEY",
+    "Action",
+    "Fault",
+    "FaultProxy",
+    "RequestHeader",
+    "Rewrite",
+    "edit_response",
+    "inflate_frame_size",
+    "replace_correlation_id",
+    "set_length",
+    "truncate_body",
+]
 
 #: Kafka API keys (``FetchRequest.json`` 1, ``MetadataRequest.json`` 3, ApiVersions 18).
 FETCH_KEY = 1
 METADATA_KEY = 3
 API_VERSIONS_KEY = 18
 
-Action = Literal["reset", "close", "stall", "flip"]
+Action = Literal["reset", "close", "stall", "flip", "rewrite"]
 
 _SIZE = struct.Struct(">i")
 #: Largest frame the proxy buffers (bytes); Kafka's own ``socket.request.max.bytes`` default.
 MAX_FRAME_BYTES = 100 * 1024 * 1024
 #: Socket timeout of the proxy's blocking I/O (s): threads wake this often to check for stop.
 _POLL_S = 0.2
+_INT32_MAX = 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHeader:
+    """What the proxy read from the header of the request a response answers.
+
+    Attributes:
+        api_key: e.g. 1 (Fetch); -1 when the request frame was too short to tell.
+        api_version: the request's version; -1 when unknown.
+        correlation_id: the id the client sent; -1 when unknown.
+    """
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+
+    @classmethod
+    def parse(cls, frame: bytes) -> RequestHeader:
+        """From a request frame (size prefix included): ``api_key:int16 api_version:int16
+        correlation_id:int32`` after the size (Kafka's ``RequestHeader``, every version)."""
+        if len(frame) < 12:
+            return cls(struct.unpack_from(">h", frame, 4)[0] if len(frame) >= 6 else -1, -1, -1)
+        api_key, api_version, correlation_id = struct.unpack_from(">hhi", frame, 4)
+        return cls(api_key, api_version, correlation_id)
+
+
+#: ``rewrite(frame, request) -> bytes``: what to send instead of the response ``frame`` (size
+#: prefix included) that answers ``request``; the result is sent as is (it is the whole frame,
+#: size prefix included, and may lie about its size).
+Rewrite = Callable[[bytes, RequestHeader], bytes]
 
 
 @dataclass
@@ -80,7 +147,12 @@ class Fault:
             response, before three empty tagged-field sections).
         times: how many matching responses to hit (``-1``: all of them, forever).
         skip: matching responses to let through untouched before the first hit.
+        rewrite: for ``"rewrite"``, what to send instead (see :data:`Rewrite` and the
+            rewrites of this module).
         fired: how many times it was applied (read it to check that a test really hit it).
+
+    Raises:
+        ValueError: ``"rewrite"`` without ``rewrite``, or ``rewrite`` with another action.
     """
 
     action: Action
@@ -88,7 +160,12 @@ class Fault:
     after_bytes: int = 0
     times: int = 1
     skip: int = 0
+    rewrite: Rewrite | None = None
     fired: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        if (self.action == "rewrite") != (self.rewrite is not None):
+            raise ValueError("a Fault has a rewrite function if and only if its action is rewrite")
 
     def _take(self, api_key: int) -> bool:
         if self.api_key is not None and api_key != self.api_key:
@@ -148,8 +225,7 @@ class _Link:
         self.proxy = proxy
         self.client = client
         self.upstream: socket.socket | None = None
-        self.api_keys: deque[int] = deque()
-        self.api_versions: deque[int] = deque()
+        self.requests: deque[RequestHeader] = deque()
         self.done = threading.Event()
         self.stalled = False
 
@@ -187,10 +263,7 @@ class _Link:
             while True:
                 frame = _read_frame(self.client, self.done)
                 if len(frame) >= 6:
-                    self.api_keys.append(struct.unpack_from(">h", frame, 4)[0])
-                    self.api_versions.append(
-                        struct.unpack_from(">h", frame, 6)[0] if len(frame) >= 8 else -1
-                    )
+                    self.requests.append(RequestHeader.parse(frame))
                 if not self.stalled:
                     self.upstream.sendall(frame)
         except (_Stop, OSError):
@@ -201,13 +274,18 @@ class _Link:
         try:
             while True:
                 frame = _read_frame(self.upstream, self.done)
-                api_key = self.api_keys.popleft() if self.api_keys else -1
-                api_version = self.api_versions.popleft() if self.api_versions else -1
+                request = self.requests.popleft() if self.requests else RequestHeader(-1, -1, -1)
+                api_key = request.api_key
                 if self.proxy.captured is not None:
-                    self.proxy.captured.append((api_key, api_version, frame))
+                    self.proxy.captured.append((api_key, request.api_version, frame))
+                if self.proxy.advertise and api_key == METADATA_KEY:
+                    frame = self.proxy._advertise(frame, request)
                 fault = self.proxy._match(api_key)
                 if fault is None:
                     self.client.sendall(frame)
+                    continue
+                if fault.rewrite is not None:
+                    self.client.sendall(fault.rewrite(frame, request))
                     continue
                 if fault.action == "flip":
                     mutated = bytearray(frame)
@@ -225,6 +303,9 @@ class _Link:
                 return
         except (_Stop, OSError):
             pass
+        except Exception as exc:  # a rewrite that does not fit the response: the test's bug
+            with self.proxy._lock:
+                self.proxy.errors.append(exc)
         self.close()
 
 
@@ -234,6 +315,8 @@ class FaultProxy:
     Args:
         upstream_host, upstream_port: the real broker (loopback).
         listen_port: port to listen on (0: a free one; see :attr:`port`).
+        advertise: rewrite Metadata responses so that every broker is at this proxy
+            (one-broker clusters; see the module docstring).
 
     Attributes:
         port: the port the proxy accepts on.
@@ -241,11 +324,20 @@ class FaultProxy:
         connections: connections accepted so far.
         captured: ``None``, or after :meth:`capture` the response frames forwarded since,
             ``(api_key, api_version, frame)`` as the broker sent them (size prefix included).
+        errors: exceptions raised by rewrite functions (the connection was then closed);
+            a test using rewrites should check it is empty.
 
     Thread-safe; :meth:`close` (or leaving the ``with`` block) stops everything.
     """
 
-    def __init__(self, upstream_host: str, upstream_port: int, *, listen_port: int = 0) -> None:
+    def __init__(
+        self,
+        upstream_host: str,
+        upstream_port: int,
+        *,
+        listen_port: int = 0,
+        advertise: bool = False,
+    ) -> None:
         if upstream_host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"FaultProxy forwards on loopback only, not to {upstream_host!r}")
         self.upstream_host = upstream_host
@@ -253,6 +345,8 @@ class FaultProxy:
         self.faults: list[Fault] = []
         self.connections = 0
         self.captured: list[tuple[int, int, bytes]] | None = None
+        self.advertise = advertise
+        self.errors: list[BaseException] = []
         self._lock = threading.Lock()
         self._links: list[_Link] = []
         self._stopping = threading.Event()
@@ -315,6 +409,17 @@ class FaultProxy:
 
         return connect
 
+    def _advertise(self, frame: bytes, request: RequestHeader) -> bytes:
+        """A Metadata response frame with every broker at ``127.0.0.1:<port>``."""
+
+        def here(response: Any) -> Any:
+            brokers = tuple(
+                dataclasses.replace(b, host="127.0.0.1", port=self.port) for b in response.brokers
+            )
+            return dataclasses.replace(response, brokers=brokers)
+
+        return edit_response(here)(frame, request)
+
     def _match(self, api_key: int) -> Fault | None:
         with self._lock:
             for fault in self.faults:
@@ -359,3 +464,166 @@ class FaultProxy:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+# -- response rewrites ------------------------------------------------------------------------
+
+
+def _frame(payload: bytes | bytearray) -> bytes:
+    return _SIZE.pack(len(payload)) + bytes(payload)
+
+
+def _body_start(payload: bytes, request: RequestHeader) -> tuple[type, int]:
+    """``(response type, offset of the body in payload)`` for the response to ``request``."""
+    request_type = REQUEST_TYPES.get(request.api_key)
+    if request_type is None:
+        raise ValueError(f"no schema for API key {request.api_key}: cannot locate fields")
+    reader = Reader(payload)
+    reader.int32("correlation_id")
+    if response_header_version(request_type, request.api_version) >= 1:
+        reader.skip_tagged_fields("response header tagged fields")
+    return request_type.response_type, reader.position
+
+
+class _LocatingReader(Reader):
+    """A :class:`Reader` noting where each length or count prefix starts: ``(field, offset,
+    encoding)`` with encoding ``"int16"``, ``"int32"`` or ``"uvarint"`` (compact, N+1)."""
+
+    __slots__ = ("lengths",)
+
+    def __init__(self, data: bytes, start: int) -> None:
+        super().__init__(data, start)
+        self.lengths: list[tuple[str, int, str]] = []
+
+    def _note(self, field: str, encoding: str) -> None:
+        self.lengths.append((field, self.position, encoding))
+
+    def array_length(
+        self, field: str = "array", *, compact: bool, nullable: bool, min_item_size: int = 1
+    ) -> int | None:
+        self._note(field, "uvarint" if compact else "int32")
+        return super().array_length(
+            field, compact=compact, nullable=nullable, min_item_size=min_item_size
+        )
+
+    def string(self, field: str = "string") -> str:
+        self._note(field, "int16")
+        return super().string(field)
+
+    def nullable_string(self, field: str = "string") -> str | None:
+        self._note(field, "int16")
+        return super().nullable_string(field)
+
+    def compact_string(self, field: str = "string") -> str:
+        self._note(field, "uvarint")
+        return super().compact_string(field)
+
+    def compact_nullable_string(self, field: str = "string") -> str | None:
+        self._note(field, "uvarint")
+        return super().compact_nullable_string(field)
+
+    def bytes(self, field: str = "bytes") -> memoryview:
+        self._note(field, "int32")
+        return super().bytes(field)
+
+    def nullable_bytes(self, field: str = "bytes") -> memoryview | None:
+        self._note(field, "int32")
+        return super().nullable_bytes(field)
+
+    def compact_bytes(self, field: str = "bytes") -> memoryview:
+        self._note(field, "uvarint")
+        return super().compact_bytes(field)
+
+    def compact_nullable_bytes(self, field: str = "bytes") -> memoryview | None:
+        self._note(field, "uvarint")
+        return super().compact_nullable_bytes(field)
+
+
+def inflate_frame_size(by: int) -> Rewrite:
+    """The size prefix claims ``by`` more bytes than the frame has (capped at ``2**31 - 1``);
+    the frame itself is forwarded unchanged, so the client waits for bytes that never come
+    (or, above its frame limit, rejects the size at once)."""
+
+    def rewrite(frame: bytes, request: RequestHeader) -> bytes:
+        (size,) = _SIZE.unpack_from(frame)
+        return _SIZE.pack(min(size + by, _INT32_MAX)) + frame[4:]
+
+    return rewrite
+
+
+def truncate_body(keep: int) -> Rewrite:
+    """The response cut to its first ``keep`` bytes after the size prefix (negative: all but
+    the last ``-keep``), with a size prefix that matches the cut: a well-framed response whose
+    fields end early."""
+
+    def rewrite(frame: bytes, request: RequestHeader) -> bytes:
+        return _frame(frame[4:][:keep])
+
+    return rewrite
+
+
+def replace_correlation_id(correlation_id: int | None = None) -> Rewrite:
+    """The response header carries ``correlation_id`` (default: the id sent plus ``2**30``,
+    modulo ``2**31``, an id the client has not used) instead of the one the client sent."""
+
+    def rewrite(frame: bytes, request: RequestHeader) -> bytes:
+        new = correlation_id
+        if new is None:
+            new = (request.correlation_id + (1 << 30)) & _INT32_MAX
+        return frame[:4] + struct.pack(">i", new) + frame[8:]
+
+    return rewrite
+
+
+def set_length(field: str, value: int, *, occurrence: int = 0) -> Rewrite:
+    """The length or count prefix of a string, bytes, records or array field replaced by
+    ``value`` (``-1``: null), everything else left as the broker sent it.
+
+    Args:
+        field: the field as our schemas name it, ``<Struct>.<field>``: e.g.
+            ``"FetchResponse.responses"``, ``"FetchableTopicResponse.partitions"``,
+            ``"FetchableTopicResponse.topic"``, ``"PartitionData.records"``.
+        value: the count or length to claim, e.g. ``2**31 - 1``; written in the field's own
+            encoding (int16, int32, or compact ``N+1`` unsigned varint).
+        occurrence: which occurrence of the field in the response (0: the first).
+
+    The rewrite raises ``ValueError`` (recorded in :attr:`FaultProxy.errors`) when the response
+    has no such field or ``value`` does not fit its encoding.
+    """
+
+    def rewrite(frame: bytes, request: RequestHeader) -> bytes:
+        payload = frame[4:]
+        response_type, start = _body_start(payload, request)
+        reader = _LocatingReader(payload, start)
+        decode(response_type, reader, request.api_version)
+        hits = [(pos, enc) for name, pos, enc in reader.lengths if name == field]
+        if len(hits) <= occurrence:
+            raise ValueError(f"{response_type.__name__} has no occurrence {occurrence} of {field}")
+        pos, encoding = hits[occurrence]
+        if encoding == "uvarint":
+            old = Reader(payload, pos)
+            old.uvarint(field)
+            width = old.position - pos
+            w = Writer()
+            w.uvarint(value + 1, field)
+            new = w.getvalue()
+        else:
+            width = 2 if encoding == "int16" else 4
+            new = struct.pack(">h" if width == 2 else ">i", value)
+        return _frame(payload[:pos] + new + payload[pos + width :])
+
+    return rewrite
+
+
+def edit_response(edit: Callable[[Any], Any]) -> Rewrite:
+    """The response decoded with our schema, passed to ``edit`` (which returns the message to
+    send, e.g. a ``dataclasses.replace`` of it) and encoded again at the same version, behind
+    the original response header (unknown tagged fields are dropped)."""
+
+    def rewrite(frame: bytes, request: RequestHeader) -> bytes:
+        payload = frame[4:]
+        response_type, start = _body_start(payload, request)
+        response = decode(response_type, Reader(payload, start), request.api_version)
+        return _frame(payload[:start] + encode(edit(response), request.api_version))
+
+    return rewrite
