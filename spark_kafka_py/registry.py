@@ -324,7 +324,12 @@ OPTIONS: tuple[Option, ...] = (
     _opt("kafka.sasl.oauthbearer.token.provider", "string", None,
          "`module:function` returning a token", {SECURITY}, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token.endpoint.url", "string", None,
-         "OAuth token endpoint for the client-credentials grant (KIP-768)", {SECURITY}),
+         "OAuth token endpoint for the client-credentials grant (KIP-768): `https://` (or "
+         "listed in the next option), or `file:`; redirects are refused", {SECURITY}),
+    _opt("kafka.sasl.oauthbearer.allowed.urls", "list", None,
+         "token endpoint URLs allowed, comma-separated (Kafka's JVM system property "
+         "`org.apache.kafka.sasl.oauthbearer.allowed.urls` as an option); needed for an "
+         "`http://` endpoint", {SECURITY}, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.scope.claim.name", "string", None,
          "accepted for Java configurations, not used", {SECURITY}, spark="no effect"),
     _opt("kafka.sasl.login.callback.handler.class", "string", None,

@@ -9,23 +9,36 @@ connection unless the client authenticates again on it.
 
 Mechanisms are sans-I/O: :class:`SaslMechanism` turns server tokens into client tokens.
 
-- PLAIN: RFC 4616 (``authzid NUL authcid NUL passwd``).
+- PLAIN: RFC 4616 (``authzid NUL authcid NUL passwd``). The server sends nothing back (Kafka's
+  ``PlainSaslServer`` answers an empty token); whatever it sends is ignored, as the Java
+  client does.
 - SCRAM-SHA-256 / SCRAM-SHA-512: RFC 5802 and RFC 7677, as Kafka implements them (KIP-84): no
-  channel binding (``n,,``), the password's UTF-8 bytes, at least 4096 iterations; the
+  channel binding (``n,,``), the password's UTF-8 bytes, 4096 to 16384 iterations; the
   server's signature is verified before the connection is used.
 - OAUTHBEARER: RFC 7628 client response ``n,,^Aauth=Bearer <token>^A[key=value^A]^A``
   (KIP-255, extensions KIP-342); the token comes from a static option, a user function, the
   client-credentials flow (KIP-768) or, for tests, an unsecured JWS.
+
+Everything a broker or a token endpoint sends is parsed strictly and within bounds: a malformed
+server token raises :class:`~spark_kafka_py.errors.KafkaProtocolError`, a refusal
+:class:`~spark_kafka_py.errors.KafkaApiError` SASL_AUTHENTICATION_FAILED, never a bare Python
+exception; text a peer sends reaches exception messages only as printable, length-bounded
+excerpts (:func:`printable_excerpt`), and nothing a token endpoint answers is shown beyond its
+HTTP status and a standard OAuth error code (its error body may echo the client secret).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
+import http.client
 import importlib
 import json
 import logging
+import math
+import re
 import secrets
 import threading
 import time
@@ -36,6 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spark_kafka_py.client.security import SaslConfig, unsecured_jws
+from spark_kafka_py.client.security.oauth import TOKEN_ENDPOINT_OPTION, display_url
 from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaProtocolError
 from spark_kafka_py.protocol.error_codes import (
     SASL_AUTHENTICATION_FAILED,
@@ -55,19 +69,69 @@ from spark_kafka_py.protocol.schema import Request
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "OAUTH_MAX_RESPONSE_BYTES",
+    "SCRAM_MAX_ITERATIONS",
+    "SCRAM_MAX_MESSAGE_BYTES",
+    "SCRAM_MAX_SALT_BYTES",
+    "SCRAM_MIN_ITERATIONS",
     "OAuthBearer",
     "Plain",
     "SaslMechanism",
     "Scram",
     "authenticate",
     "mechanism_for",
+    "oauth_token",
+    "printable_excerpt",
 ]
 
-#: Kafka's minimum SCRAM iteration count (``ScramMechanism.minIterations``).
+#: Kafka's SCRAM iteration bounds: ``ScramMechanism`` gives both SCRAM-SHA-256 and
+#: SCRAM-SHA-512 ``minIterations`` 4096 and ``maxIterations`` 16384, and Kafka's tools create
+#: credentials only within them (``kafka-configs``/``kafka-storage --add-scram`` refuse other
+#: counts), so a broker never asks for more. The Java client checks only the minimum
+#: (``ScramSaslClient``); we check both, so a hostile broker cannot keep a thread in PBKDF2
+#: (``i=2147483647`` takes minutes, ``i=10**20`` does not fit a C long).
 SCRAM_MIN_ITERATIONS = 4096
+SCRAM_MAX_ITERATIONS = 16384
+#: Largest SCRAM server message parsed, bytes. Kafka's server-first-message is about 150 bytes
+#: (our 44-character nonce, the server's nonce, a 26-byte salt, ``i=4096``); RFC 5802 sets no
+#: bound, this one leaves room for optional extensions.
+SCRAM_MAX_MESSAGE_BYTES = 4096
+#: Largest salt accepted, bytes after base64 decoding (Kafka's ``ScramFormatter`` salts are
+#: about 26 bytes).
+SCRAM_MAX_SALT_BYTES = 1024
+#: Largest OAUTHBEARER server error (RFC 7628 section 3.2.2 JSON), bytes; Kafka's broker sends
+#: ``{"status":"invalid_token"}`` and at most a scope and a discovery URL besides.
+OAUTH_MAX_SERVER_ERROR_BYTES = 16384
+#: Largest token endpoint answer read, bytes (RFC 6749 sets no bound; an access token is a
+#: few KiB, and a broker refuses SASL tokens above its ``sasl.server.max.receive.size``,
+#: 512 KiB by default).
+OAUTH_MAX_RESPONSE_BYTES = 1 << 20
+#: Longest excerpt of peer-sent text in an exception message, characters.
+MAX_PEER_TEXT_CHARS = 256
+#: How many of the broker's enabled mechanisms an UNSUPPORTED_SASL_MECHANISM message lists.
+_MAX_MECHANISMS_SHOWN = 10
 
 #: ``exchange(request) -> response``: sends one request on the connection being set up.
 Exchange = Callable[[Request], Any]
+
+
+def printable_excerpt(text: str, limit: int = MAX_PEER_TEXT_CHARS) -> str:
+    """``text`` (sent by a peer) as it may appear in an exception message.
+
+    Characters that are not printable (control characters, terminal escapes, bidirectional
+    overrides) appear as Python escapes (``\\x1b``); the result is cut at ``limit``
+    characters, saying how many characters were left out. Costs O(``limit``) whatever the
+    length of ``text``.
+    """
+    out: list[str] = []
+    size = 0
+    for index, char in enumerate(text):
+        piece = char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        if size + len(piece) > limit:
+            return "".join(out) + f"...({len(text) - index} more characters)"
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)
 
 
 class SaslMechanism:
@@ -108,6 +172,8 @@ class Plain(SaslMechanism):
         return self._token
 
     def respond(self, challenge: bytes) -> bytes | None:
+        """Ends the exchange. Kafka's broker sends an empty token; any other is ignored, as the
+        Java client (whose PLAIN client is complete after its one token) ignores it."""
         self._done = True
         return None
 
@@ -125,8 +191,28 @@ def _scram_name(username: str) -> str:
     return username.replace("=", "=3D").replace(",", "=2C")
 
 
+#: RFC 5802 section 7 ``printable``: the characters of a nonce (ASCII 0x21-0x7E but ",").
+_SCRAM_NONCE = re.compile(r"[\x21-\x2b\x2d-\x7e]+")
+#: RFC 5802 ``posit-number``: a decimal without a leading zero (ASCII digits only; Python's
+#: ``int`` would also take signs, spaces, underscores and non-ASCII digits).
+_POSIT_NUMBER = re.compile(r"[1-9][0-9]*")
+#: The attribute names RFC 5802 defines; an extension may not reuse one.
+_SCRAM_ATTRIBUTES = frozenset("aceimnprsv")
+
+
 class Scram(SaslMechanism):
     """SCRAM-SHA-256 / SCRAM-SHA-512 client (RFC 5802, RFC 7677; Kafka KIP-84).
+
+    The server's messages are parsed per RFC 5802 section 7::
+
+        server-first-message = [m=ext,] r=nonce, s=base64-salt, i=iterations [,x=ext ...]
+        server-final-message = (e=error / v=base64-signature) [,x=ext ...]
+
+    every attribute a single ASCII letter, ``=`` and a value; the nonce must extend ours with
+    printable ASCII, the salt is 1 to :data:`SCRAM_MAX_SALT_BYTES` bytes, the iteration count a
+    plain decimal from :data:`SCRAM_MIN_ITERATIONS` to :data:`SCRAM_MAX_ITERATIONS`, and each
+    message at most :data:`SCRAM_MAX_MESSAGE_BYTES` bytes of UTF-8. Unknown optional
+    extensions are ignored; a mandatory one (``m=``) fails, as RFC 5802 requires.
 
     Args:
         mechanism: ``"SCRAM-SHA-256"`` or ``"SCRAM-SHA-512"``.
@@ -155,58 +241,82 @@ class Scram(SaslMechanism):
     def _bad(self, what: str) -> KafkaProtocolError:
         return KafkaProtocolError(f"{self.name}: malformed server message: {what}")
 
-    @staticmethod
-    def _attributes(message: str) -> dict[str, str]:
-        out = {}
+    def _attributes(self, message: str) -> list[tuple[str, str]]:
+        """``[(name, value)]`` of ``a=value,b=value...`` in order (RFC 5802 ``attr-val``).
+
+        Raises:
+            KafkaProtocolError: a part that is not one ASCII letter, ``=`` and a value.
+        """
+        out = []
         for part in message.split(","):
-            key, sep, value = part.partition("=")
-            if sep and len(key) == 1:
-                out.setdefault(key, value)
+            if len(part) < 2 or part[1] != "=" or not (part[0].isascii() and part[0].isalpha()):
+                raise self._bad(
+                    f"attribute {printable_excerpt(part, 40)!r} is not <letter>=<value> "
+                    "(RFC 5802 section 7)"
+                )
+            out.append((part[0], part[2:]))
         return out
 
+    def _extensions(self, attrs: list[tuple[str, str]]) -> None:
+        """Optional extensions after the defined attributes: ignored, unless they reuse a name
+        RFC 5802 defines (a second ``v=``, an ``e=`` after the verifier...)."""
+        for name, _ in attrs:
+            if name in _SCRAM_ATTRIBUTES:
+                raise self._bad(f"attribute {name}= out of place (RFC 5802 section 7)")
+
+    def _server_error(self, value: str) -> KafkaApiError:
+        """``e=server-error-value``: the broker refused the authentication."""
+        if not value or "=" in value:
+            raise self._bad(
+                f"error (e=) {printable_excerpt(value, 40)!r} is not a server-error-value"
+            )
+        return _auth_failed(self.name, f"server error: {printable_excerpt(value)}")
+
     def respond(self, challenge: bytes) -> bytes | None:
+        if len(challenge) > SCRAM_MAX_MESSAGE_BYTES:
+            raise self._bad(
+                f"{len(challenge)} bytes, more than the {SCRAM_MAX_MESSAGE_BYTES} bytes a SCRAM "
+                "server message may have here"
+            )
         try:
             text = challenge.decode("utf-8")
         except UnicodeDecodeError:
             raise self._bad("not UTF-8") from None
-        attrs = self._attributes(text)
-        if "e" in attrs:
-            raise _auth_failed(self.name, f"server error: {attrs['e']}")
         if self._state == "first":
-            return self._client_final(text, attrs)
+            return self._client_final(text)
         if self._state == "final":
-            if "v" not in attrs:
-                raise self._bad("server-final-message has no verifier (v=)")
-            try:
-                signature = base64.b64decode(attrs["v"], validate=True)
-            except ValueError:
-                raise self._bad("server signature is not base64") from None
-            assert self._server_signature is not None
-            if not hmac.compare_digest(signature, self._server_signature):
-                raise _auth_failed(
-                    self.name,
-                    "the broker's server signature is wrong: it does not know this user's "
-                    "credentials (a man in the middle, or a broker with another user store)",
-                )
+            self._check_server_final(text)
             self._state = "done"
             return None
         raise self._bad(f"unexpected message in state {self._state}")
 
-    def _client_final(self, server_first: str, attrs: dict[str, str]) -> bytes:
-        nonce, salt_b64, iterations_text = attrs.get("r"), attrs.get("s"), attrs.get("i")
-        if nonce is None or salt_b64 is None or iterations_text is None:
-            raise self._bad("server-first-message lacks r=, s= or i=")
+    def _client_final(self, server_first: str) -> bytes:
+        attrs = self._attributes(server_first)
+        if attrs[0][0] == "e":
+            raise self._server_error(attrs[0][1])
+        if attrs[0][0] == "m":
+            raise self._bad(
+                "the server requires a mandatory extension (m=), which this client does not "
+                "support (RFC 5802 section 5.1)"
+            )
+        if [name for name, _ in attrs[:3]] != ["r", "s", "i"]:
+            names = ", ".join(f"{name}=" for name, _ in attrs[:5])
+            raise self._bad(
+                f"server-first-message must start with r=, s=, i= (RFC 5802 section 7), got {names}"
+            )
+        self._extensions(attrs[3:])
+        nonce, salt_b64, iterations_text = (value for _, value in attrs[:3])
+        if not _SCRAM_NONCE.fullmatch(nonce):
+            raise self._bad("server nonce is not printable ASCII (RFC 5802 section 7)")
         if not nonce.startswith(self._nonce) or len(nonce) <= len(self._nonce):
             raise self._bad("server nonce does not extend the client nonce")
         try:
             salt = base64.b64decode(salt_b64, validate=True)
-            iterations = int(iterations_text)
-        except ValueError:
-            raise self._bad("bad salt or iteration count") from None
-        if iterations < SCRAM_MIN_ITERATIONS:
-            raise self._bad(
-                f"iteration count {iterations} is below the minimum {SCRAM_MIN_ITERATIONS}"
-            )
+        except (binascii.Error, ValueError):
+            raise self._bad("salt (s=) is not base64") from None
+        if not 0 < len(salt) <= SCRAM_MAX_SALT_BYTES:
+            raise self._bad(f"salt (s=) is {len(salt)} bytes, expected 1 to {SCRAM_MAX_SALT_BYTES}")
+        iterations = self._iterations(iterations_text)
         salted = hashlib.pbkdf2_hmac(self._hash_name, self._password, salt, iterations)
         client_key = hmac.new(salted, b"Client Key", self._hash).digest()
         stored_key = self._hash(client_key).digest()
@@ -219,6 +329,54 @@ class Scram(SaslMechanism):
         self._state = "final"
         return f"{without_proof},p={base64.b64encode(proof).decode('ascii')}".encode()
 
+    def _iterations(self, text: str) -> int:
+        """The ``i=`` count, checked against Kafka's bounds before any PBKDF2 work."""
+        if not _POSIT_NUMBER.fullmatch(text):
+            raise self._bad(
+                f"iteration count {printable_excerpt(text, 40)!r} is not a decimal number "
+                "without sign or leading zero (RFC 5802 posit-number)"
+            )
+        # more digits than the maximum has: too large, without converting a huge number
+        iterations = int(text) if len(text) <= len(str(SCRAM_MAX_ITERATIONS)) else None
+        if iterations is None or iterations > SCRAM_MAX_ITERATIONS:
+            raise self._bad(
+                f"iteration count {printable_excerpt(text, 40)} is above {SCRAM_MAX_ITERATIONS}, "
+                "the most Kafka creates SCRAM credentials with (ScramMechanism.maxIterations); "
+                "refusing to spend that much work on a broker's request"
+            )
+        if iterations < SCRAM_MIN_ITERATIONS:
+            raise self._bad(
+                f"iteration count {iterations} is below the minimum {SCRAM_MIN_ITERATIONS} "
+                "(ScramMechanism.minIterations)"
+            )
+        return iterations
+
+    def _check_server_final(self, text: str) -> None:
+        if not text:
+            raise self._bad("server-final-message is empty: no verifier (v=) nor error (e=)")
+        attrs = self._attributes(text)
+        name, value = attrs[0]
+        if name == "e":
+            raise self._server_error(value)
+        if name != "v":
+            raise self._bad(
+                f"server-final-message starts with {name}=, not a verifier (v=) or an error (e=)"
+            )
+        self._extensions(attrs[1:])
+        if not value:
+            raise self._bad("the verifier (v=) is empty")
+        try:
+            signature = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise self._bad("the verifier (v=) is not base64") from None
+        assert self._server_signature is not None
+        if not hmac.compare_digest(signature, self._server_signature):
+            raise _auth_failed(
+                self.name,
+                "the broker's server signature is wrong: it does not know this user's "
+                "credentials (a man in the middle, or a broker with another user store)",
+            )
+
     @property
     def complete(self) -> bool:
         return self._state == "done"
@@ -227,9 +385,11 @@ class Scram(SaslMechanism):
 class OAuthBearer(SaslMechanism):
     """OAUTHBEARER client (RFC 7628 section 3.1, KIP-255; extensions KIP-342).
 
-    After the initial response, a non-empty server token is an error status (JSON); the
-    client answers with a single ``0x01`` and the broker then fails the exchange (RFC 7628
-    section 3.2.3) -- we raise with the status either way.
+    After the initial response, a non-empty server token is an error status: a JSON object
+    with a ``status`` string and optional ``scope`` and ``openid-configuration`` strings (RFC
+    7628 section 3.2.2, at most :data:`OAUTH_MAX_SERVER_ERROR_BYTES`); the client answers with
+    a single ``0x01`` and the broker then fails the exchange (RFC 7628 section 3.2.3) -- we
+    raise with the status either way. Any other server token is a protocol error.
     """
 
     name = "OAUTHBEARER"
@@ -247,12 +407,46 @@ class OAuthBearer(SaslMechanism):
     def respond(self, challenge: bytes) -> bytes | None:
         if self._state == "error":
             raise _auth_failed(self.name, f"the broker rejected the token: {self.error}")
+        if self._state != "sent":
+            raise KafkaProtocolError(
+                f"{self.name}: unexpected server message in state {self._state}"
+            )
         if challenge:
-            self.error = challenge.decode("utf-8", "replace")
+            self.error = self._parse_error(challenge)
             self._state = "error"
             return b"\x01"
         self._state = "done"
         return None
+
+    def _parse_error(self, challenge: bytes) -> str:
+        """The server's error status as printable text (``status``, then ``scope`` and
+        ``openid-configuration`` when given).
+
+        Raises:
+            KafkaProtocolError: the token is longer than :data:`OAUTH_MAX_SERVER_ERROR_BYTES`,
+                not UTF-8 JSON, not an object, or has no ``status`` string.
+        """
+
+        def bad(what: str) -> KafkaProtocolError:
+            return KafkaProtocolError(
+                f"{self.name}: malformed server error (RFC 7628 section 3.2.2): {what}"
+            )
+
+        if len(challenge) > OAUTH_MAX_SERVER_ERROR_BYTES:
+            raise bad(f"{len(challenge)} bytes, more than {OAUTH_MAX_SERVER_ERROR_BYTES}")
+        try:
+            status = json.loads(challenge.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
+            raise bad("not UTF-8 JSON") from None
+        if not isinstance(status, dict):
+            raise bad(f"a JSON {type(status).__name__}, not an object")
+        if not isinstance(status.get("status"), str):
+            raise bad("no status string")
+        parts = [printable_excerpt(status["status"], 64)]
+        for key in ("scope", "openid-configuration"):
+            if isinstance(status.get(key), str):
+                parts.append(f"{key} {printable_excerpt(status[key])}")
+        return "; ".join(parts)
 
     @property
     def complete(self) -> bool:
@@ -283,15 +477,130 @@ class _TokenCache:
 _TOKENS = _TokenCache()
 
 
+#: RFC 6750 section 2.1 ``b64token``: the characters an access token may have to travel as
+#: ``auth=Bearer <token>`` in the OAUTHBEARER client response (RFC 7628 section 3.1).
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+#: Error codes of RFC 6749 sections 4.1.2.1 and 5.2 and RFC 6750 section 3.1: the only part of
+#: a token endpoint's error body shown (anything else in it may echo the credentials).
+_OAUTH_ERROR_CODES = frozenset(
+    {
+        "access_denied",
+        "insufficient_scope",
+        "invalid_client",
+        "invalid_grant",
+        "invalid_request",
+        "invalid_scope",
+        "invalid_token",
+        "server_error",
+        "temporarily_unavailable",
+        "unauthorized_client",
+        "unsupported_grant_type",
+        "unsupported_response_type",
+    }
+)
+#: How much of an HTTP error body is read to find its ``error`` code, bytes.
+_OAUTH_ERROR_BODY_BYTES = 16384
+#: Timeout of the token request, seconds.
+_OAUTH_TIMEOUT_S = 30
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: every 3xx ends in :class:`urllib.error.HTTPError`.
+
+    ``urlopen`` would follow 301/302/303 (re-sending a POST as a GET with the same
+    ``Authorization`` header, the client id and secret) to any host the ``Location`` names.
+    """
+
+    def http_error_302(self, req: Any, fp: Any, code: int, msg: str, headers: Any) -> None:
+        return None
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+
+#: The opener of token requests: urllib's defaults (proxies from the environment, https with
+#: the system's CAs) without following redirects.
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _token_failure(url: str, what: str) -> KafkaApiError:
+    return _auth_failed("OAUTHBEARER", f"token endpoint {display_url(url)} {what}")
+
+
+def _http_error_text(url: str, exc: urllib.error.HTTPError) -> str:
+    """What to say about an HTTP error status: the status, for a redirect where it led (no
+    credentials, query or fragment of the ``Location``), otherwise the body's ``error`` code
+    if it is a standard OAuth one. Never the reason phrase, headers or rest of the body."""
+    code = exc.code
+    if 300 <= code < 400:
+        location = exc.headers.get("Location") if exc.headers is not None else None
+        target = (
+            f"a redirect to {display_url(urllib.parse.urljoin(url, location))}"
+            if location
+            else "a redirect"
+        )
+        return (
+            f"(option '{TOKEN_ENDPOINT_OPTION}') answered HTTP {code}, {target}: redirects are "
+            "refused so that the client credentials only go to the configured endpoint; set "
+            "the option to the endpoint's final URL"
+        )
+    error = None
+    try:
+        body = json.loads(exc.read(_OAUTH_ERROR_BODY_BYTES))
+    except (OSError, http.client.HTTPException, ValueError, RecursionError):
+        body = None
+    if isinstance(body, dict) and body.get("error") in _OAUTH_ERROR_CODES:
+        error = body["error"]
+    return f"answered HTTP {code}" + (f" ({error})" if error else "")
+
+
+def _network_failure(exc: BaseException) -> str:
+    """A failed token request without anything the peer sent: an OS error's description
+    (connection refused, certificate not trusted...), else the exception's type."""
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, OSError):
+        # strerror ("Connection refused", ssl's "[SSL: CERTIFICATE_VERIFY_FAILED] ..."), or the
+        # message of an error raised without errno ("timed out"): texts of the OS and Python
+        detail = reason.strerror
+        if not detail and reason.args and isinstance(reason.args[-1], str):
+            detail = reason.args[-1]
+        name = type(reason).__name__
+        return f"{name}: {printable_excerpt(detail)}" if detail else name
+    if isinstance(reason, str):  # URLError("unknown url type") and the like: our text
+        return printable_excerpt(reason)
+    return f"malformed HTTP answer ({type(reason).__name__})"
+
+
+def _expires_in(value: object, url: str) -> float:
+    """RFC 6749 section 5.1 ``expires_in`` in seconds: a positive finite number (also as a
+    decimal string, as some identity providers send it); 3600 when absent."""
+    if value is None:
+        return 3600.0
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    digits = isinstance(value, str) and re.fullmatch(r"[0-9]{1,12}", value) is not None
+    seconds = float(value) if number or digits else None  # type: ignore[arg-type]
+    if seconds is None or not math.isfinite(seconds) or seconds <= 0:
+        raise _token_failure(url, "returned an expires_in that is not a positive number of seconds")
+    return seconds
+
+
 def _client_credentials_token(config: SaslConfig) -> tuple[str, float]:
     """POST ``grant_type=client_credentials`` to the token endpoint (RFC 6749 section 4.4;
     KIP-768: client id and secret in HTTP Basic auth, optional ``scope``).
 
+    The endpoint was checked when the options were parsed (https, or listed in
+    ``kafka.sasl.oauthbearer.allowed.urls``). Redirects are not followed; at most
+    :data:`OAUTH_MAX_RESPONSE_BYTES` of the answer are read.
+
     Returns ``(access_token, expires_in seconds)``.
 
     Raises:
-        KafkaApiError: SASL_AUTHENTICATION_FAILED naming the endpoint and the HTTP status
-            (never the secret).
+        KafkaApiError: SASL_AUTHENTICATION_FAILED naming the endpoint (without credentials,
+            query or fragment) and the HTTP status, with a standard OAuth error code where the
+            endpoint sent one -- never the secret, the reason phrase or the error body; for a
+            redirect, the option and the redirect's target; for an answer that is too large,
+            not JSON, without a usable ``access_token`` (RFC 6750 ``b64token``) or with a bad
+            ``expires_in``, what is wrong.
+        ConfigError: a ``file:`` URL whose file cannot be read.
     """
     url = config.token_endpoint_url
     assert url is not None
@@ -302,8 +611,7 @@ def _client_credentials_token(config: SaslConfig) -> tuple[str, float]:
                 return f.read().strip(), 3600.0
         except OSError as exc:
             raise ConfigError(
-                f"Option 'kafka.sasl.oauthbearer.token.endpoint.url': cannot read {path!r}: "
-                f"{exc.strerror}"
+                f"Option '{TOKEN_ENDPOINT_OPTION}': cannot read {path!r}: {exc.strerror}"
             ) from None
     assert config.client_id is not None and config.client_secret is not None
     form = {"grant_type": "client_credentials"}
@@ -323,20 +631,37 @@ def _client_credentials_token(config: SaslConfig) -> tuple[str, float]:
         },
         method="POST",
     )
+    # Failures are described inside the except clauses and raised after them, so that no
+    # exception carrying the endpoint's reason phrase, headers or body is chained to ours.
+    failure: str | None = None
+    raw = b""
     try:
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            body = json.loads(resp.read().decode("utf-8"))
+        with _OPENER.open(request, timeout=_OAUTH_TIMEOUT_S) as resp:
+            raw = resp.read(OAUTH_MAX_RESPONSE_BYTES + 1)
     except urllib.error.HTTPError as exc:
-        raise _auth_failed(
-            "OAUTHBEARER", f"token endpoint {url} answered HTTP {exc.code} {exc.reason}"
-        ) from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise _auth_failed("OAUTHBEARER", f"token endpoint {url} failed: {exc}") from None
+        failure = _http_error_text(url, exc)
+        exc.close()
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        failure = f"failed: {_network_failure(exc)}"
+    if failure is not None:
+        raise _token_failure(url, failure)
+    if len(raw) > OAUTH_MAX_RESPONSE_BYTES:
+        raise _token_failure(url, f"answered with more than {OAUTH_MAX_RESPONSE_BYTES} bytes")
+    body: Any = None
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        failure = "answered with a body that is not JSON (RFC 6749 section 5.1)"
+    if failure is not None:
+        raise _token_failure(url, failure)
     token = body.get("access_token") if isinstance(body, dict) else None
-    if not isinstance(token, str) or not token:
-        raise _auth_failed("OAUTHBEARER", f"token endpoint {url} returned no access_token")
-    expires_in = body.get("expires_in", 3600)
-    return token, float(expires_in) if isinstance(expires_in, (int, float)) else 3600.0
+    if not isinstance(token, str) or not _B64TOKEN.fullmatch(token):
+        raise _token_failure(
+            url,
+            "returned no usable access_token (RFC 6749 section 5.1: a string of RFC 6750 "
+            "b64token characters)",
+        )
+    return token, _expires_in(body.get("expires_in"), url)
 
 
 def oauth_token(config: SaslConfig) -> str:
@@ -401,12 +726,14 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
         KafkaApiError: UNSUPPORTED_SASL_MECHANISM (the message lists the broker's enabled
             mechanisms), SASL_AUTHENTICATION_FAILED (naming the mechanism and the broker,
             with the broker's message), ILLEGAL_SASL_STATE.
-        KafkaProtocolError: a malformed server token.
+        KafkaProtocolError: a malformed server token (naming the broker).
     """
     mechanism = mechanism_for(config)
     handshake: SaslHandshakeResponse = exchange(SaslHandshakeRequest(mechanism=config.mechanism))
     if handshake.error_code == UNSUPPORTED_SASL_MECHANISM:
-        enabled = ", ".join(handshake.mechanisms) or "none"
+        shown = [printable_excerpt(m, 64) for m in handshake.mechanisms[:_MAX_MECHANISMS_SHOWN]]
+        hidden = len(handshake.mechanisms) - len(shown)
+        enabled = ", ".join(shown) + (f" and {hidden} more" if hidden > 0 else "") or "none"
         raise KafkaApiError(
             UNSUPPORTED_SASL_MECHANISM,
             f"in SaslHandshake with {broker}",
@@ -418,8 +745,9 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
     lifetime = 0
     while token is not None:
         response: SaslAuthenticateResponse = exchange(SaslAuthenticateRequest(auth_bytes=token))
+        message = printable_excerpt(response.error_message) if response.error_message else ""
         if response.error_code == SASL_AUTHENTICATION_FAILED:
-            detail = response.error_message or "no message"
+            detail = message or "no message"
             if isinstance(mechanism, OAuthBearer) and mechanism.error:
                 detail += f"; token error: {mechanism.error}"
             raise KafkaApiError(
@@ -430,10 +758,13 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
         raise_for_error(
             response.error_code,
             f"in SaslAuthenticate ({config.mechanism}) with {broker}"
-            + (f": {response.error_message}" if response.error_message else ""),
+            + (f": {message}" if message else ""),
         )
         lifetime = response.session_lifetime_ms
-        token = mechanism.respond(bytes(response.auth_bytes))
+        try:
+            token = mechanism.respond(bytes(response.auth_bytes))
+        except KafkaProtocolError as exc:
+            raise KafkaProtocolError(f"{exc} (SaslAuthenticate with {broker})") from None
     if not mechanism.complete:  # pragma: no cover - every mechanism ends complete or raises
         raise KafkaProtocolError(f"{config.mechanism}: exchange with {broker} ended early")
     log.debug(

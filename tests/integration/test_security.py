@@ -336,6 +336,7 @@ def test_oauthbearer_client_credentials(env: Env) -> None:
             "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "OAUTHBEARER",
             "sasl.oauthbearer.token.endpoint.url": url,
+            "sasl.oauthbearer.allowed.urls": url,  # a local http endpoint must be listed
             "sasl.jaas.config": f'{OAUTH_MODULE} required clientId="spark-app" '
             'clientSecret="app-secret-9Lk" scope="kafka";',
         }

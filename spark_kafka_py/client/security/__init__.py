@@ -7,7 +7,8 @@
   on the driver, reading every key and trust store named by a ``*.location`` option;
 * :mod:`.stores` - PEM, PKCS12 and JKS key and trust stores read into PEM;
 * :mod:`.tls` - the :class:`ssl.SSLContext`, the TLS socket factory, clear TLS failures;
-* :mod:`.oauth` - the unsecured JWS of Kafka's unsecured OAUTHBEARER login (KIP-255).
+* :mod:`.oauth` - the unsecured JWS of Kafka's unsecured OAUTHBEARER login (KIP-255) and the
+  token endpoint URL check (https, or listed in ``kafka.sasl.oauthbearer.allowed.urls``).
 
 SASL itself lives in :mod:`spark_kafka_py.client.sasl`.
 """

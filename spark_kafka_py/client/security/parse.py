@@ -24,6 +24,7 @@ from spark_kafka_py.client.security.config import (
     option_value,
 )
 from spark_kafka_py.client.security.jaas import parse_jaas_config
+from spark_kafka_py.client.security.oauth import check_token_endpoint
 from spark_kafka_py.client.security.stores import load_keystore, load_truststore
 from spark_kafka_py.errors import ConfigError
 
@@ -136,11 +137,7 @@ def _parse_oauthbearer(kafka: Mapping[str, str], opts: Mapping[str, str]) -> Sas
     client_id = opts.get("clientId")
     client_secret = opts.get("clientSecret")
     if endpoint is not None:
-        if not endpoint.startswith(("https://", "http://", "file:")):
-            raise ConfigError(
-                "Option 'kafka.sasl.oauthbearer.token.endpoint.url' must be an http(s) URL, "
-                f"got {endpoint!r}"
-            )
+        check_token_endpoint(endpoint, option_value(kafka, "sasl.oauthbearer.allowed.urls"))
         if not endpoint.startswith("file:") and not (client_id and client_secret):
             raise ConfigError(
                 "Option 'kafka.sasl.jaas.config' must give clientId=\"...\" and "
