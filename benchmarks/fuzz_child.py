@@ -46,31 +46,10 @@ import atheris
 if __name__ == "__main__" and not __package__:  # run as a file: the checkout's root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.fuzz_meter import PeakMeter
+
 #: Modules whose code is instrumented for coverage feedback, per target (beyond ours).
 _INSTRUMENT_EXTRA = {"oauth": ["http", "urllib", "json", "email"]}
-_PAGE = 1024  # VmRSS / VmHWM are in kB
-
-
-class _Proc:
-    """Resident size of this process (``/proc/self/status``) and its high-water mark reset."""
-
-    def __init__(self) -> None:
-        self._status = os.open("/proc/self/status", os.O_RDONLY)
-        self._clear = os.open("/proc/self/clear_refs", os.O_WRONLY)
-
-    def reset_peak(self) -> None:
-        """Set ``VmHWM`` to the current ``VmRSS`` (Linux >= 4.0, ``clear_refs`` value 5)."""
-        os.write(self._clear, b"5")
-
-    def sizes(self) -> tuple[int, int]:
-        """``(VmRSS, VmHWM)`` in bytes."""
-        text = os.pread(self._status, 8192, 0)
-        hwm = text.index(b"VmHWM:")
-        rss = text.index(b"VmRSS:")
-        return (
-            int(text[rss + 6 : text.index(b"kB", rss)]) * _PAGE,
-            int(text[hwm + 6 : text.index(b"kB", hwm)]) * _PAGE,
-        )
 
 
 class Meter:
@@ -79,10 +58,6 @@ class Meter:
     def __init__(
         self, target: str, args: argparse.Namespace, kafka_error: type, accel: bool
     ) -> None:
-        import pyarrow as pa
-
-        self.pa = pa
-        self.base_pool = pa.default_memory_pool()
         self.target = target
         self.accel = accel
         self.kafka_error = kafka_error
@@ -91,7 +66,7 @@ class Meter:
         self.max_extra = args.max_extra_bytes
         self.artifacts = Path(args.artifacts)
         self.stats_path = Path(args.stats)
-        self.proc = _Proc()
+        self.peak_meter = PeakMeter()
         self.executions = 0
         self.typed = 0
         self.start = time.monotonic()
@@ -101,63 +76,37 @@ class Meter:
         self.max_arrow = (0, 0)  # peak Arrow pool bytes, input size
         self.max_input = 0
         self.findings: dict[str, dict[str, Any]] = {}
-        self.live_pools: list[Any] = []
-        self.max_retained_pools = 0
 
     def __call__(self, fn: Any, data: bytes) -> None:
-        pa = self.pa
-        self.proc.reset_peak()
-        rss_before, _ = self.proc.sizes()
-        pool = pa.proxy_memory_pool(self.base_pool)
-        pa.set_memory_pool(pool)
-        t0 = time.perf_counter()
-        error: BaseException | None = None
-        try:
-            fn(data)
-        except self.kafka_error:
-            self.typed += 1
-        except Exception as exc:
-            error = exc
-        elapsed = time.perf_counter() - t0
-        _, hwm = self.proc.sizes()
-        pa.set_memory_pool(self.base_pool)
-        arrow_peak = pool.max_memory() or 0
-        # Buffers keep a plain pointer to their pool: a pool is only freed once nothing it
-        # allocated is alive (an input's garbage may be collected later)
-        if pool.bytes_allocated():
-            self.live_pools.append(pool)
-        del pool
-        if len(self.live_pools) > 100:
-            self.live_pools = [p for p in self.live_pools if p.bytes_allocated()]
-            self.max_retained_pools = max(self.max_retained_pools, len(self.live_pools))
-        rss_peak = hwm - rss_before
+        peak = self.peak_meter.measure(lambda: fn(data))
         size = len(data)
         self.executions += 1
         self.max_input = max(self.max_input, size)
-        if elapsed > self.max_time[0]:
-            self.max_time = (elapsed, size)
-        if rss_peak > self.max_rss[0]:
-            self.max_rss = (rss_peak, size)
-        if arrow_peak > self.max_arrow[0]:
-            self.max_arrow = (arrow_peak, size)
-        if error is not None:
-            self.finding("exception", data, error)
-        if elapsed > self.max_seconds:
-            self.finding("slow", data, None, f"{elapsed:.2f} s")
-        bound = self.max_extra + size
-        if rss_peak > bound or arrow_peak > bound:
+        if peak.seconds > self.max_time[0]:
+            self.max_time = (peak.seconds, size)
+        if peak.rss_bytes > self.max_rss[0]:
+            self.max_rss = (peak.rss_bytes, size)
+        if peak.arrow_bytes > self.max_arrow[0]:
+            self.max_arrow = (peak.arrow_bytes, size)
+        if isinstance(peak.error, self.kafka_error):
+            self.typed += 1
+        elif peak.error is not None:
+            self.finding("exception", data, peak.error)
+        if peak.seconds > self.max_seconds:
+            self.finding("slow", data, None, f"{peak.seconds:.2f} s")
+        if max(peak.rss_bytes, peak.arrow_bytes) > self.max_extra + size:
             self.finding(
                 "memory",
                 data,
                 None,
-                f"peak RSS +{rss_peak:,} B, Arrow pool peak {arrow_peak:,} B, input {size:,} B",
+                f"peak RSS +{peak.rss_bytes:,} B, Arrow pool peak {peak.arrow_bytes:,} B, "
+                f"input {size:,} B",
             )
-        now = time.monotonic()
         if self.executions >= self.runs:
             self.write()
             sys.stdout.flush()
             os._exit(0)
-        if now - self.last_write > 5:
+        if time.monotonic() - self.last_write > 5:
             self.write()
 
     def finding(self, kind: str, data: bytes, exc: BaseException | None, detail: str = "") -> None:
@@ -203,7 +152,7 @@ class Meter:
             "max_arrow_peak_bytes": self.max_arrow[0],
             "max_arrow_peak_input_bytes": self.max_arrow[1],
             "max_input_bytes": self.max_input,
-            "max_arrow_pools_alive": self.max_retained_pools,
+            "max_arrow_pools_alive": self.peak_meter.max_live_pools,
             "findings": list(self.findings.values()),
         }
         tmp = self.stats_path.with_suffix(".tmp")
