@@ -136,9 +136,12 @@ class BrokerConnection:
 
     def __repr__(self) -> str:
         state = "connected" if self._sock is not None else "closed"
-        return f"BrokerConnection({self._describe()}, {state})"
+        return f"BrokerConnection({self.description}, {state})"
 
-    def _describe(self) -> str:
+    @property
+    def description(self) -> str:
+        """The broker as error messages name it: ``broker <node id> at host:port``, or
+        ``broker host:port`` for a bootstrap server (node id not known)."""
         if self.node_id is None:
             return f"broker {self.address}"
         return f"broker {self.node_id} at {self.address}"
@@ -201,10 +204,10 @@ class BrokerConnection:
         broker = self._api_versions.get(request_type.API_KEY)
         name = request_type.__name__
         if not self._api_versions:
-            raise LocalProtocolError(f"{name}: API versions of {self._describe()} not known yet")
+            raise LocalProtocolError(f"{name}: API versions of {self.description} not known yet")
         if broker is None:
             raise LocalProtocolError(
-                f"{self._describe()} does not support {name} (API key {request_type.API_KEY})"
+                f"{self.description} does not support {name} (API key {request_type.API_KEY})"
             )
         low, high = broker
         version = min(request_type.MAX_VERSION, high)
@@ -214,7 +217,7 @@ class BrokerConnection:
             cap = "" if max_version is None else f" (capped at {max_version})"
             raise LocalProtocolError(
                 f"no common version of {name}: we support {request_type.MIN_VERSION}-"
-                f"{request_type.MAX_VERSION}{cap}, {self._describe()} supports {low}-{high}"
+                f"{request_type.MAX_VERSION}{cap}, {self.description} supports {low}-{high}"
             )
         return version
 
@@ -266,12 +269,12 @@ class BrokerConnection:
         except TimeoutError:
             self._last_failure = time.monotonic()
             raise KafkaTimeoutError(
-                f"connecting to {self._describe()} timed out after {self.connect_timeout_ms} ms"
+                f"connecting to {self.description} timed out after {self.connect_timeout_ms} ms"
             ) from None
         except OSError as exc:
             self._last_failure = time.monotonic()
             raise KafkaConnectionError(
-                f"cannot connect to {self._describe()}: {exc}",
+                f"cannot connect to {self.description}: {exc}",
                 retriable=not isinstance(exc, TlsError),
             ) from exc
         try:
@@ -300,7 +303,7 @@ class BrokerConnection:
                 if retry not in tried:
                     version = retry
                     continue
-            raise_for_error(response.error_code, f"in ApiVersions v{version} to {self._describe()}")
+            raise_for_error(response.error_code, f"in ApiVersions v{version} to {self.description}")
             self._api_versions = {
                 k.api_key: (k.min_version, k.max_version) for k in response.api_keys
             }
@@ -319,7 +322,7 @@ class BrokerConnection:
             version = self.pick_version(type(request))
             return self._round_trip(request, version, deadline, self.request_timeout_ms)
 
-        lifetime_ms = self._authenticator(exchange, self._describe())
+        lifetime_ms = self._authenticator(exchange, self.description)
         self.authentications += 1
         if lifetime_ms > 0:
             fraction = random.uniform(*_REAUTH_FRACTION)
@@ -330,7 +333,7 @@ class BrokerConnection:
     def _round_trip(self, request: Request, version: int, deadline: float, timeout_ms: int) -> Any:
         sock = self._sock
         if sock is None:  # pragma: no cover - guarded by callers
-            raise KafkaConnectionError(f"not connected to {self._describe()}")
+            raise KafkaConnectionError(f"not connected to {self.description}")
         name = f"{type(request).__name__} v{version}"
         correlation_id, data = self._protocol.send_request(request, version)  # may raise Local
         try:
@@ -342,18 +345,18 @@ class BrokerConnection:
                 chunk = sock.recv(min(max(need, _MIN_RECV), _MAX_RECV))
                 if not chunk:
                     raise KafkaConnectionError(
-                        f"{self._describe()} closed the connection during {name}"
+                        f"{self.description} closed the connection during {name}"
                     )
                 if not self._api_versions and looks_like_tls(chunk):
                     raise KafkaConnectionError(
-                        f"{self._describe()} answered {name} with TLS: it is a TLS listener; "
+                        f"{self.description} answered {name} with TLS: it is a TLS listener; "
                         "set kafka.security.protocol to SSL or SASL_SSL",
                         retriable=False,
                     )
                 if not self._api_versions and chunk.startswith(b"HTTP/"):
                     status = bytes(chunk[:64]).split(b"\r\n", 1)[0].decode("ascii", "replace")
                     raise KafkaConnectionError(
-                        f"{self._describe()} answered {name} with HTTP ({status!r}): it is not "
+                        f"{self.description} answered {name} with HTTP ({status!r}): it is not "
                         "a Kafka listener; check kafka.bootstrap.servers",
                         retriable=False,
                     )
@@ -363,11 +366,11 @@ class BrokerConnection:
         except TimeoutError:
             self._close()
             raise KafkaTimeoutError(
-                f"{name} to {self._describe()} got no response within {timeout_ms} ms"
+                f"{name} to {self.description} got no response within {timeout_ms} ms"
             ) from None
         except KafkaProtocolError as exc:
             self._close()
-            raise KafkaProtocolError(f"{exc} (in {name} from {self._describe()})") from exc
+            raise KafkaProtocolError(f"{exc} (in {name} from {self.description})") from exc
         except KafkaConnectionError:
             self._close()
             raise
@@ -376,7 +379,7 @@ class BrokerConnection:
             tls = isinstance(exc, ssl.SSLError)
             detail = tls_error_message(exc) if tls else str(exc)
             raise KafkaConnectionError(
-                f"{name} to {self._describe()} failed: {detail}",
+                f"{name} to {self.description} failed: {detail}",
                 # A TLS alert (e.g. no client certificate) is final; an EOF may be a crash.
                 retriable=not tls or isinstance(exc, ssl.SSLEOFError | ssl.SSLZeroReturnError),
             ) from exc

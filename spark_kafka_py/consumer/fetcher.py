@@ -13,7 +13,15 @@ Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
 
 * leader changes (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...) and
   connection failures: refresh metadata, back off ``retry.backoff.ms``, retry, for at most
-  ``kafkaConsumer.pollTimeoutMs`` without progress;
+  ``kafkaConsumer.pollTimeoutMs`` without progress; a connection error that waiting cannot
+  mend (``retriable`` false: a failed TLS handshake, a peer that is not Kafka, no broker
+  answering Metadata with valid bytes) is raised at once;
+* a response that breaks the protocol (malformed bytes, a correlation id never sent: a
+  :class:`~spark_kafka_py.errors.KafkaProtocolError` from the connection) or that answers a
+  topic or partition the Fetch did not ask for, or the partition twice (a sessionless Fetch,
+  KIP-227 session id 0, is answered with exactly the partitions asked for): a
+  :class:`~spark_kafka_py.errors.KafkaProtocolError` naming the broker, raised at once, never
+  retried: a broken or hostile broker, or a man in the middle, does not heal by waiting;
 * OFFSET_OUT_OF_RANGE, or a high watermark below the range for ``kafkaConsumer.pollTimeoutMs``
   (a new leader's high watermark may lag for a moment after a failover): the records are
   gone, which is data loss: :class:`~spark_kafka_py.errors.DataLossError` with
@@ -44,6 +52,7 @@ from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, READ_COMMITTED, TopicPartition
 from spark_kafka_py.errors import (
     KafkaConnectionError,
+    KafkaProtocolError,
     KafkaTimeoutError,
     report_data_loss,
 )
@@ -135,6 +144,8 @@ class PartitionFetcher:
         self._need_metadata = True
         # The next Fetch, sent while the current response is decoded (see _send_fetch).
         self._pending: _Prefetch | None = None
+        # Node id of the broker that answered the last Fetch (see _send_fetch).
+        self._fetched_from = -1
 
     # -- metadata -------------------------------------------------------------------------
     def _refresh_leader(self) -> None:
@@ -170,7 +181,9 @@ class PartitionFetcher:
             DataLossError: records of the range are gone and ``failOnDataLoss`` is true.
             KafkaTimeoutError: no progress within ``poll_timeout_ms``.
             KafkaApiError: a non-retriable error code from the broker.
-            CorruptRecordError / KafkaProtocolError: bad bytes from the broker.
+            KafkaConnectionError: a connection error that is not ``retriable``.
+            CorruptRecordError / KafkaProtocolError: bad bytes from the broker, or a Fetch
+                response for a topic or partition not asked for (the message names the broker).
         """
         pos = start
         read_committed = self.settings.isolation_level == READ_COMMITTED
@@ -193,6 +206,8 @@ class PartitionFetcher:
                 try:
                     self._refresh_leader()
                 except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                    if not getattr(exc, "retriable", True):
+                        raise
                     last_problem = str(exc)
                     time.sleep(backoff)
                     continue
@@ -203,10 +218,13 @@ class PartitionFetcher:
             try:
                 response = self._send_fetch(pos)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                if not getattr(exc, "retriable", True):
+                    raise
                 last_problem = str(exc)
                 self._need_metadata = True
                 time.sleep(backoff)
                 continue
+            self._check_answered_only_what_was_asked(response)
             part = _find_partition(response, self.tp, self._topic_id)
             if part is None:
                 last_problem = "the partition was missing from the Fetch response"
@@ -368,9 +386,51 @@ class PartitionFetcher:
         pending, self._pending = self._pending, None
         if pending is not None:
             if pending.key == self._fetch_key(pos):
+                self._fetched_from = pending.key[0]
                 return pending.result()
             pending.discard()
+        self._fetched_from = self._fetch_key(pos)[0]
         return self._fetch_call(pos)()
+
+    def _check_answered_only_what_was_asked(self, response: Any) -> None:
+        """Raise unless every partition in the Fetch ``response`` is :attr:`tp`, at most once.
+
+        Our Fetch asks for one partition of one topic (by name up to v12, by topic id from
+        v13) without a fetch session (KIP-227: session id 0, epoch -1), and Kafka answers such
+        a Fetch with exactly the partitions asked for (``FetchResponse.json``). Anything else
+        comes from a broken or hostile broker, or a man in the middle: nothing of it is read.
+        The partition missing from the response is not this check's business (retried, see
+        :meth:`read`).
+
+        Raises:
+            KafkaProtocolError: a topic or partition not asked for, or :attr:`tp` twice; the
+                message names the broker (node id and ``host:port``).
+        """
+        tp, topic_id = self.tp, self._topic_id
+        seen = 0
+        for topic in response.responses:
+            asked = topic.topic == tp.topic or (topic_id is not None and topic.topic_id == topic_id)
+            for part in topic.partitions:
+                if asked and part.partition_index == tp.partition:
+                    seen += 1
+                    if seen == 1:
+                        continue
+                    what = f"{tp} twice"
+                elif asked:
+                    what = f"partition {tp.topic}-{part.partition_index}, which was not asked for"
+                else:
+                    name = topic.topic or f"with topic id {topic.topic_id}"
+                    what = (
+                        f"topic {name} (partition {part.partition_index}), which was not asked for"
+                    )
+                raise KafkaProtocolError(
+                    f"Fetch response from {self._broker(self._fetched_from)} answers {what} "
+                    f"(the request asked for {tp} only)"
+                )
+
+    def _broker(self, node: int) -> str:
+        """Broker ``node`` as error messages name it (``broker <id> at host:port``)."""
+        return self.client.connection(node).description
 
     def _prefetch_after(self, records: bytes | memoryview | None, pos: int, end: int) -> None:
         """Send the next Fetch now, before ``records`` (the response for ``pos``) is decoded,
