@@ -20,6 +20,11 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     1, 100 and 1,000 partitions, both sources.
 ``memory`` (:mod:`benchmarks.memory`)
     Peak RSS of a fresh Python process reading one large partition with our fetcher.
+``fuzz`` (:mod:`benchmarks.fuzz`)
+    Coverage-guided fuzzing (atheris) of every decoder of network bytes, seeded with real
+    broker traffic: executions, exec/s, findings, slowest input and largest allocation per
+    input (``--executions``, ``--targets``, ``--jobs``; needs the ``fuzz`` extra). Not a
+    comparison; run on its own, it exits 1 when there were findings.
 
 Data: ``sparkkafkapy.BenchProducer`` (``benchmarks/java/BenchProducer.java``, compiled with
 ``javac`` on first use): 16-byte keys, 100-byte values by default. Jars (Kafka 4.3.0 broker and
@@ -56,6 +61,8 @@ if __name__ == "__main__" and not __package__:  # run as a file: the checkout's 
 
 from benchmarks.batch_read import bench_batch
 from benchmarks.decoder import bench_decoder
+from benchmarks.fuzz import add_arguments as add_fuzz_arguments
+from benchmarks.fuzz import run as run_fuzz
 from benchmarks.harness import (
     DEFAULT_CODECS,
     BenchResult,
@@ -75,9 +82,14 @@ __all__ = ["add_parser", "main", "run"]
 def run(args: argparse.Namespace) -> int:
     """Run the benchmarks named in ``args.which``; print the tables; return 0."""
     which = set(args.which) if args.which else {"batch", "decoder"}
-    unknown = which - {"batch", "decoder", "stream", "memory", "all"}
+    unknown = which - {"batch", "decoder", "stream", "memory", "fuzz", "all"}
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
+    if "fuzz" in which:
+        status = run_fuzz(args)
+        which.discard("fuzz")
+        if not which:
+            return status
     if "all" in which:
         which = {"batch", "decoder", "stream"}
     codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
@@ -211,7 +223,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,memory,all}",
+        metavar="{batch,decoder,stream,memory,fuzz,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument("--records", type=int, default=5_000_000, help="records per topic")
@@ -239,6 +251,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--bootstrap-servers", help="use this cluster instead of a local broker")
     p.add_argument("--json", help="also write the results to this JSON file")
+    add_fuzz_arguments(p.add_argument_group("fuzz"))
     p.set_defaults(func=_main_from_cli)
 
 
