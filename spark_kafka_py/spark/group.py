@@ -29,22 +29,44 @@ and Spark's ``MicroBatchExecution`` of Spark 4.x; see ``docs/consumer-groups.md`
   move, rejoin at once) both run inside the same boundary call, after the commit of
   ``start``: partitions that move are committed before they are given up, partitions that
   stay are never revoked and keep their offsets.
+
+Batch reads with ``commitGroupOffsets=true`` join no group: PySpark calls the batch reader on
+the driver only to plan, with nothing after the job, so the tasks commit, by the rules of
+:func:`commit_after_read` (the group moves to the end of a topic-partition's read once all its
+ranges were read, never back, and no task waits for another).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import signal
 import threading
-from collections.abc import Mapping
-from typing import Any
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.consumer.group.membership import GroupMember
+from spark_kafka_py.consumer.group.offsets import GroupOffsets
+from spark_kafka_py.consumer.group.transport import CoordinatorChannel
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.spark.options import GroupOptions, SourceOptions
+from spark_kafka_py.spark.planner import KafkaInputPartition
 
-__all__ = ["StreamGroup", "commit_read_range"]
+__all__ = [
+    "RANGE_GROUP_INFIX",
+    "READ_METADATA_PREFIX",
+    "KafkaOffsetStore",
+    "OffsetStore",
+    "StreamGroup",
+    "commit_after_read",
+    "commit_read_range",
+    "plan_commits",
+    "range_group_id",
+]
 
 log = logging.getLogger(__name__)
 
@@ -224,25 +246,167 @@ class StreamGroup:
                 self._client = None
 
 
-def commit_read_range(
-    options: SourceOptions, group: GroupOptions, topic_partition: TopicPartition, end: int
-) -> None:
-    """Executor side of ``commitGroupOffsets=true``: after a batch task has read its range of
-    ``topic_partition`` up to ``end`` (exclusive), commit ``end`` to the group unless the group
-    already has that offset or a higher one (ranges of one partition split over several tasks
-    finish in any order; the highest end wins).
+# -- batch reads with commitGroupOffsets=true ----------------------------------------------
 
-    The commit is a "simple" commit (generation -1, no member id), which Kafka accepts while
-    the group has no active members.
+#: Helper groups of a batch read whose topic-partition is split over several tasks: the task of
+#: range ``i`` records there that the range was read, one group per range index, named
+#: ``<group id><RANGE_GROUP_INFIX><i>``. Nothing joins them; see docs/consumer-groups.md.
+RANGE_GROUP_INFIX = ".spark-kafka-py.range-"
+#: OffsetCommit metadata of the commits of a batch read (all groups): this, then the read id.
+READ_METADATA_PREFIX = "spark-kafka-py batch read "
+
+
+def range_group_id(group_id: str, index: int) -> str:
+    """The helper group in which range ``index`` of a split read is recorded."""
+    return f"{group_id}{RANGE_GROUP_INFIX}{index}"
+
+
+def plan_commits(partitions: Sequence[KafkaInputPartition]) -> list[KafkaInputPartition]:
+    """Driver side of ``commitGroupOffsets=true``: give the planned input partitions of one
+    batch read a new read id (32 hex digits) and, each, its index among the ranges of its
+    topic-partition (in offset order), their count and the end of the last one."""
+    read_id = uuid.uuid4().hex
+    by_tp: dict[TopicPartition, list[KafkaInputPartition]] = {}
+    for part in partitions:
+        by_tp.setdefault(part.topic_partition, []).append(part)
+    placed: dict[KafkaInputPartition, tuple[int, int, int]] = {}
+    for parts in by_tp.values():
+        ordered = sorted(parts, key=lambda p: p.from_offset)
+        end = ordered[-1].until_offset
+        for index, part in enumerate(ordered):
+            placed[part] = (index, len(ordered), end)
+    return [
+        dataclasses.replace(
+            part,
+            read_id=read_id,
+            range_index=placed[part][0],
+            range_count=placed[part][1],
+            partition_end=placed[part][2],
+        )
+        for part in partitions
+    ]
+
+
+class OffsetStore(Protocol):
+    """Committed offsets of any group, read and written without membership."""
+
+    def fetch(self, group_id: str, tp: TopicPartition) -> tuple[int, str] | None:
+        """``(offset, metadata)`` committed for ``tp`` in ``group_id``, ``None`` if none."""
+        ...
+
+    def commit(self, group_id: str, tp: TopicPartition, offset: int, metadata: str) -> None:
+        """Commit ``offset`` with ``metadata`` for ``tp`` in ``group_id`` (a simple commit)."""
+        ...
+
+
+class KafkaOffsetStore:
+    """:class:`OffsetStore` over OffsetFetch / OffsetCommit (simple commits: generation -1, no
+    member id, which Kafka accepts while a group has no active members).
+
+    Args:
+        config: the read's group settings (its group id is replaced per call).
+        client: the client the requests go through (not closed here).
+    """
+
+    def __init__(self, config: GroupConfig, client: KafkaClient) -> None:
+        self._config = config
+        self._client = client
+        self._groups: dict[str, GroupOffsets] = {}
+
+    def _offsets(self, group_id: str) -> GroupOffsets:
+        offsets = self._groups.get(group_id)
+        if offsets is None:
+            config = dataclasses.replace(self._config, group_id=group_id)
+            channel = CoordinatorChannel(
+                config, self._client, clock=time.monotonic, sleep=time.sleep
+            )
+            offsets = self._groups[group_id] = GroupOffsets(channel)
+        return offsets
+
+    def fetch(self, group_id: str, tp: TopicPartition) -> tuple[int, str] | None:
+        return self._offsets(group_id).fetch_committed_with_metadata([tp])[tp]
+
+    def commit(self, group_id: str, tp: TopicPartition, offset: int, metadata: str) -> None:
+        self._offsets(group_id).commit({tp: offset}, metadata=metadata)
+
+
+def commit_read_range(
+    options: SourceOptions, group: GroupOptions, partition: KafkaInputPartition
+) -> bool:
+    """Executor side of ``commitGroupOffsets=true``, after a task has read every record of
+    ``partition``'s range: :func:`commit_after_read` over Kafka.
+
+    Returns:
+        as :func:`commit_after_read`.
 
     Raises:
         KafkaApiError: e.g. UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION when a running consumer
             (a streaming query, a Java consumer) is a member of the group, or
-            GROUP_AUTHORIZATION_FAILED, naming the group.
+            GROUP_AUTHORIZATION_FAILED, naming the group (or the helper group).
+        KafkaTimeoutError: a commit or fetch retried beyond ``kafka.default.api.timeout.ms``.
     """
     assert group.config is not None
     with KafkaClient(options.consumer.client) as client:
-        member = GroupMember(group.config, client, lambda topics: {})
-        committed = member.fetch_committed([topic_partition]).get(topic_partition)
-        if committed is None or committed < end:
-            member.commit({topic_partition: end}, metadata="spark-kafka-py batch read")
+        return commit_after_read(
+            KafkaOffsetStore(group.config, client), group.config.group_id, partition
+        )
+
+
+def commit_after_read(store: OffsetStore, group_id: str, partition: KafkaInputPartition) -> bool:
+    """Record that ``partition``'s range was read; once every range of its topic-partition in
+    this read was, move the group to ``partition_end``, the end of the last range.
+
+    A topic-partition read by one task: that task commits the end. Split over ``n`` tasks
+    (``minPartitions``, ``maxRecordsPerPartition``): the task of range ``i`` first commits the
+    range's end to the helper group ``range_group_id(group_id, i)`` with this read's id as
+    metadata (its record of the range), then looks at the records of the other ranges
+    (highest index first, the likeliest to be missing; it stops at the first one missing).
+    If all ``n`` are there, it commits the end. No task waits for another: the task whose
+    record completes the set sees all the others, as each task writes before it looks. A
+    retried or duplicate task writes the same record again.
+
+    The group's offset is only ever set to the end of the read, when it is lower (or absent):
+    every task that sets it sets the same value, so it never moves back within a read, and
+    never past a range that no task finished reading.
+
+    Args:
+        store: the committed offsets (:class:`KafkaOffsetStore` in production).
+        group_id: ``kafka.group.id``.
+        partition: the range read, with ``read_id``, ``range_index``, ``range_count`` and
+            ``partition_end`` (:func:`plan_commits`).
+
+    Returns:
+        ``True`` when every range of the topic-partition was read (and the group is at the end
+        or beyond), ``False`` while some range's record is missing.
+
+    Raises:
+        ValueError: ``partition`` was not planned by :func:`plan_commits`.
+        KafkaApiError / KafkaTimeoutError: from the store, naming the group.
+    """
+    tp = partition.topic_partition
+    index, count, end = partition.range_index, partition.range_count, partition.partition_end
+    if not partition.read_id or not 0 <= index < count or partition.until_offset > end:
+        raise ValueError(f"{partition!r} was not planned for commitGroupOffsets (plan_commits)")
+    metadata = READ_METADATA_PREFIX + partition.read_id
+    if count > 1:
+        store.commit(range_group_id(group_id, index), tp, partition.until_offset, metadata)
+        for other in range(count - 1, -1, -1):
+            if other == index:
+                continue
+            entry = store.fetch(range_group_id(group_id, other), tp)
+            if entry is None or entry[1] != metadata:
+                log.debug(
+                    "group '%s': %s [%d, %d) read; range %d of %d not yet",
+                    group_id,
+                    tp,
+                    partition.from_offset,
+                    partition.until_offset,
+                    other,
+                    count,
+                )
+                return False
+    entry = store.fetch(group_id, tp)
+    if entry is None or entry[0] < end:
+        store.commit(group_id, tp, end, metadata)
+        log.info("group '%s': committed %s at %d (%s)", group_id, tp, end, metadata)
+    return True

@@ -44,6 +44,11 @@ class KafkaInputPartition(InputPartition):
 
     Small and picklable: it carries no connection, only the range and the leader's node id
     known at planning time (a hint; the executor re-checks metadata on leader errors).
+
+    A batch read with ``commitGroupOffsets=true`` also carries what its commit needs
+    (:func:`spark_kafka_py.spark.group.commit_read_range`): the read's id (one per planned
+    read), the range's index among the ``range_count`` consecutive ranges its topic-partition
+    was split into, and the end of the last of them. Otherwise they are ``""``, -1, 0, -1.
     """
 
     topic: str
@@ -51,6 +56,10 @@ class KafkaInputPartition(InputPartition):
     from_offset: int
     until_offset: int
     leader_hint: int = -1
+    read_id: str = ""
+    range_index: int = -1
+    range_count: int = 0
+    partition_end: int = -1
 
     @property
     def topic_partition(self) -> TopicPartition:

@@ -43,7 +43,7 @@ from pyspark.sql.types import (
 from spark_kafka_py.consumer.fetcher import read_range
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
-from spark_kafka_py.spark.group import StreamGroup, commit_read_range
+from spark_kafka_py.spark.group import StreamGroup, commit_read_range, plan_commits
 from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
 from spark_kafka_py.spark.options import SourceOptions, include_headers, parse_options
 from spark_kafka_py.spark.planner import KafkaInputPartition, Planner
@@ -133,20 +133,28 @@ class KafkaBatchReader(DataSourceReader):
                     f"Offset range for {tp} is invalid: endingOffsets {end[tp]} is before "
                     f"startingOffsets {lo}"
                 )
-        return planner.plan(start, end, leaders)
+        plan = planner.plan(start, end, leaders)
+        if self.group is not None and self.group.commit_batch_reads:
+            return plan_commits(plan)  # a read id and each topic-partition's whole range
+        return plan
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        if self.group is None or not self.group.commit_batch_reads:
+        if (
+            self.group is None
+            or not self.group.commit_batch_reads
+            or not isinstance(partition, KafkaInputPartition)  # PySpark's empty-plan stand-in
+        ):
             return read_partition(self.options, partition)
         return self._read_and_commit(partition)
 
-    def _read_and_commit(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """``commitGroupOffsets=true``: commit the range's end once every record was read."""
-        assert isinstance(partition, KafkaInputPartition) and self.group is not None
+    def _read_and_commit(self, partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+        """``commitGroupOffsets=true``: once every record of the range was handed to Spark,
+        record it; the group moves when every range of the topic-partition was read
+        (:func:`spark_kafka_py.spark.group.commit_after_read`). A task stopped before (an
+        error, a ``limit`` satisfied, a kill) records nothing."""
+        assert self.group is not None
         yield from read_partition(self.options, partition)
-        commit_read_range(
-            self.options, self.group, partition.topic_partition, partition.until_offset
-        )
+        commit_read_range(self.options, self.group, partition)
 
 
 def rate_limit(

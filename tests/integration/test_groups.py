@@ -8,6 +8,7 @@ Kafka's tools, never from the code under test.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -30,11 +31,15 @@ from spark_kafka_py.testing.tools import (
     ProducedRecord,
     consumer_groups_describe,
     produce,
+    run_tool,
 )
 
 pytestmark = pytest.mark.integration
 
 Row = tuple[int, int, str]  # (partition, offset, value)
+
+#: Kafka's ``kafka-delete-records.sh`` (DeleteRecords: moves a partition's log start offset).
+DELETE_RECORDS = "org.apache.kafka.tools.DeleteRecordsCommand"
 
 
 def records(partitions: int, per_partition: int, tag: str) -> list[ProducedRecord]:
@@ -506,6 +511,89 @@ def test_batch_reads_start_from_and_commit_to_the_group(
     rows = read(startingOffsets="group", commitGroupOffsets="true")
     assert Counter(rows) == Counter(expected_rows(first + second) - expected_rows(first))
     assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}
+    # nothing new: an empty plan (PySpark's stand-in partition), nothing to commit
+    assert read(startingOffsets="group", commitGroupOffsets="true") == []
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}
+
+
+def delete_records(bootstrap: str, topic: str, partition: int, before: int, tmp: Path) -> None:
+    """Kafka's DeleteRecordsCommand: the log of ``topic``-``partition`` starts at ``before``."""
+    spec = tmp / "delete-records.json"
+    entry = {"topic": topic, "partition": partition, "offset": before}
+    spec.write_text(json.dumps({"version": 1, "partitions": [entry]}), encoding="utf-8")
+    run_tool(DELETE_RECORDS, ["--bootstrap-server", bootstrap, "--offset-json-file", str(spec)])
+
+
+# A batch read with commitGroupOffsets in a Spark application of its own, whose master
+# local[2,4] runs a failed task up to 4 times (the tests' session, local[2], fails a job at the
+# first task failure and cancels the others): a failing range then keeps failing, a new Python
+# worker each time, for seconds, while the other ranges of its partition are read.
+SPLIT_READ_APP = """
+import json, sys
+from spark_kafka_py.testing.spark import local_spark_session
+bootstrap, topic, group, out = sys.argv[1:5]
+spark = local_spark_session("split-read", master="local[2,4]", with_kafka_connector=False,
+                            extra_conf={"spark.driver.memory": "512m"})
+df = (spark.read.format("pykafka").option("kafka.bootstrap.servers", bootstrap)
+      .option("subscribe", topic).option("kafka.group.id", group)
+      .option("startingOffsets", "group").option("commitGroupOffsets", "true")
+      .option("maxRecordsPerPartition", "5").load())
+try:
+    result = {"rows": df.count(), "error": None}
+except Exception as exc:
+    result = {"rows": None, "error": f"{type(exc).__name__}: {exc}"[-4000:]}
+spark.stop()
+with open(out, "w") as f:
+    json.dump(result, f)
+"""
+
+
+def test_batch_read_split_over_tasks_commits_the_whole_read_or_nothing(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """``commitGroupOffsets`` with a partition split over several tasks
+    (``maxRecordsPerPartition``): a successful read moves the group to the end of the read;
+    a read where one range fails (its records were deleted after the last commit, so every
+    attempt fails with data loss) while the later ranges are read leaves the group where it
+    was: never past the failed range's start, never below the previous commit."""
+    topic = new_topic(partitions=1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(1, 20, "a")
+    produce(kafka_bootstrap, topic, first)
+    df = (
+        spark.read.format("pykafka")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribe", topic)
+        .option("kafka.group.id", group)
+        .option("startingOffsets", "group")
+        .option("groupOffsetsFallback", "earliest")
+        .option("commitGroupOffsets", "true")
+        .option("maxRecordsPerPartition", "5")
+        .load()
+    )
+    assert df.rdd.getNumPartitions() == 4  # [0,5) [5,10) [10,15) [15,20)
+    assert sorted(r.offset for r in df.select("offset").collect()) == list(range(20))
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (20, 0)}
+
+    produce(kafka_bootstrap, topic, records(1, 20, "b"))  # offsets 20..39
+    # The next read plans [20,25) [25,30) [30,35) [35,40); [20,25) fails at offset 20.
+    delete_records(kafka_bootstrap, topic, 0, 22, tmp_path)
+    script = tmp_path / "split_read.py"
+    script.write_text(SPLIT_READ_APP, encoding="utf-8")
+    out = tmp_path / "split-read.json"
+    proc = subprocess.run(
+        [sys.executable, str(script), kafka_bootstrap, topic, group, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0 and out.exists(), (proc.stdout + proc.stderr)[-6000:]
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["rows"] is None, "the read should fail: offsets 20 and 21 are gone"
+    assert "DataLoss" in result["error"] or "data loss" in result["error"].lower(), result
+    # [25,40) were read by successful tasks; [20,25) never was: the group stays at 20.
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (20, 20)}
 
 
 def test_cooperative_sticky_second_query_takes_half_without_loss(

@@ -200,6 +200,20 @@ class GroupOffsets:
         """OffsetFetch: the group's committed offset per partition, ``None`` where none.
 
         Raises:
+            KafkaApiError / KafkaTimeoutError: as :meth:`fetch_committed_with_metadata`.
+        """
+        return {
+            tp: None if entry is None else entry[0]
+            for tp, entry in self.fetch_committed_with_metadata(partitions).items()
+        }
+
+    def fetch_committed_with_metadata(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, tuple[int, str] | None]:
+        """OffsetFetch: the group's committed ``(offset, metadata string)`` per partition (the
+        metadata the committer sent in OffsetCommit, ``""`` if null), ``None`` where none.
+
+        Raises:
             KafkaApiError: GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID,
                 TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION, ... naming the group
                 (and topic-partition).
@@ -263,10 +277,10 @@ class GroupOffsets:
                         context += f" of {TopicPartition(name, p.partition_index)}"
                         break
             raise error_for_code(bad, context)
-        out: dict[TopicPartition, int | None] = dict.fromkeys(wanted)
+        out: dict[TopicPartition, tuple[int, str] | None] = dict.fromkeys(wanted)
         for name, ps in topics:
             for p in ps:
                 tp = TopicPartition(name, p.partition_index)
-                if tp in out:
-                    out[tp] = None if p.committed_offset < 0 else p.committed_offset
+                if tp in out and p.committed_offset >= 0:
+                    out[tp] = (p.committed_offset, p.metadata or "")
         return out
