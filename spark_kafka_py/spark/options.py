@@ -150,8 +150,9 @@ class GroupOptions:
             rebalance assigns mid-stream.
         join: whether to join as a member (``subscribe``/``subscribePattern``) or only commit
             (``assign``).
-        commit_batch_reads: ``commitGroupOffsets=true`` (batch reads only): each read task
-            commits the end offset of its range once it has read it.
+        commit_batch_reads: ``commitGroupOffsets=true`` (batch reads only): the group moves
+            to the end of each topic-partition's read once every range of it was read
+            (:func:`spark_kafka_py.spark.group.commit_after_read`).
     """
 
     config: GroupConfig | None = None
@@ -390,6 +391,7 @@ def _consumer_settings(opts: Mapping[str, str]) -> ConsumerSettings:
         max_partition_fetch_bytes=_value(opts, "kafka.max.partition.fetch.bytes"),
         fetch_min_bytes=_value(opts, "kafka.fetch.min.bytes"),
         fetch_max_wait_ms=_value(opts, "kafka.fetch.max.wait.ms"),
+        max_decompression_ratio=_value(opts, "maxDecompressionRatio"),
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         client_rack=_value(opts, "kafka.client.rack"),
         group_id=_value(opts, "kafka.group.id"),
