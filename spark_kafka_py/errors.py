@@ -74,6 +74,32 @@ class CorruptRecordError(KafkaProtocolError):
         self.offset = offset
 
 
+class DecompressionBoundError(CorruptRecordError):
+    """A record batch decodes to more bytes than a bound allows: its own (``max_batch_bytes``)
+    or what is left of its Fetch response's (``maxDecompressionRatio`` x the bytes fetched).
+
+    A broken or hostile broker's decompression bomb, or a producer's data compressing better
+    than the bound assumes; the message names the bound and the option that raises it.
+
+    Attributes:
+        topic, partition, offset: as :class:`CorruptRecordError` (``offset`` is the base offset
+            of the batch past the bound).
+        bound: the bound that was exceeded, in bytes.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        bound: int,
+        topic: str | None = None,
+        partition: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        super().__init__(message, topic=topic, partition=partition, offset=offset)
+        self.bound = bound
+
+
 class KafkaConnectionError(KafkaError):
     """A TCP connection to a broker could not be opened, or broke mid-request.
 

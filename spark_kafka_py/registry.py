@@ -249,6 +249,11 @@ OPTIONS: tuple[Option, ...] = (
          minimum=1),
     _opt("kafkaConsumer.pollTimeoutMs", "int", 120_000,
          "how long an executor retries a range without progress", READ, unit="ms", minimum=1),
+    _opt("maxDecompressionRatio", "int", 100,
+         "a partition's Fetch response may decompress to this many times the bytes it could "
+         "carry (`kafka.max.partition.fetch.bytes`, or what came if more); past that the read "
+         "fails naming the topic-partition and offset",
+         READ, minimum=1, spark="ours only"),
     _opt("fetchOffset.numRetries", "int", 3,
          "driver retries of ListOffsets errors the broker marks retriable", READ, minimum=1),
     _opt("fetchOffset.retryIntervalMs", "int", 1000, "pause between those retries", READ,

@@ -34,6 +34,7 @@ CONSUMER_FIELDS = {
     "max_partition_fetch_bytes": "kafka.max.partition.fetch.bytes",
     "fetch_min_bytes": "kafka.fetch.min.bytes",
     "fetch_max_wait_ms": "kafka.fetch.max.wait.ms",
+    "max_decompression_ratio": "maxDecompressionRatio",
     "client_rack": "kafka.client.rack",
 }
 GROUP_FIELDS = {

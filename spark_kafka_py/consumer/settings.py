@@ -29,6 +29,9 @@ class ConsumerSettings:
         fetch_max_bytes / max_partition_fetch_bytes / fetch_min_bytes / fetch_max_wait_ms: the
             Fetch request's bounds (FetchRequest ``max_bytes``, ``partition_max_bytes``,
             ``min_bytes``, ``max_wait_ms``).
+        max_decompression_ratio: ``maxDecompressionRatio``: one Fetch response's records may
+            decompress to at most this many times ``max(partition bytes asked, bytes
+            received)`` (:mod:`spark_kafka_py.records.bounds`).
         isolation_level: ``READ_UNCOMMITTED`` (0) or ``READ_COMMITTED`` (1).
         client_rack: sent as Fetch ``rack_id`` (KIP-392), ``""`` for none.
         group_id: ``group.id`` or ``None``.
@@ -40,6 +43,7 @@ class ConsumerSettings:
     max_partition_fetch_bytes: int = default("kafka.max.partition.fetch.bytes")
     fetch_min_bytes: int = default("kafka.fetch.min.bytes")
     fetch_max_wait_ms: int = default("kafka.fetch.max.wait.ms")
+    max_decompression_ratio: int = default("maxDecompressionRatio")
     isolation_level: int = READ_UNCOMMITTED
     client_rack: str = default("kafka.client.rack")
     group_id: str | None = None

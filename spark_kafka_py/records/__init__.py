@@ -1,9 +1,21 @@
 """Kafka record batches (v2) and legacy message sets (v0/v1) into Arrow: pure functions.
 
-Public API: :func:`decode_records`, :class:`DecodedRecords`, :func:`spark_kafka_schema`.
+Public API: :func:`decode_records`, :class:`DecodedRecords`, :class:`DecodedStream`,
+:func:`spark_kafka_schema`.
 """
 
 from spark_kafka_py.records.arrow import spark_kafka_schema
-from spark_kafka_py.records.decoder import DEFAULT_MAX_BATCH_BYTES, DecodedRecords, decode_records
+from spark_kafka_py.records.decoder import (
+    DEFAULT_MAX_BATCH_BYTES,
+    DecodedRecords,
+    DecodedStream,
+    decode_records,
+)
 
-__all__ = ["DEFAULT_MAX_BATCH_BYTES", "DecodedRecords", "decode_records", "spark_kafka_schema"]
+__all__ = [
+    "DEFAULT_MAX_BATCH_BYTES",
+    "DecodedRecords",
+    "DecodedStream",
+    "decode_records",
+    "spark_kafka_schema",
+]

@@ -23,7 +23,8 @@ Legacy message sets (magic 0/1, Kafka < 0.11 data; Kafka 4 brokers no longer wri
 rare: an input containing one is decoded whole by the pure reference.
 
 Bounds: every read is checked against the batch (or record) it belongs to; buffers grow by
-at most the size of the payload being decoded; a column larger than Arrow's 2 GiB int32
+at most the size of the payload being decoded; decompressed and decoded bytes are bounded and
+counted as the reference does (:mod:`spark_kafka_py.records.bounds`); a column larger than Arrow's 2 GiB int32
 offsets raises :class:`~spark_kafka_py.errors.KafkaProtocolError`. Malformed bytes raise
 :class:`~spark_kafka_py.errors.CorruptRecordError`/``KafkaProtocolError`` exactly where the
 reference raises them, with the same message and the same ``topic``, ``partition`` and
@@ -46,7 +47,12 @@ import pyarrow as pa
 from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
 from spark_kafka_py.records import _pure
 from spark_kafka_py.records._protocols import DEFAULT_MAX_BATCH_BYTES, DecodedRecords
-from spark_kafka_py.records.arrow import HEADER_TYPE, HEADERS_TYPE, spark_kafka_schema
+from spark_kafka_py.records.arrow import (
+    HEADER_TYPE,
+    HEADERS_TYPE,
+    fixed_row_bytes,
+    spark_kafka_schema,
+)
 from spark_kafka_py.records.transactions import AbortedTransactions
 
 __all__ = ["decode_records_accel"]
@@ -625,10 +631,14 @@ cdef object _record_error(int rc, BatchInfo* info, Py_ssize_t n, str topic, int 
 cdef int64_t decode_v2_batch(
     Cols* c, object mv, const uint8_t* p, Py_ssize_t pos, Py_ssize_t length,
     str topic, int partition, int64_t start_offset, int64_t end_offset, object txns,
-    Py_ssize_t max_batch_bytes, bint* last_overflow,
+    Py_ssize_t max_batch_bytes, object budget, int64_t row_bytes, int64_t* decoded,
+    bint* last_overflow,
 ) except? -1:
     """Check, filter and decode one complete v2 batch at ``p + pos``; return its last offset
-    (saturated at INT64_MAX with ``last_overflow`` set)."""
+    (saturated at INT64_MAX with ``last_overflow`` set). ``decoded`` gets the batch's
+    decoded bytes as ``_pure._decode_v2_batch`` counts them: its (decompressed) records size
+    plus ``row_bytes`` per record it claims when its records were decoded, else 0; the
+    records are charged to ``budget`` (if any) as the reference does."""
     cdef const uint8_t* e = p + pos
     cdef Py_ssize_t entry_end = pos + LOG_OVERHEAD + length
     cdef int64_t base_offset = be64(e)
@@ -672,7 +682,8 @@ cdef int64_t decode_v2_batch(
         txns.consume_up_to(last_offset)
         if is_control:
             if count > 0 and _pure._control_type(
-                mv[pos:entry_end], attributes, max_batch_bytes, topic, partition, base_offset
+                mv[pos:entry_end], attributes, max_batch_bytes, budget, topic, partition,
+                base_offset,
             ) == CONTROL_TYPE_ABORT:
                 txns.end_aborted(producer_id)
         elif attributes & TRANSACTIONAL_FLAG_MASK and txns.is_aborted(producer_id):
@@ -696,11 +707,14 @@ cdef int64_t decode_v2_batch(
     if (attributes & COMPRESSION_CODEC_MASK) == 0:
         payload = e + RECORD_BATCH_OVERHEAD
         payload_len = entry_end - pos - RECORD_BATCH_OVERHEAD
+        if budget is not None:
+            budget.charge(payload_len, topic, partition, base_offset)
         with nogil:
             rc = decode_v2_records(c, payload, payload_len, &info)
     else:
         payload_obj = _pure._payload(
-            mv[pos:entry_end], attributes, max_batch_bytes, topic, partition, base_offset
+            mv[pos:entry_end], attributes, max_batch_bytes, budget, topic, partition,
+            base_offset,
         )
         PyObject_GetBuffer(payload_obj, &pview, PyBUF_SIMPLE)
         try:
@@ -711,6 +725,7 @@ cdef int64_t decode_v2_batch(
             PyBuffer_Release(&pview)
     if rc:
         raise _record_error(rc, &info, payload_len, topic, partition)
+    decoded[0] = payload_len + count * row_bytes
     return last_offset
 
 
@@ -725,17 +740,26 @@ def decode_records_accel(
     bint read_committed=False,
     aborted_transactions=(),
     Py_ssize_t max_batch_bytes=DEFAULT_MAX_BATCH_BYTES,
+    budget=None,
+    max_arrow_bytes=None,
 ):
     """Accelerated :class:`~spark_kafka_py.records._protocols.RecordsDecoder`.
 
     See :func:`spark_kafka_py.records.decoder.decode_records` for the contract (arguments,
-    the returned :class:`DecodedRecords`, and the errors raised); the output equals
+    the returned :class:`DecodedRecords`, and the errors raised) and
+    :class:`~spark_kafka_py.records.decoder.DecodedStream` for ``budget``,
+    ``max_arrow_bytes`` and a transactions state; the output equals
     :func:`~spark_kafka_py.records._pure.decode_records_pure`'s for every input.
     """
     cdef Py_buffer view
     cdef const uint8_t* p
     cdef Py_ssize_t n, pos = 0, remaining
+    cdef Py_ssize_t resume_at = -1
     cdef int64_t next_offset = start_offset, base_offset, last_offset
+    cdef int64_t row_bytes = fixed_row_bytes(topic, include_headers)
+    cdef int64_t decoded, arrow_bytes = 0
+    cdef int64_t arrow_limit = -1 if max_arrow_bytes is None else max_arrow_bytes
+    cdef int64_t budget_used = 0 if budget is None else budget.used
     cdef int32_t length
     cdef uint8_t magic
     cdef bint incomplete = False, last_overflow = False, legacy = False
@@ -743,7 +767,9 @@ def decode_records_accel(
     mv = memoryview(records)
     if mv.ndim != 1 or mv.itemsize != 1:
         mv = mv.cast("B")
-    txns = AbortedTransactions(aborted_transactions) if read_committed else None
+    txns = AbortedTransactions.of(aborted_transactions) if read_committed else None
+    # A legacy message set starts this call over with the reference: from this state.
+    txns_state = txns.snapshot() if txns is not None else None
     PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
     if cols_init(&c, include_headers):
         PyBuffer_Release(&view)
@@ -795,9 +821,10 @@ def decode_records_accel(
             if magic != MAGIC_V2:
                 legacy = True
                 break
+            decoded = 0
             last_offset = decode_v2_batch(
                 &c, mv, p, pos, length, topic, partition, start_offset, end_offset, txns,
-                max_batch_bytes, &last_overflow,
+                max_batch_bytes, budget, row_bytes, &decoded, &last_overflow,
             )
             pos += LOG_OVERHEAD + length
             if last_overflow:
@@ -807,6 +834,10 @@ def decode_records_accel(
                 next_offset = last_offset + 1
             if next_offset >= end_offset:
                 next_offset = end_offset
+                break
+            arrow_bytes += decoded
+            if arrow_limit >= 0 and decoded and arrow_bytes >= arrow_limit and pos < n:
+                resume_at = pos  # the Arrow batch is full: the caller decodes on from here
                 break
         if legacy:
             batch = None
@@ -820,14 +851,20 @@ def decode_records_accel(
         PyBuffer_Release(&view)
         cols_free(&c)
     if legacy:
-        # A legacy message set (magic 0/1): decode the whole input with the reference.
+        # A legacy message set (magic 0/1): decode the whole input with the reference, from
+        # the budget and transactions state this call started with.
+        if budget is not None:
+            budget.used = budget_used
+        if txns is not None:
+            txns.restore(txns_state)
         return _pure.decode_records_pure(
             records, topic=topic, partition=partition, start_offset=start_offset,
             end_offset=end_offset, include_headers=include_headers,
-            read_committed=read_committed, aborted_transactions=aborted_transactions,
-            max_batch_bytes=max_batch_bytes,
+            read_committed=read_committed,
+            aborted_transactions=txns if txns is not None else aborted_transactions,
+            max_batch_bytes=max_batch_bytes, budget=budget, max_arrow_bytes=max_arrow_bytes,
         )
-    return DecodedRecords(batch, next_offset, incomplete)
+    return DecodedRecords(batch, next_offset, incomplete, None if resume_at < 0 else resume_at)
 
 
 

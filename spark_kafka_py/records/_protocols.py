@@ -18,11 +18,16 @@ from typing import Protocol
 
 import pyarrow as pa
 
+from spark_kafka_py.records.bounds import DecodeBudget
+from spark_kafka_py.records.transactions import AbortedTransactions
+
 __all__ = ["DEFAULT_MAX_BATCH_BYTES", "DecodedRecords", "RecordsDecoder"]
 
 #: Default bound, in bytes, on one batch's stated size and on its decompressed records.
 #: Kafka's default ``message.max.bytes`` is ~1 MiB (compressed); 64 MiB leaves room for
-#: brokers configured larger and for compression ratios of 50x and more.
+#: brokers configured larger and for compression ratios of 50x and more. A constant of its
+#: own, not derived from the fetch sizes: Kafka returns a first batch larger than
+#: ``max.partition.fetch.bytes`` whole (KIP-74).
 DEFAULT_MAX_BATCH_BYTES = 64 * 1024 * 1024
 
 
@@ -40,15 +45,28 @@ class DecodedRecords:
             batch was complete.
         incomplete_tail: the bytes ended inside a batch (the broker cuts the last batch of a
             Fetch response at its size limit; that is not an error).
+        resume_at: where decoding stopped because ``batch`` reached ``max_arrow_bytes``: the
+            position in ``records`` of the first batch not decoded yet (decode
+            ``records[resume_at:]`` next, with the same offsets, budget and transaction
+            state); ``None`` when everything decodable was decoded.
     """
 
     batch: pa.RecordBatch
     next_offset: int
     incomplete_tail: bool
+    resume_at: int | None = None
 
 
 class RecordsDecoder(Protocol):
-    """Signature of :func:`spark_kafka_py.records.decoder.decode_records` implementations."""
+    """Signature of :func:`spark_kafka_py.records.decoder.decode_records` implementations.
+
+    Beyond ``decode_records``' arguments, :class:`~spark_kafka_py.records.decoder.
+    DecodedStream` passes the response's ``budget`` (:class:`~spark_kafka_py.records.bounds.
+    DecodeBudget`), ``max_arrow_bytes`` (stop at the first batch boundary at or past this
+    many decoded bytes: :attr:`DecodedRecords.resume_at`) and, as ``aborted_transactions``,
+    the :class:`~spark_kafka_py.records.transactions.AbortedTransactions` state that carries
+    over from one piece of a response to the next.
+    """
 
     def __call__(
         self,
@@ -60,6 +78,8 @@ class RecordsDecoder(Protocol):
         end_offset: int,
         include_headers: bool = False,
         read_committed: bool = False,
-        aborted_transactions: Sequence[tuple[int, int]] = (),
+        aborted_transactions: Sequence[tuple[int, int]] | AbortedTransactions = (),
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+        budget: DecodeBudget | None = None,
+        max_arrow_bytes: int | None = None,
     ) -> DecodedRecords: ...

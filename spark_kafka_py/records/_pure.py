@@ -20,8 +20,9 @@ import crc32c
 from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
 from spark_kafka_py.records import legacy
 from spark_kafka_py.records._protocols import DEFAULT_MAX_BATCH_BYTES, DecodedRecords
-from spark_kafka_py.records.arrow import ColumnBuilder
-from spark_kafka_py.records.compression import CODEC_NONE, decompress
+from spark_kafka_py.records.arrow import ColumnBuilder, fixed_row_bytes
+from spark_kafka_py.records.bounds import DecodeBudget, decompress_batch
+from spark_kafka_py.records.compression import CODEC_NONE
 from spark_kafka_py.records.format import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
@@ -63,12 +64,17 @@ def decode_records_pure(
     end_offset: int,
     include_headers: bool = False,
     read_committed: bool = False,
-    aborted_transactions: Sequence[tuple[int, int]] = (),
+    aborted_transactions: Sequence[tuple[int, int]] | AbortedTransactions = (),
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    budget: DecodeBudget | None = None,
+    max_arrow_bytes: int | None = None,
 ) -> DecodedRecords:
     """Pure-Python :class:`~spark_kafka_py.records._protocols.RecordsDecoder`.
 
-    See :func:`spark_kafka_py.records.decoder.decode_records` for the contract.
+    See :func:`spark_kafka_py.records.decoder.decode_records` for the contract, and
+    :class:`~spark_kafka_py.records.decoder.DecodedStream` for ``budget``,
+    ``max_arrow_bytes`` and a state of :class:`AbortedTransactions` passed as
+    ``aborted_transactions`` (a response decoded in pieces).
     """
     view = memoryview(records)
     if view.ndim != 1 or view.itemsize != 1:
@@ -77,8 +83,11 @@ def decode_records_pure(
     pos = 0
     next_offset = start_offset
     incomplete = False
+    resume_at = None
     cols = ColumnBuilder(include_headers)
-    txns = AbortedTransactions(aborted_transactions) if read_committed else None
+    txns = AbortedTransactions.of(aborted_transactions) if read_committed else None
+    row_bytes = fixed_row_bytes(topic, include_headers)
+    arrow_bytes = 0
 
     while pos < n:
         remaining = n - pos
@@ -127,20 +136,41 @@ def decode_records_pure(
         entry = view[pos : pos + LOG_OVERHEAD + length]
         pos += LOG_OVERHEAD + length
         if magic == MAGIC_V2:
-            last_offset = _decode_v2_batch(
-                entry, cols, topic, partition, start_offset, end_offset, txns, max_batch_bytes
+            last_offset, decoded = _decode_v2_batch(
+                entry,
+                cols,
+                topic,
+                partition,
+                start_offset,
+                end_offset,
+                txns,
+                max_batch_bytes,
+                budget,
+                row_bytes,
             )
         else:
-            last_offset = legacy.decode_legacy_entry(
-                entry, cols, topic, partition, start_offset, end_offset, max_batch_bytes
+            last_offset, decoded = legacy.decode_legacy_entry(
+                entry,
+                cols,
+                topic,
+                partition,
+                start_offset,
+                end_offset,
+                max_batch_bytes,
+                budget,
+                row_bytes,
             )
         if last_offset + 1 > next_offset:
             next_offset = last_offset + 1
         if next_offset >= end_offset:
             next_offset = end_offset
             break
+        arrow_bytes += decoded
+        if max_arrow_bytes is not None and decoded and arrow_bytes >= max_arrow_bytes and pos < n:
+            resume_at = pos  # the Arrow batch is full: the caller decodes on from here
+            break
 
-    return DecodedRecords(cols.finish(topic, partition), next_offset, incomplete)
+    return DecodedRecords(cols.finish(topic, partition), next_offset, incomplete, resume_at)
 
 
 def _decode_v2_batch(
@@ -152,8 +182,16 @@ def _decode_v2_batch(
     end_offset: int,
     txns: AbortedTransactions | None,
     max_batch_bytes: int,
-) -> int:
-    """Check, filter and decode one complete v2 batch; return its last offset."""
+    budget: DecodeBudget | None,
+    row_bytes: int,
+) -> tuple[int, int]:
+    """Check, filter and decode one complete v2 batch.
+
+    Returns:
+        ``(last offset, decoded bytes)``: the decoded bytes of a batch whose records were
+        decoded are its (decompressed) records size plus ``row_bytes`` per record it claims,
+        else 0 (what sizes Arrow batches, see :mod:`spark_kafka_py.records.bounds`).
+    """
     base_offset, _length, _epoch, _magic, stored_crc = V2_PREFIX.unpack_from(entry, 0)
     actual_crc = crc32c.crc32c(entry[ATTRIBUTES_OFFSET:])
     if actual_crc != stored_crc:
@@ -182,16 +220,18 @@ def _decode_v2_batch(
         if is_control:
             if (
                 count > 0
-                and _control_type(entry, attributes, max_batch_bytes, topic, partition, base_offset)
+                and _control_type(
+                    entry, attributes, max_batch_bytes, budget, topic, partition, base_offset
+                )
                 == CONTROL_TYPE_ABORT
             ):
                 txns.end_aborted(producer_id)
         elif attributes & TRANSACTIONAL_FLAG_MASK and txns.is_aborted(producer_id):
-            return last_offset
+            return last_offset, 0
     if is_control or count == 0 or last_offset < start_offset:
-        return last_offset
+        return last_offset, 0
 
-    payload = _payload(entry, attributes, max_batch_bytes, topic, partition, base_offset)
+    payload = _payload(entry, attributes, max_batch_bytes, budget, topic, partition, base_offset)
     if attributes & TIMESTAMP_TYPE_MASK:
         ts_type = TIMESTAMP_TYPE_LOG_APPEND_TIME
         log_append_time: int | None = max_ts
@@ -211,41 +251,53 @@ def _decode_v2_batch(
         topic,
         partition,
     )
-    return last_offset
+    return last_offset, len(payload) + count * row_bytes
 
 
 def _payload(
     entry: memoryview,
     attributes: int,
     max_batch_bytes: int,
+    budget: DecodeBudget | None,
     topic: str,
     partition: int,
     base_offset: int,
 ) -> bytes:
+    """A v2 batch's records section, decompressed within ``max_batch_bytes`` and what is
+    left of ``budget``, and charged to ``budget``.
+
+    Raises:
+        DecompressionBoundError: past either bound.
+        CorruptRecordError: malformed compressed data or an unknown codec.
+    """
     codec = attributes & COMPRESSION_CODEC_MASK
     raw = entry[RECORD_BATCH_OVERHEAD:]
     if codec == CODEC_NONE:
+        if budget is not None:
+            budget.charge(len(raw), topic, partition, base_offset)
         return bytes(raw)
-    try:
-        return decompress(codec, raw, max_batch_bytes)
-    except CorruptRecordError:
-        raise
-    except KafkaProtocolError as exc:
-        raise CorruptRecordError(
-            str(exc), topic=topic, partition=partition, offset=base_offset
-        ) from exc
+    return decompress_batch(
+        codec,
+        raw,
+        max_batch_bytes=max_batch_bytes,
+        budget=budget,
+        topic=topic,
+        partition=partition,
+        offset=base_offset,
+    )
 
 
 def _control_type(
     entry: memoryview,
     attributes: int,
     max_batch_bytes: int,
+    budget: DecodeBudget | None,
     topic: str,
     partition: int,
     base_offset: int,
 ) -> int:
     """The type of a control batch's first record (``ControlRecordType``: 0 ABORT, ...)."""
-    buf = _payload(entry, attributes, max_batch_bytes, topic, partition, base_offset)
+    buf = _payload(entry, attributes, max_batch_bytes, budget, topic, partition, base_offset)
     try:
         pos = 0
         _length, pos = _varint(buf, pos)

@@ -34,7 +34,14 @@ import pyarrow.compute as pc
 
 from spark_kafka_py.errors import KafkaProtocolError
 
-__all__ = ["HEADERS_TYPE", "HEADER_TYPE", "ColumnBuilder", "spark_kafka_schema"]
+__all__ = [
+    "FIXED_ROW_BYTES",
+    "HEADERS_TYPE",
+    "HEADER_TYPE",
+    "ColumnBuilder",
+    "fixed_row_bytes",
+    "spark_kafka_schema",
+]
 
 #: ``struct<key: string, value: binary>``, one Kafka header (both children nullable).
 HEADER_TYPE: Final = pa.struct(
@@ -58,6 +65,23 @@ _SCHEMA_WITHOUT_HEADERS: Final = pa.schema(list(_BASE_FIELDS))
 _SCHEMA_WITH_HEADERS: Final = pa.schema(
     [*_BASE_FIELDS, pa.field("headers", HEADERS_TYPE, nullable=True)]
 )
+
+
+#: Arrow bytes of every row besides its key, value and header bytes: the int32 offsets of
+#: ``key``, ``value`` and ``topic`` (4 each), ``partition`` int32 (4), ``offset`` int64 (8),
+#: ``timestamp`` int64 (8), ``timestampType`` int32 (4). Validity bitmaps are left out.
+FIXED_ROW_BYTES: Final = 36
+#: The ``headers`` column's int32 list offset per row.
+HEADERS_ROW_BYTES: Final = 4
+
+
+def fixed_row_bytes(topic: str, include_headers: bool) -> int:
+    """Arrow bytes of one row of ``topic`` besides its key, value and header bytes: the
+    fixed-width columns (:data:`FIXED_ROW_BYTES`), the topic name repeated in the ``topic``
+    column, and the ``headers`` list offset. Used to size Arrow batches
+    (:mod:`spark_kafka_py.records.bounds`)."""
+    size = FIXED_ROW_BYTES + len(topic.encode("utf-8"))
+    return size + HEADERS_ROW_BYTES if include_headers else size
 
 
 def spark_kafka_schema(include_headers: bool) -> pa.Schema:

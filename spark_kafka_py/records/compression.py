@@ -26,9 +26,9 @@ xerial framing (``org.xerial.snappy.SnappyOutputStream``; the header is
       block          bytes    one raw snappy block
 
 Every function here bounds its output: ``max_bytes`` is never exceeded, whatever a length
-field or a frame header claims, and :class:`~spark_kafka_py.errors.KafkaProtocolError` is
-raised instead. Library exceptions (``zlib.error``, ``cramjam.DecompressionError``,
-``RuntimeError`` from lz4, ``zstandard.ZstdError``) never leak.
+field or a frame header claims, and :class:`~spark_kafka_py.errors.DecompressionBoundError` is
+raised instead, before more than the bound is allocated. Library exceptions (``zlib.error``,
+``cramjam.DecompressionError``, ``RuntimeError`` from lz4, ``zstandard.ZstdError``) never leak.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import cramjam
 import lz4.frame
 import zstandard
 
-from spark_kafka_py.errors import KafkaProtocolError
+from spark_kafka_py.errors import DecompressionBoundError, KafkaProtocolError
 
 __all__ = [
     "CODEC_GZIP",
@@ -94,8 +94,9 @@ def decompress(
         The decompressed bytes (``len <= max_bytes``).
 
     Raises:
-        KafkaProtocolError: unknown codec, malformed compressed data, or output larger
-            than ``max_bytes``.
+        DecompressionBoundError: output larger than ``max_bytes`` (``bound`` is ``max_bytes``;
+            no topic or offset: the caller adds them).
+        KafkaProtocolError: unknown codec or malformed compressed data.
     """
     if codec == CODEC_NONE:
         if len(data) > max_bytes:
@@ -132,9 +133,10 @@ def decompress(
 
 
 def _too_big(name: str, max_bytes: int) -> None:
-    raise KafkaProtocolError(
+    raise DecompressionBoundError(
         f"{name}-compressed records decompress to more than {max_bytes} bytes "
-        "(max_batch_bytes); raise the bound if the producer really wrote such batches"
+        "(max_batch_bytes); raise the bound if the producer really wrote such batches",
+        bound=max_bytes,
     )
 
 

@@ -1,4 +1,9 @@
-"""Decode a fetched partition's record bytes into one Arrow RecordBatch (executor hot path).
+"""Decode a fetched partition's record bytes into Arrow RecordBatches (executor hot path).
+
+:func:`decode_records` decodes one partition's ``records`` into one RecordBatch;
+:class:`DecodedStream` yields them as several RecordBatches of bounded size, within a bound on
+what the whole response may decode to (:mod:`spark_kafka_py.records.bounds`): what the Fetch
+loop uses.
 
 The implementation is chosen at import time, as aiokafka does: the accelerated Cython kernel
 :func:`spark_kafka_py.records._accel.decode_records_accel` when its extension was built and
@@ -14,7 +19,9 @@ the same error with the same message, topic, partition and offset, for the same 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
 
 from spark_kafka_py.records._protocols import (
     DEFAULT_MAX_BATCH_BYTES,
@@ -22,8 +29,16 @@ from spark_kafka_py.records._protocols import (
     RecordsDecoder,
 )
 from spark_kafka_py.records._pure import decode_records_pure
+from spark_kafka_py.records.bounds import DecodeBudget
+from spark_kafka_py.records.transactions import AbortedTransactions
 
-__all__ = ["DEFAULT_MAX_BATCH_BYTES", "IMPLEMENTATION", "DecodedRecords", "decode_records"]
+__all__ = [
+    "DEFAULT_MAX_BATCH_BYTES",
+    "IMPLEMENTATION",
+    "DecodedRecords",
+    "DecodedStream",
+    "decode_records",
+]
 
 
 def _choose() -> tuple[RecordsDecoder, str]:
@@ -50,8 +65,9 @@ def decode_records(
     read_committed: bool = False,
     aborted_transactions: Sequence[tuple[int, int]] = (),
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    max_decoded_bytes: int | None = None,
 ) -> DecodedRecords:
-    """Decode the ``records`` field of one partition of a Fetch response into Arrow.
+    """Decode the ``records`` field of one partition of a Fetch response into one Arrow batch.
 
     Handles record batches v2 (KIP-98, with KIP-82 headers) and legacy message sets v0/v1;
     layouts in :mod:`spark_kafka_py.records.format`. Each batch's CRC is verified (CRC-32C
@@ -79,17 +95,22 @@ def decode_records(
             partition, ``(producer_id, first_offset)`` pairs; used with read_committed.
         max_batch_bytes: bound, in bytes, on a batch's stated length and on its
             decompressed records (default 64 MiB).
+        max_decoded_bytes: bound, in bytes, on the decompressed records of all of
+            ``records`` (see :mod:`spark_kafka_py.records.bounds`); ``None``: none beyond
+            ``max_batch_bytes`` per batch.
 
     Returns:
         :class:`DecodedRecords` (``batch`` of schema ``spark_kafka_schema(include_headers)``,
-        ``next_offset``, ``incomplete_tail``).
+        ``next_offset``, ``incomplete_tail``; ``resume_at`` is ``None``).
 
     Raises:
         CorruptRecordError: CRC mismatch or a malformed batch/record (names topic,
             partition and the batch's base offset).
+        DecompressionBoundError: a batch decompresses past ``max_batch_bytes`` or past what
+            is left of ``max_decoded_bytes`` (names topic, partition, the batch's base offset
+            and the bound).
         KafkaProtocolError: a batch length above ``max_batch_bytes`` or below the header
-            size, an unknown magic or codec, decompressed data above the bound, a timestamp
-            outside Spark's range.
+            size, an unknown magic or codec, a timestamp outside Spark's range.
     """
     return _impl(
         records,
@@ -101,4 +122,97 @@ def decode_records(
         read_committed=read_committed,
         aborted_transactions=aborted_transactions,
         max_batch_bytes=max_batch_bytes,
+        budget=None if max_decoded_bytes is None else DecodeBudget(max_decoded_bytes),
     )
+
+
+class DecodedStream:
+    """One partition's ``records`` of a Fetch response as Arrow batches of bounded size,
+    decoded one after the other as they are taken (the Fetch loop's way).
+
+    Arguments as :func:`decode_records`, plus the bounds of
+    :mod:`spark_kafka_py.records.bounds`: the decompressed records of the whole of
+    ``records`` stay within ``max_decoded_bytes``, and each batch is closed at the first
+    record-batch boundary at or past ``max_arrow_bytes`` of decoded data, so an Arrow batch
+    holds at most ``max_arrow_bytes`` plus one record batch's records, however far the
+    response expands. Iterating yields the batches with rows (schema
+    ``spark_kafka_schema(include_headers)``); afterwards :attr:`next_offset` and
+    :attr:`incomplete_tail` are as :class:`DecodedRecords`' for the whole of ``records``.
+
+    Args:
+        max_decoded_bytes: bound on the decompressed records of all of ``records``, bytes.
+        max_arrow_bytes: decoded bytes after which an Arrow batch is closed (>= 1).
+        bound_hint: where ``max_decoded_bytes`` comes from and how to raise it, for the
+            error message.
+        decoder: the implementation (default: the one chosen at import, see
+            :data:`IMPLEMENTATION`).
+
+    Raises (while iterating): as :func:`decode_records`, the batches before the error having
+    been yielded.
+    """
+
+    def __init__(
+        self,
+        records: bytes | memoryview,
+        *,
+        topic: str,
+        partition: int,
+        start_offset: int,
+        end_offset: int,
+        max_decoded_bytes: int,
+        max_arrow_bytes: int,
+        include_headers: bool = False,
+        read_committed: bool = False,
+        aborted_transactions: Sequence[tuple[int, int]] = (),
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+        bound_hint: str = "",
+        decoder: RecordsDecoder | None = None,
+    ) -> None:
+        self._records = records
+        self._topic = topic
+        self._partition = partition
+        self._start = start_offset
+        self._end = end_offset
+        self._include_headers = include_headers
+        self._read_committed = read_committed
+        self._aborted = aborted_transactions
+        self._max_batch_bytes = max_batch_bytes
+        self._max_arrow_bytes = max(max_arrow_bytes, 1)
+        self._decoder = decoder or _impl
+        #: The budget of this response (``used``: decompressed bytes so far).
+        self.budget = DecodeBudget(max_decoded_bytes, bound_hint)
+        #: As :attr:`DecodedRecords.next_offset`, for what has been decoded so far.
+        self.next_offset = start_offset
+        #: As :attr:`DecodedRecords.incomplete_tail` (set at the end).
+        self.incomplete_tail = False
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        view = memoryview(self._records)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        txns: Sequence[tuple[int, int]] | AbortedTransactions = (
+            AbortedTransactions.of(self._aborted) if self._read_committed else ()
+        )
+        pos = 0
+        while True:
+            decoded = self._decoder(
+                view[pos:],
+                topic=self._topic,
+                partition=self._partition,
+                start_offset=self._start,
+                end_offset=self._end,
+                include_headers=self._include_headers,
+                read_committed=self._read_committed,
+                aborted_transactions=txns,
+                max_batch_bytes=self._max_batch_bytes,
+                budget=self.budget,
+                max_arrow_bytes=self._max_arrow_bytes,
+            )
+            # A piece with no complete batch reports start_offset: keep the furthest.
+            self.next_offset = max(self.next_offset, decoded.next_offset)
+            if decoded.batch.num_rows:
+                yield decoded.batch
+            if decoded.resume_at is None:
+                self.incomplete_tail = decoded.incomplete_tail
+                return
+            pos += decoded.resume_at

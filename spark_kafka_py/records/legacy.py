@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import zlib
 
-from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
+from spark_kafka_py.errors import CorruptRecordError
 from spark_kafka_py.records.arrow import ColumnBuilder
-from spark_kafka_py.records.compression import CODEC_NONE, CODEC_ZSTD, decompress
+from spark_kafka_py.records.bounds import DecodeBudget, decompress_batch
+from spark_kafka_py.records.compression import CODEC_NONE, CODEC_ZSTD
 from spark_kafka_py.records.format import (
     INT32,
     INT64,
@@ -53,24 +54,33 @@ def decode_legacy_entry(
     start_offset: int,
     end_offset: int,
     max_batch_bytes: int,
-) -> int:
+    budget: DecodeBudget | None = None,
+    row_bytes: int = 0,
+) -> tuple[int, int]:
     """Check and decode one complete magic-0/1 message (a wrapper or a plain message).
 
-    Appends the messages with offset in ``[start_offset, end_offset)`` to ``cols``.
+    Appends the messages with offset in ``[start_offset, end_offset)`` to ``cols``. A plain
+    message is charged its size to ``budget``, a wrapper its decompressed inner messages
+    (see :mod:`spark_kafka_py.records.bounds`).
 
     Returns:
-        The entry's last offset (the wrapper's offset).
+        ``(last offset, decoded bytes)``: the entry's last offset (the wrapper's offset), and
+        the size of what was decoded plus ``row_bytes`` per message (0 for a wrapper wholly
+        before the range).
 
     Raises:
-        CorruptRecordError: CRC-32 mismatch, bad lengths, a compressed inner message.
-        KafkaProtocolError: unknown codec, decompression beyond ``max_batch_bytes``.
+        CorruptRecordError: CRC-32 mismatch, bad lengths, a compressed inner message, an
+            unknown codec.
+        DecompressionBoundError: decompression beyond ``max_batch_bytes`` or ``budget``.
     """
     offset, codec, ts, ts_type, key, value = _parse_message(entry, topic, partition)
     if codec == CODEC_NONE:
+        if budget is not None:
+            budget.charge(len(entry), topic, partition, offset)
         _emit(cols, [(offset, ts, ts_type, key, value)], start_offset, end_offset)
-        return offset
+        return offset, len(entry) + row_bytes
     if offset < start_offset:
-        return offset  # the whole wrapper ends before the range
+        return offset, 0  # the whole wrapper ends before the range
     if value is None:
         raise CorruptRecordError(
             "compressed legacy message has a null value",
@@ -86,12 +96,16 @@ def decode_legacy_entry(
             offset=offset,
         )
     wrapper_magic = entry[MAGIC_OFFSET]
-    try:
-        inner_bytes = decompress(
-            codec, value, max_batch_bytes, legacy_lz4=wrapper_magic == MAGIC_V0
-        )
-    except KafkaProtocolError as exc:
-        raise CorruptRecordError(str(exc), topic=topic, partition=partition, offset=offset) from exc
+    inner_bytes = decompress_batch(
+        codec,
+        value,
+        max_batch_bytes=max_batch_bytes,
+        budget=budget,
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        legacy_lz4=wrapper_magic == MAGIC_V0,
+    )
     inner = memoryview(inner_bytes)
     messages: list[_Message] = []
     pos = 0
@@ -128,7 +142,7 @@ def decode_legacy_entry(
         base = offset - messages[-1][0]
         messages = [(base + m[0], *m[1:]) for m in messages]
     _emit(cols, messages, start_offset, end_offset)
-    return offset
+    return offset, len(inner_bytes) + len(messages) * row_bytes
 
 
 def _parse_message(

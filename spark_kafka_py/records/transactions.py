@@ -32,6 +32,12 @@ class AbortedTransactions:
 
     __slots__ = ("_pending", "aborted_producers")
 
+    @classmethod
+    def of(cls, aborted: Sequence[tuple[int, int]] | AbortedTransactions) -> AbortedTransactions:
+        """``aborted`` itself when it is already a state (a response decoded in pieces keeps
+        one), else a new state from the ``(producer_id, first_offset)`` pairs."""
+        return aborted if isinstance(aborted, AbortedTransactions) else cls(aborted)
+
     def __init__(self, aborted: Sequence[tuple[int, int]]) -> None:
         self._pending = [(int(first), int(pid)) for pid, first in aborted]
         heapq.heapify(self._pending)
@@ -52,3 +58,14 @@ class AbortedTransactions:
     def end_aborted(self, producer_id: int) -> None:
         """An ABORT marker of ``producer_id`` ends its aborted transaction."""
         self.aborted_producers.discard(producer_id)
+
+    def snapshot(self) -> tuple[list[tuple[int, int]], set[int]]:
+        """The current state, for :meth:`restore` (a decoder that starts a piece of a
+        response over with another implementation goes back to it)."""
+        return list(self._pending), set(self.aborted_producers)
+
+    def restore(self, state: tuple[list[tuple[int, int]], set[int]]) -> None:
+        """Go back to a state taken by :meth:`snapshot` (in place: holders see it)."""
+        pending, producers = state
+        self._pending = list(pending)
+        self.aborted_producers = set(producers)
