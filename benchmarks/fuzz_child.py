@@ -8,9 +8,11 @@ Every input goes through :class:`Meter`, which counts it and checks the limits o
 
 - outcome: returns, or raises :class:`~spark_kafka_py.errors.KafkaError` (typed); any other
   exception is a finding (its input is saved in the artifacts directory);
-- time: more than ``--max-seconds`` (1 s) of wall time is a finding; an input still running
-  after ``--hang-seconds`` is killed by libFuzzer (``-timeout``), and the parent process
-  records it as a hang and starts a new process for the remaining executions;
+- time: more than ``--max-seconds`` (1 s) of CPU time is a finding (CPU time of the fuzzing
+  thread, so that a loaded machine's scheduling pauses do not count; the wall time is
+  reported too); an input still running after ``--hang-seconds`` of wall time is killed by
+  libFuzzer (``-timeout``), and the parent process records it as a hang and starts a new
+  process for the remaining executions;
 - memory: the peak resident set size during the input minus the resident size before it
   (``/proc/self/clear_refs`` resets the kernel's high-water mark ``VmHWM`` to the current size
   before each input), and the peak bytes of pyarrow's memory pool during the input (a fresh
@@ -71,7 +73,8 @@ class Meter:
         self.typed = 0
         self.start = time.monotonic()
         self.last_write = self.start
-        self.max_time = (0.0, 0)  # seconds, input size
+        self.max_time = (0.0, 0)  # CPU seconds, input size
+        self.max_wall = 0.0  # seconds
         self.max_rss = (0, 0)  # bytes above the resident size before the input, input size
         self.max_arrow = (0, 0)  # peak Arrow pool bytes, input size
         self.max_input = 0
@@ -82,8 +85,9 @@ class Meter:
         size = len(data)
         self.executions += 1
         self.max_input = max(self.max_input, size)
-        if peak.seconds > self.max_time[0]:
-            self.max_time = (peak.seconds, size)
+        if peak.cpu_seconds > self.max_time[0]:
+            self.max_time = (peak.cpu_seconds, size)
+        self.max_wall = max(self.max_wall, peak.seconds)
         if peak.rss_bytes > self.max_rss[0]:
             self.max_rss = (peak.rss_bytes, size)
         if peak.arrow_bytes > self.max_arrow[0]:
@@ -92,8 +96,10 @@ class Meter:
             self.typed += 1
         elif peak.error is not None:
             self.finding("exception", data, peak.error)
-        if peak.seconds > self.max_seconds:
-            self.finding("slow", data, None, f"{peak.seconds:.2f} s")
+        if peak.cpu_seconds > self.max_seconds:
+            self.finding(
+                "slow", data, None, f"{peak.cpu_seconds:.2f} s CPU ({peak.seconds:.2f} s wall)"
+            )
         if max(peak.rss_bytes, peak.arrow_bytes) > self.max_extra + size:
             self.finding(
                 "memory",
@@ -147,6 +153,7 @@ class Meter:
             "seconds": elapsed,
             "max_time_s": self.max_time[0],
             "max_time_input_bytes": self.max_time[1],
+            "max_wall_s": self.max_wall,
             "max_rss_peak_bytes": self.max_rss[0],
             "max_rss_peak_input_bytes": self.max_rss[1],
             "max_arrow_peak_bytes": self.max_arrow[0],

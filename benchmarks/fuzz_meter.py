@@ -65,6 +65,8 @@ class Peak:
 
     Attributes:
         seconds: wall time.
+        cpu_seconds: CPU time of the calling thread (what the call computed, whatever else
+            the machine was doing).
         rss_bytes: peak resident size during the call minus the resident size before it.
         arrow_bytes: peak bytes of pyarrow's memory pool during the call.
         arrow_retained_bytes: ``pyarrow.total_allocated_bytes()`` after minus before.
@@ -72,6 +74,7 @@ class Peak:
     """
 
     seconds: float
+    cpu_seconds: float
     rss_bytes: int
     arrow_bytes: int
     arrow_retained_bytes: int
@@ -117,6 +120,7 @@ class PeakMeter:
         pa.set_memory_pool(pool)
         error: BaseException | None = None
         t0 = time.perf_counter()
+        cpu0 = time.thread_time()
         try:
             fn()
         except catch as exc:
@@ -126,6 +130,7 @@ class PeakMeter:
             raise
         finally:
             seconds = time.perf_counter() - t0
+            cpu_seconds = time.thread_time() - cpu0
             _, hwm = self._sizes()
             pa.set_memory_pool(self._previous_pool)
         arrow = pool.max_memory() or 0
@@ -136,7 +141,7 @@ class PeakMeter:
         if len(self._live_pools) > 100:
             self._live_pools = [p for p in self._live_pools if p.bytes_allocated()]
             self.max_live_pools = max(self.max_live_pools, len(self._live_pools))
-        return Peak(seconds, max(0, hwm - rss_before), arrow, max(0, retained), error)
+        return Peak(seconds, cpu_seconds, max(0, hwm - rss_before), arrow, max(0, retained), error)
 
     def close(self) -> None:
         """Close the ``/proc`` files (pools with live allocations stay referenced)."""
