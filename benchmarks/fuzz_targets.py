@@ -17,8 +17,9 @@ Targets:
     :func:`~spark_kafka_py.protocol.schema.decode` of every response schema at every
     version we support.
 ``records``
-    :func:`~spark_kafka_py.records.decoder.decode_records`, the pure reference and the
-    accelerated kernel on the same input (their outcomes must be equal), over raw record
+    :class:`~spark_kafka_py.records.decoder.DecodedStream` as the Fetch loop uses it (bounded
+    decompressed bytes per response, Arrow batches closed past 1 KiB or 64 KiB), with the pure
+    reference and the accelerated kernel on the same input (outcomes must be equal), over raw record
     sections (CRCs fixed up on request, so that mutations reach the parsers behind them),
     record bodies wrapped into a valid v2 batch with any codec, and message sets wrapped into a
     legacy v0/v1 wrapper message with any codec.
@@ -63,6 +64,7 @@ from spark_kafka_py.protocol.messages.sasl_handshake import SaslHandshakeRespons
 from spark_kafka_py.protocol.primitives import Reader
 from spark_kafka_py.protocol.schema import decode
 from spark_kafka_py.records._pure import decode_records_pure
+from spark_kafka_py.records.decoder import DecodedStream
 
 try:
     from spark_kafka_py.records._accel import decode_records_accel
@@ -72,6 +74,7 @@ except ImportError:  # not built: the fuzzing process reports it (and fails unde
 __all__ = [
     "ACCEL",
     "MAX_BATCH_BYTES",
+    "MAX_DECODED_BYTES",
     "MAX_FRAME_BYTES",
     "TARGETS",
     "seed_inputs",
@@ -79,9 +82,11 @@ __all__ = [
 ]
 
 #: Bounds configured in the targets (bytes): a response frame, a record batch (stated length
-#: and decompressed size). Small, so that the 8 MiB per-input limit is meaningful.
+#: and decompressed size), the decompressed records of one partition's response. Small, so
+#: that the 8 MiB per-input limit is meaningful.
 MAX_FRAME_BYTES = 1 << 20
 MAX_BATCH_BYTES = 1 << 20
+MAX_DECODED_BYTES = 4 << 20
 #: Whether the accelerated records decoder is there (the ``records`` target runs both).
 ACCEL = decode_records_accel is not None
 
@@ -228,7 +233,15 @@ def legacy_message(
     return struct.pack(">qi", offset, len(message)) + message
 
 
-def _decode_both(records: bytes, flags: int) -> None:
+def _stream(decoder: Any, records: bytes, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    stream = DecodedStream(records, decoder=decoder, **kwargs)
+    batches = list(stream)
+    return batches, stream.next_offset, stream.incomplete_tail
+
+
+def _decode_both(records: bytes, flags: int, max_arrow_bytes: int) -> None:
+    """Decode ``records`` as the Fetch loop does (:class:`DecodedStream`, bounded per response
+    and per Arrow batch), with the pure and the accelerated decoder; outcomes must be equal."""
     read_committed = bool(flags & 4)
     kwargs: dict[str, Any] = {
         "topic": "t",
@@ -239,10 +252,12 @@ def _decode_both(records: bytes, flags: int) -> None:
         "read_committed": read_committed,
         "aborted_transactions": _ABORTED if read_committed else (),
         "max_batch_bytes": MAX_BATCH_BYTES,
+        "max_decoded_bytes": MAX_DECODED_BYTES,
+        "max_arrow_bytes": max_arrow_bytes,
     }
     pure_error: KafkaError | None = None
     try:
-        pure = decode_records_pure(records, **kwargs)
+        pure = _stream(decode_records_pure, records, kwargs)
     except KafkaError as exc:
         pure_error = exc
     if decode_records_accel is None:
@@ -250,22 +265,21 @@ def _decode_both(records: bytes, flags: int) -> None:
             raise pure_error
         return
     try:
-        accel = decode_records_accel(records, **kwargs)
+        accel = _stream(decode_records_accel, records, kwargs)
     except KafkaError as exc:
         if pure_error is None or (type(exc), str(exc)) != (type(pure_error), str(pure_error)):
             raise DecodersDiffer(f"pure: {pure_error!r}, accel: {exc!r}") from exc
         raise
     if pure_error is not None:
         raise DecodersDiffer(f"pure: {pure_error!r}, accel: returned") from pure_error
-    if (
-        pure.next_offset != accel.next_offset
-        or pure.incomplete_tail != accel.incomplete_tail
-        or not pure.batch.equals(accel.batch)
-    ):
+    same_batches = len(pure[0]) == len(accel[0]) and all(
+        a.equals(b) for a, b in zip(pure[0], accel[0], strict=True)
+    )
+    if pure[1:] != accel[1:] or not same_batches:
         raise DecodersDiffer(
-            f"pure and accel return different results: next_offset {pure.next_offset} / "
-            f"{accel.next_offset}, incomplete_tail {pure.incomplete_tail} / "
-            f"{accel.incomplete_tail}, rows {pure.batch.num_rows} / {accel.batch.num_rows}"
+            f"pure and accel return different results: next_offset {pure[1]} / {accel[1]}, "
+            f"incomplete_tail {pure[2]} / {accel[2]}, batches {len(pure[0])} / "
+            f"{len(accel[0])}, same rows: {same_batches}"
         )
 
 
@@ -280,7 +294,8 @@ def records(data: bytes) -> None:
     2**40), bits 6-7 end offset (2**62, 5, 20, 1).
 
     Raw modes: ``data[1:]`` is a partition's records section (v2 batches and legacy messages).
-    Mode 2: ``data[1]`` attributes (codec = bits 0-2 folded into 0-4; timestamp type,
+    An odd-sized input closes Arrow batches past 1 KiB of decoded data, an even-sized one past
+    64 KiB. Mode 2: ``data[1]`` attributes (codec = bits 0-2 folded into 0-4; timestamp type,
     transactional and control bits as is; bit 6: snappy with xerial framing), ``data[2]``
     record count, ``data[3]`` lastOffsetDelta, ``data[4]`` producer id (255: -1),
     ``data[5:]`` the uncompressed records. Mode 3: ``data[1]`` bit 0 magic (0/1), bits 1-3
@@ -322,7 +337,7 @@ def records(data: bytes) -> None:
         attributes = codec | (data[1] & 0x10 if magic else 0)
         value = compress(codec, bytes(inner)) if codec else bytes(inner)
         body = legacy_message(magic, attributes, data[2], None, value)
-    _decode_both(body, flags)
+    _decode_both(body, flags, 1024 if len(data) % 2 else 1 << 16)
 
 
 def _records_batches(section: bytes) -> Iterator[tuple[int, bytes]]:
