@@ -81,6 +81,8 @@ def test_driver_killed_then_restarted_on_checkpoint_exactly_once(
         .trigger(availableNow=True)
         .start()
     )
-    q.awaitTermination(240)
+    if not q.awaitTermination(240):
+        q.stop()
+        pytest.fail("the restarted query did not end within 240 s")
     assert q.exception() is None
     assert_sink_holds_rounds(spark, out, 600, 2)

@@ -87,6 +87,15 @@ def start_query(
     return writer.start()
 
 
+def run_to_end(query: StreamingQuery, timeout_s: float = 180) -> None:
+    """Wait for an ``AvailableNow`` query to end: one still running after ``timeout_s`` fails
+    the test (stopped first), as does one that ended with an error."""
+    if not query.awaitTermination(timeout_s):
+        query.stop()
+        pytest.fail(f"the query did not end within {timeout_s} s")
+    assert query.exception() is None
+
+
 def sink_rows(spark: SparkSession, tmp: Path, name: str) -> list[Row]:
     out = tmp / f"{name}-out"
     if not out.exists():
@@ -186,8 +195,7 @@ def test_available_now_commits_processed_offsets_lag_zero(
     recs = records(3, 7, "a")
     produce(kafka_bootstrap, topic, recs)
     q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q", available_now=True)
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
     rows = sink_rows(spark, tmp_path, "q")
     assert set(rows) == expected_rows(recs) and len(rows) == len(recs)
     last = {p: max(o for pp, o, _ in rows if pp == p) for p in range(3)}
@@ -200,8 +208,7 @@ def test_available_now_commits_processed_offsets_lag_zero(
     more = records(3, 4, "b")
     produce(kafka_bootstrap, topic, more)
     q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q", available_now=True)
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
     rows = sink_rows(spark, tmp_path, "q")
     assert Counter(rows) == Counter(expected_rows(recs + more))
     described = describe_offsets(kafka_bootstrap, group, topic)
@@ -217,7 +224,18 @@ def test_running_query_is_a_member_with_lag_zero(
     group = f"g-{uuid.uuid4().hex[:8]}"
     recs = records(2, 5, "a")
     produce(kafka_bootstrap, topic, recs)
-    q = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "q")
+    # A session far longer than the wait for the member to leave after stop(): only a
+    # LeaveGroup, not a session expiry, can empty the group in time.
+    session_ms = 180_000
+    q = start_query(
+        spark,
+        kafka_bootstrap,
+        topic,
+        group,
+        tmp_path,
+        "q",
+        **{"kafka.session.timeout.ms": str(session_ms)},
+    )
     try:
         wait_until(lambda: len(sink_rows(spark, tmp_path, "q")) == 10, 120, "10 rows in the sink")
         wait_until(
@@ -238,12 +256,16 @@ def test_running_query_is_a_member_with_lag_zero(
         # processAllAvailable returns once Spark saw no new data, i.e. after a latestOffset
         # call whose start is the last processed offset: that call committed it.
         q.processAllAvailable()
+        assert len(describe_members(kafka_bootstrap, group)) == 1
     finally:
         q.stop()
+    stopped = time.monotonic()
+    # stop() left the group (LeaveGroup): no active member remains, long before the session
+    # of the stopped member could have expired
+    wait_until(lambda: describe_members(kafka_bootstrap, group) == {}, 60, "the member to leave")
+    assert time.monotonic() - stopped < session_ms / 1000 / 2
     assert Counter(sink_rows(spark, tmp_path, "q")) == Counter(expected_rows(recs + more))
     assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}
-    # stop() left the group: no active members remain
-    assert describe_members(kafka_bootstrap, group) == {}
 
 
 def committed_lag(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int, int]]:

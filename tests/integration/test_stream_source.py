@@ -41,6 +41,15 @@ def start_query(
     )
 
 
+def run_to_end(query: StreamingQuery, timeout_s: float = 180) -> None:
+    """Wait for an ``AvailableNow`` query to end: one still running after ``timeout_s`` fails
+    the test (stopped first), as does one that ended with an error."""
+    if not query.awaitTermination(timeout_s):
+        query.stop()
+        pytest.fail(f"the query did not end within {timeout_s} s")
+    assert query.exception() is None
+
+
 def sink_rows(spark: SparkSession, out: Path) -> list[tuple[int, int, str]]:
     return sorted(
         (r["partition"], r["offset"], r["value"]) for r in spark.read.parquet(str(out)).collect()
@@ -72,8 +81,7 @@ def test_restart_on_checkpoint_neither_loses_nor_repeats(
     out, cp = tmp_path / "out", tmp_path / "cp"
 
     q = start_query(spark, kafka_bootstrap, topic, out, cp, maxOffsetsPerTrigger="50")
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
     counts = batch_input_counts(q)
     assert sum(counts) == 120
     assert max(counts) <= 50 and len(counts) >= 3  # the rate limit split the backlog
@@ -87,8 +95,7 @@ def test_restart_on_checkpoint_neither_loses_nor_repeats(
     second = [ProducedRecord(key=None, value=f"b{i}", partition=i % 2) for i in range(60)]
     produce(kafka_bootstrap, topic, second)
     q = start_query(spark, kafka_bootstrap, topic, out, cp)
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
     assert sink_rows(spark, out) == expected(first + second)
 
 
@@ -101,16 +108,39 @@ def test_new_partitions_are_read_from_earliest(
     produce(kafka_bootstrap, topic, first)
     out, cp = tmp_path / "out", tmp_path / "cp"
     q = start_query(spark, kafka_bootstrap, topic, out, cp)
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
 
     add_partitions(kafka_bootstrap, topic, 3)
     second = [ProducedRecord(key=None, value=f"b{i}", partition=i % 3) for i in range(30)]
     produce(kafka_bootstrap, topic, second)
     q = start_query(spark, kafka_bootstrap, topic, out, cp)
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
     assert sink_rows(spark, out) == expected(first + second)
+
+
+def test_new_partitions_are_read_from_earliest_also_with_latest(
+    spark: SparkSession, kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """``startingOffsets`` applies only to the partitions of the first batch: partitions
+    added to the topic later are read from their earliest offset, also with ``latest`` (as
+    Spark's source: ``KafkaMicroBatchStream`` fetches new partitions' earliest offsets)."""
+    topic = f"grow-latest-{time.time_ns()}"
+    create_topic(kafka_bootstrap, topic, partitions=1)
+    old = [ProducedRecord(key=None, value=f"old{i}", partition=0) for i in range(3)]
+    produce(kafka_bootstrap, topic, old)
+    out, cp = tmp_path / "out", tmp_path / "cp"
+    q = start_query(spark, kafka_bootstrap, topic, out, cp, startingOffsets="latest")
+    run_to_end(q)  # starts at offset 3 of partition 0, reads nothing
+
+    add_partitions(kafka_bootstrap, topic, 3)
+    new = [ProducedRecord(key=None, value=f"b{i}", partition=i % 3) for i in range(12)]
+    produce(kafka_bootstrap, topic, new)
+    q = start_query(spark, kafka_bootstrap, topic, out, cp, startingOffsets="latest")
+    run_to_end(q)
+    # partition 0 from where the first run started; partitions 1 and 2 from offset 0
+    assert sink_rows(spark, out) == sorted(
+        r if r[0] else (0, r[1] + 3, r[2]) for r in expected(new)
+    )
 
 
 def test_streaming_from_latest_skips_old_records(
@@ -121,10 +151,8 @@ def test_streaming_from_latest_skips_old_records(
     produce(kafka_bootstrap, topic, [ProducedRecord(key=None, value="old", partition=0)])
     out, cp = tmp_path / "out", tmp_path / "cp"
     q = start_query(spark, kafka_bootstrap, topic, out, cp, startingOffsets="latest")
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
     produce(kafka_bootstrap, topic, [ProducedRecord(key=None, value="new", partition=0)])
     q = start_query(spark, kafka_bootstrap, topic, out, cp, startingOffsets="latest")
-    q.awaitTermination(180)
-    assert q.exception() is None
+    run_to_end(q)
     assert sink_rows(spark, out) == [(0, 1, "new")]
