@@ -25,11 +25,11 @@ rare: an input containing one is decoded whole by the pure reference.
 Bounds: every read is checked against the batch (or record) it belongs to; buffers grow by
 at most the size of the payload being decoded; decompressed and decoded bytes are bounded and
 counted as the reference does (:mod:`spark_kafka_py.records.bounds`); a column larger than
-Arrow's 2 GiB int32 offsets raises :class:`~spark_kafka_py.errors.KafkaProtocolError`. Malformed bytes raise
-:class:`~spark_kafka_py.errors.CorruptRecordError`/``KafkaProtocolError`` exactly where the
-reference raises them, with the same message and the same ``topic``, ``partition`` and
-``offset`` (the record loop returns an error code; :func:`_record_error` words it as
-``_pure`` does).
+Arrow's 2 GiB int32 offsets raises :class:`~spark_kafka_py.errors.KafkaProtocolError`.
+Malformed bytes raise :class:`~spark_kafka_py.errors.CorruptRecordError`/
+``KafkaProtocolError`` exactly where the reference raises them, with the same message and the
+same ``topic``, ``partition`` and ``offset`` (the record loop returns an error code;
+:func:`_record_error` words it as ``_pure`` does).
 
 Layout constants are C enum members repeated from :mod:`spark_kafka_py.records.format`
 (``cdef enum Layout``); ``tests/records/test_accel_layout.py`` checks them against it.
