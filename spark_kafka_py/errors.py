@@ -37,6 +37,19 @@ class LocalProtocolError(KafkaError):
     """
 
 
+class InvalidRecordError(KafkaError, ValueError):
+    """Rows handed to the record encoder cannot be written as Kafka records.
+
+    Examples: a ``key`` column that is neither binary nor string, a header with a null key
+    (KIP-82 header keys are non-null strings), a null timestamp with no default. ``column``
+    names the offending column (``key``, ``value``, ``headers``, ``timestamp``).
+    """
+
+    def __init__(self, message: str, *, column: str) -> None:
+        super().__init__(message)
+        self.column = column
+
+
 class KafkaProtocolError(KafkaError):
     """Bytes received from the network do not follow the Kafka protocol.
 

@@ -98,6 +98,14 @@ CONTROL_FLAG_MASK: Final = 0x20
 DELETE_HORIZON_FLAG_MASK: Final = 0x40
 
 NO_PRODUCER_ID: Final = -1
+#: ``RecordBatch.NO_PRODUCER_EPOCH``, ``NO_SEQUENCE``, ``NO_PARTITION_LEADER_EPOCH``: what a
+#: non-idempotent producer writes (the broker sets the leader epoch).
+NO_PRODUCER_EPOCH: Final = -1
+NO_SEQUENCE: Final = -1
+NO_PARTITION_LEADER_EPOCH: Final = -1
+#: ``DefaultRecord.MAX_RECORD_OVERHEAD``: length varint (5) + attributes (1) +
+#: timestampDelta varlong (10) + offsetDelta varint (5); the producer's record-size bound.
+MAX_RECORD_OVERHEAD: Final = 21
 
 #: Kafka ``TimestampType.id`` values, Spark's ``timestampType`` column.
 TIMESTAMP_TYPE_NONE: Final = -1
