@@ -394,9 +394,8 @@ def _level(codec: int, level: int | None) -> int:
         return DEFAULT_LEVELS[codec]
     low, high = LEVEL_RANGES[codec]
     if not low <= level <= high or isinstance(level, bool) or (codec == CODEC_GZIP and level == 0):
-        raise ConfigError(
-            f"{_LEVEL_OPTIONS[codec]}={level} is out of range: {low}..{high} (KIP-390)"
-        )
+        accepted = "1..9 or -1 (default)" if codec == CODEC_GZIP else f"{low}..{high}"
+        raise ConfigError(f"{_LEVEL_OPTIONS[codec]}={level} is out of range: {accepted} (KIP-390)")
     if codec == CODEC_GZIP and level == -1:
         return DEFAULT_LEVELS[CODEC_GZIP]
     return level
@@ -405,7 +404,7 @@ def _level(codec: int, level: int | None) -> int:
 def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
     """Compress a records section as Kafka's Java producer frames it.
 
-    - gzip (1): one gzip member with ``GZIPOutputStream``'s header (MTIME 0, OS 0), deflate at
+    - gzip (1): one gzip member with ``GZIPOutputStream``'s header (MTIME 0, OS 255), deflate at
       ``level`` (``compression.gzip.level``, 1..9, -1 or ``None`` = 6).
     - snappy (2): snappy-java's xerial ``SnappyOutputStream`` framing (magic, version 1,
       compatible 1, then per 32 KiB of input a big-endian int32 length + raw snappy block).

@@ -446,8 +446,9 @@ def test_bad_input_names_the_column(columns: dict, column: str) -> None:
 
 
 def test_bad_levels_and_codecs() -> None:
+    options = {1: "compression.gzip.level", 3: "compression.lz4.level", 4: "compression.zstd."}
     for codec, level in [(1, 0), (1, 10), (3, 0), (3, 18), (4, 23), (2, 1)]:
-        with pytest.raises(ConfigError):
+        with pytest.raises(ConfigError, match=options.get(codec, "snappy")):
             compress(codec, b"x", level)
     with pytest.raises(ConfigError):
         compress(5, b"x")
