@@ -7,13 +7,26 @@ several APIs reuse the same struct names.
 
 from __future__ import annotations
 
+from spark_kafka_py.protocol.messages.add_offsets_to_txn import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+)
+from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+)
 from spark_kafka_py.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from spark_kafka_py.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from spark_kafka_py.protocol.messages.fetch import FetchRequest, FetchResponse
 from spark_kafka_py.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
 from spark_kafka_py.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from spark_kafka_py.protocol.messages.init_producer_id import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
 from spark_kafka_py.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from spark_kafka_py.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
 from spark_kafka_py.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
@@ -23,6 +36,7 @@ from spark_kafka_py.protocol.messages.offset_commit import (
     OffsetCommitResponse,
 )
 from spark_kafka_py.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from spark_kafka_py.protocol.messages.produce import ProduceRequest, ProduceResponse
 from spark_kafka_py.protocol.messages.sasl_authenticate import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -32,19 +46,31 @@ from spark_kafka_py.protocol.messages.sasl_handshake import (
     SaslHandshakeResponse,
 )
 from spark_kafka_py.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from spark_kafka_py.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
 from spark_kafka_py.protocol.schema import Request, Response
 
 __all__ = [
     "REQUEST_TYPES",
     "RESPONSE_TYPES",
+    "AddOffsetsToTxnRequest",
+    "AddOffsetsToTxnResponse",
+    "AddPartitionsToTxnRequest",
+    "AddPartitionsToTxnResponse",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
+    "EndTxnRequest",
+    "EndTxnResponse",
     "FetchRequest",
     "FetchResponse",
     "FindCoordinatorRequest",
     "FindCoordinatorResponse",
     "HeartbeatRequest",
     "HeartbeatResponse",
+    "InitProducerIdRequest",
+    "InitProducerIdResponse",
     "JoinGroupRequest",
     "JoinGroupResponse",
     "LeaveGroupRequest",
@@ -57,12 +83,16 @@ __all__ = [
     "OffsetCommitResponse",
     "OffsetFetchRequest",
     "OffsetFetchResponse",
+    "ProduceRequest",
+    "ProduceResponse",
     "SaslAuthenticateRequest",
     "SaslAuthenticateResponse",
     "SaslHandshakeRequest",
     "SaslHandshakeResponse",
     "SyncGroupRequest",
     "SyncGroupResponse",
+    "TxnOffsetCommitRequest",
+    "TxnOffsetCommitResponse",
 ]
 
 #: API key -> request class, for every API this library speaks.
@@ -82,6 +112,12 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         OffsetCommitRequest,
         SaslHandshakeRequest,
         SaslAuthenticateRequest,
+        ProduceRequest,
+        InitProducerIdRequest,
+        AddPartitionsToTxnRequest,
+        AddOffsetsToTxnRequest,
+        EndTxnRequest,
+        TxnOffsetCommitRequest,
     )
 }
 #: API key -> response class.
