@@ -1,5 +1,8 @@
 """Arbitrary or damaged bytes fed to every response decoder give a response or
-KafkaProtocolError, nothing else (no IndexError, struct.error, MemoryError...)."""
+KafkaProtocolError, nothing else (no IndexError, struct.error, MemoryError...), within 8 MiB
+per input as the process sees memory (peak resident size and pyarrow's pool:
+:class:`benchmarks.fuzz_meter.PeakMeter`, not ``tracemalloc``). The coverage-guided fuzzing of
+the same decoders is ``benchmarks/fuzz.py``."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.fuzz_meter import PeakMeter
 from spark_kafka_py.errors import KafkaProtocolError
 from spark_kafka_py.protocol.messages import RESPONSE_TYPES
 from spark_kafka_py.protocol.schema import decode, encode
@@ -22,11 +26,14 @@ CASES = [
 ]
 IDS = [f"{cls.__name__}-v{v}" for cls, v in CASES]
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Peak allocation allowed while decoding one input (bytes).
+PEAK_BOUND = 8 << 20
+METER = PeakMeter()
 
 
 def decode_or_protocol_error(cls: type, data: bytes, version: int) -> None:
-    with contextlib.suppress(KafkaProtocolError):
-        decode(cls, data, version)
+    peak = METER.measure(lambda: decode(cls, data, version), catch=KafkaProtocolError)
+    assert peak.bytes < PEAK_BOUND, f"decoding {len(data)} bytes allocated {peak}"
 
 
 @pytest.mark.parametrize(("cls", "version"), CASES, ids=IDS)
