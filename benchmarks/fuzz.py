@@ -66,6 +66,8 @@ WEIGHTS = {"records": 3.5, "sasl": 2.5, "responses": 2.0, "oauth": 1.0, "framing
 #: Limits of one input: CPU time (s) and bytes beyond the input's size.
 MAX_SECONDS = 1.0
 MAX_EXTRA_BYTES = 8 << 20
+#: Version of the input layouts of benchmarks.fuzz_targets (seeds of another are not reused).
+SEED_LAYOUT = "v2"
 #: Codecs of the seed topics (producer ``compression.type``).
 SEED_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 #: Environment of a fuzzing process: freed memory goes back to the kernel at once, so that
@@ -82,10 +84,11 @@ _LIBFUZZER_ARTIFACTS = {"timeout": "hang", "oom": "out of memory", "crash": "cra
 
 
 def default_seed_dir() -> Path:
-    """``<cache>/fuzz-seeds`` (``~/.cache/spark-kafka-py`` or ``$SPARK_KAFKA_PY_CACHE``)."""
+    """``<cache>/fuzz-seeds/<layout>`` (``~/.cache/spark-kafka-py`` or
+    ``$SPARK_KAFKA_PY_CACHE``)."""
     from spark_kafka_py.testing.jars import cache_dir
 
-    return cache_dir() / "fuzz-seeds"
+    return cache_dir() / "fuzz-seeds" / SEED_LAYOUT
 
 
 # ------------------------------------------------------------------------------------ seeds

@@ -91,8 +91,13 @@ MAX_DECODED_BYTES = 4 << 20
 ACCEL = decode_records_accel is not None
 
 _REQUESTS = [REQUEST_TYPES[k] for k in sorted(REQUEST_TYPES)]
-_RESPONSES = [r.response_type for r in _REQUESTS]
 _INT32_MAX = 0x7FFFFFFF
+
+
+def _request_type(selector: int) -> Any:
+    """The request type of API key ``selector``, else the one at that index (mod the count):
+    inputs name the API by its key, so that adding an API does not change what they mean."""
+    return REQUEST_TYPES.get(selector) or _REQUESTS[selector % len(_REQUESTS)]
 
 
 def _pick_version(cls: Any, selector: int) -> int:
@@ -103,13 +108,14 @@ def _pick_version(cls: Any, selector: int) -> int:
 
 
 def framing(data: bytes) -> None:
-    """``data[0]``: request type (index in API-key order), ``data[1]``: its version,
-    ``data[2]``: piece size (``< 16``: 1-16 bytes, else a power of two), ``data[3]``: bit 0 --
-    the first correlation id is the one in the stream (else 0), bits 1-2 -- 1 to 3 requests in
-    flight; ``data[4:]``: the bytes received (frames with their size prefix)."""
+    """``data[0]``: the request's API key (not one we speak: the type at that index in API-key
+    order), ``data[1]``: its version (from its lowest we support), ``data[2]``: piece size
+    (``< 16``: 1-16 bytes, else a power of two), ``data[3]``: bit 0 -- the first correlation id
+    is the one in the stream (else 0), bits 1-2 -- 1 to 3 requests in flight; ``data[4:]``: the
+    bytes received (frames with their size prefix)."""
     if len(data) < 4:
         return
-    request_type = _REQUESTS[data[0] % len(_REQUESTS)]
+    request_type = _request_type(data[0])
     version = _pick_version(request_type, data[1])
     piece = data[2] + 1 if data[2] < 16 else 1 << (data[2] % 21)
     stream = data[4:]
@@ -125,27 +131,25 @@ def framing(data: bytes) -> None:
 
 def framing_input(api_key: int, version: int, frame: bytes) -> bytes:
     """A ``framing`` input answering ``api_key`` at ``version`` with ``frame``."""
-    index = sorted(REQUEST_TYPES).index(api_key)
-    cls = _REQUESTS[index]
-    return bytes([index, version - cls.MIN_VERSION, 255, 1]) + frame
+    cls = REQUEST_TYPES[api_key]
+    return bytes([api_key, version - cls.MIN_VERSION, 255, 1]) + frame
 
 
 # -------------------------------------------------------------------------------- responses
 
 
 def responses(data: bytes) -> None:
-    """``data[0]``: response type (index in API-key order), ``data[1]``: its version,
-    ``data[2:]``: the response body (after the response header)."""
+    """``data[0]``: the API key (as in :func:`framing`), ``data[1]``: the version (from the
+    lowest we support), ``data[2:]``: the response body (after the response header)."""
     if len(data) < 2:
         return
-    cls = _RESPONSES[data[0] % len(_RESPONSES)]
+    cls = _request_type(data[0]).response_type
     decode(cls, data[2:], _pick_version(cls, data[1]))
 
 
 def responses_input(api_key: int, version: int, body: bytes) -> bytes:
     """A ``responses`` input decoding ``body`` as the response to ``api_key`` v``version``."""
-    index = sorted(REQUEST_TYPES).index(api_key)
-    return bytes([index, version - _REQUESTS[index].MIN_VERSION]) + body
+    return bytes([api_key, version - REQUEST_TYPES[api_key].MIN_VERSION]) + body
 
 
 # ---------------------------------------------------------------------------------- records
