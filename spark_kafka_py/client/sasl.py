@@ -533,11 +533,12 @@ def _http_error_text(url: str, exc: urllib.error.HTTPError) -> str:
     code = exc.code
     if 300 <= code < 400:
         location = exc.headers.get("Location") if exc.headers is not None else None
-        target = (
-            f"a redirect to {display_url(urllib.parse.urljoin(url, location))}"
-            if location
-            else "a redirect"
-        )
+        target = "a redirect"
+        if location:
+            try:
+                target = f"a redirect to {display_url(urllib.parse.urljoin(url, location))}"
+            except ValueError:  # not a URL (e.g. "https://[bad"): say so, show nothing of it
+                target = "a redirect to a malformed Location"
         return (
             f"(option '{TOKEN_ENDPOINT_OPTION}') answered HTTP {code}, {target}: redirects are "
             "refused so that the client credentials only go to the configured endpoint; set "

@@ -148,6 +148,23 @@ def test_redirect_is_refused_and_nothing_reaches_the_target(
     assert_secret_free(caplog.text)
 
 
+@pytest.mark.parametrize("location", ["https://[bad", "http://[::1/x", "https://h:99999999/"])
+def test_redirect_to_a_malformed_location_is_a_typed_error(location: str) -> None:
+    """Found by the fuzzer: urljoin raised a bare ValueError ("Invalid IPv6 URL") while the
+    refusal's message was built."""
+
+    def redirect(handler: http.server.BaseHTTPRequestHandler) -> None:
+        handler.send_response(302)
+        handler.send_header("Location", location)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    with endpoint(redirect) as source, pytest.raises(KafkaApiError) as info:
+        oauth_token(config_for(source.url))
+    text = str(info.value)
+    assert URL_OPTION in text and "HTTP 302" in text and "redirect" in text
+
+
 # ------------------------------------------------------------------------- https or allowed
 
 
