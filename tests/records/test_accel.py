@@ -25,6 +25,7 @@ from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
 from spark_kafka_py.records._protocols import DecodedRecords
 from spark_kafka_py.records._pure import decode_records_pure
 
+from .accel import decode_records_accel
 from .encoder import (
     GZIP,
     LZ4,
@@ -38,16 +39,6 @@ from .encoder import (
     zigzag_varint,
 )
 from .test_properties import records_strategy
-
-if os.environ.get("CI", "").lower() == "true":
-    # CI builds the extension: a missing one is a failure there, never a skip.
-    import spark_kafka_py.records._accel as accel
-else:
-    accel = pytest.importorskip(
-        "spark_kafka_py.records._accel",
-        reason="the Cython extension is not built (no compiler?): pure path only",
-    )
-decode_records_accel = accel.decode_records_accel
 
 DATA = Path(__file__).resolve().parent / "data"
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

@@ -11,7 +11,6 @@ decode.
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable
 
@@ -27,6 +26,7 @@ from spark_kafka_py.records.arrow import FIXED_ROW_BYTES, fixed_row_bytes
 from spark_kafka_py.records.bounds import DecodeBudget
 from spark_kafka_py.records.transactions import AbortedTransactions
 
+from .accel import accel
 from .encoder import (
     GZIP,
     LZ4,
@@ -41,14 +41,6 @@ from .encoder import (
     legacy_wrapper,
 )
 from .test_properties import records_strategy
-
-if os.environ.get("CI", "").lower() == "true":
-    import spark_kafka_py.records._accel as accel
-else:
-    accel = pytest.importorskip(
-        "spark_kafka_py.records._accel",
-        reason="the Cython extension is not built (no compiler?): pure path only",
-    )
 
 DECODERS = {"pure": decode_records_pure, "accel": accel.decode_records_accel}
 ZEROS = 1 << 20
