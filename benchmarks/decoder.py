@@ -62,7 +62,7 @@ def fetch_to_memory(
     them (``max.partition.fetch.bytes`` each).
     """
     from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
-    from spark_kafka_py.consumer.fetcher import CONSUMER_REPLICA_ID, _find_partition
+    from spark_kafka_py.consumer.fetcher import CONSUMER_REPLICA_ID, answered_partition
     from spark_kafka_py.consumer.settings import ConsumerSettings
     from spark_kafka_py.consumer.types import TopicPartition
     from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
@@ -118,7 +118,7 @@ def fetch_to_memory(
                     rack_id="",
                 )
                 response = client.send(leader, request)
-                part = _find_partition(response, tp, info.topic_id)
+                part = answered_partition(response, tp, info.topic_id)
                 if part is None or part.error_code:
                     raise RuntimeError(f"Fetch of {tp} at {pos} failed: {part}")
                 data = bytes(part.records or b"")

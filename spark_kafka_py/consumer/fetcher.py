@@ -232,8 +232,9 @@ class PartitionFetcher:
                 self._need_metadata = True
                 time.sleep(backoff)
                 continue
-            self._check_answered_only_what_was_asked(response)
-            part = _find_partition(response, self.tp, self._topic_id)
+            part = answered_partition(
+                response, self.tp, self._topic_id, lambda: self._broker(self._fetched_from)
+            )
             if part is None:
                 last_problem = "the partition was missing from the Fetch response"
                 self._need_metadata = True
@@ -420,42 +421,6 @@ class PartitionFetcher:
         self._fetched_from = self._fetch_key(pos)[0]
         return self._fetch_call(pos)()
 
-    def _check_answered_only_what_was_asked(self, response: Any) -> None:
-        """Raise unless every partition in the Fetch ``response`` is :attr:`tp`, at most once.
-
-        Our Fetch asks for one partition of one topic (by name up to v12, by topic id from
-        v13) without a fetch session (KIP-227: session id 0, epoch -1), and Kafka answers such
-        a Fetch with exactly the partitions asked for (``FetchResponse.json``). Anything else
-        comes from a broken or hostile broker, or a man in the middle: nothing of it is read.
-        The partition missing from the response is not this check's business (retried, see
-        :meth:`read`).
-
-        Raises:
-            KafkaProtocolError: a topic or partition not asked for, or :attr:`tp` twice; the
-                message names the broker (node id and ``host:port``).
-        """
-        tp, topic_id = self.tp, self._topic_id
-        seen = 0
-        for topic in response.responses:
-            asked = topic.topic == tp.topic or (topic_id is not None and topic.topic_id == topic_id)
-            for part in topic.partitions:
-                if asked and part.partition_index == tp.partition:
-                    seen += 1
-                    if seen == 1:
-                        continue
-                    what = f"{tp} twice"
-                elif asked:
-                    what = f"partition {tp.topic}-{part.partition_index}, which was not asked for"
-                else:
-                    name = topic.topic or f"with topic id {topic.topic_id}"
-                    what = (
-                        f"topic {name} (partition {part.partition_index}), which was not asked for"
-                    )
-                raise KafkaProtocolError(
-                    f"Fetch response from {self._broker(self._fetched_from)} answers {what} "
-                    f"(the request asked for {tp} only)"
-                )
-
     def _broker(self, node: int) -> str:
         """Broker ``node`` as error messages name it (``broker <id> at host:port``)."""
         return self.client.connection(node).description
@@ -603,14 +568,43 @@ class _Prefetch:
         self._thread.join()
 
 
-def _find_partition(response: object, tp: TopicPartition, topic_id: object) -> object | None:
-    for topic in response.responses:  # type: ignore[attr-defined]
-        if topic.topic != tp.topic and (topic_id is None or topic.topic_id != topic_id):
-            continue
+def answered_partition(
+    response: Any,
+    tp: TopicPartition,
+    topic_id: object,
+    broker: Callable[[], str] = lambda: "the broker",
+) -> Any | None:
+    """The partition ``tp`` of a Fetch ``response`` (``None`` when it is missing), checking
+    that the response answers nothing else.
+
+    Our Fetch asks for one partition of one topic (by name up to v12, by topic id from v13,
+    ``topic_id``) without a fetch session (KIP-227: session id 0, epoch -1), and Kafka answers
+    such a Fetch with exactly the partitions asked for (``FetchResponse.json``). Anything else
+    comes from a broken or hostile broker, or a man in the middle: nothing of it is read. A
+    missing partition is the caller's business (the Fetch loop retries it).
+
+    Raises:
+        KafkaProtocolError: a topic or partition not asked for, or ``tp`` twice; the message
+            names the broker (``broker()``: node id and ``host:port``).
+    """
+    found = None
+    for topic in response.responses:
+        asked = topic.topic == tp.topic or (topic_id is not None and topic.topic_id == topic_id)
         for part in topic.partitions:
-            if part.partition_index == tp.partition:
-                return part
-    return None
+            if asked and part.partition_index == tp.partition:
+                if found is None:
+                    found = part
+                    continue
+                what = f"{tp} twice"
+            elif asked:
+                what = f"partition {tp.topic}-{part.partition_index}, which was not asked for"
+            else:
+                name = topic.topic or f"with topic id {topic.topic_id}"
+                what = f"topic {name} (partition {part.partition_index}), which was not asked for"
+            raise KafkaProtocolError(
+                f"Fetch response from {broker()} answers {what} (the request asked for {tp} only)"
+            )
+    return found
 
 
 def read_range(

@@ -370,10 +370,10 @@ def _value(opts: Mapping[str, str], name: str) -> Any:
     return option(name).read(opts)
 
 
-def _consumer_settings(opts: Mapping[str, str]) -> ConsumerSettings:
-    """The honoured ``kafka.*`` settings of ``opts`` (keys lower-cased, prefix kept)."""
+def _consumer_settings(opts: Mapping[str, str], kafka: Mapping[str, str]) -> ConsumerSettings:
+    """The honoured ``kafka.*`` settings of ``opts`` (keys lower-cased, prefix kept);
+    ``kafka``: the same settings without the prefix, for the security options."""
     isolation = _value(opts, "kafka.isolation.level")
-    kafka = {k[len(KAFKA_PREFIX) :]: v for k, v in opts.items() if k.startswith(KAFKA_PREFIX)}
     client = ClientConfig.from_bootstrap(
         opts["kafka.bootstrap.servers"],
         client_id=_value(opts, "kafka.client.id"),
@@ -600,8 +600,8 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
             strategy=strategy,
         )
     _check_offsets(starting, ending, subscription, batch=not streaming)
-    consumer = _consumer_settings(opts)
     kafka = {k[len(KAFKA_PREFIX) :]: v for k, v in opts.items() if k.startswith(KAFKA_PREFIX)}
+    consumer = _consumer_settings(opts, kafka)
     parsed = SourceOptions(
         subscription=subscription,
         starting_offsets=starting,
