@@ -71,6 +71,7 @@ __all__ = [
     "encode_batch",
     "encode_record",
     "encode_records",
+    "encode_records_section",
     "record_size",
     "record_size_upper_bound",
     "rows_from_arrow",
@@ -342,6 +343,89 @@ def encode_records(rows: Rows, base_timestamp: int) -> bytes:
             zip(rows.keys, rows.values, rows.headers, rows.timestamps, strict=True)
         )
     )
+
+
+def _arrow_bytes(array: pa.Array | None, name: str) -> pa.Array | None:
+    """``array`` as binary (strings cast zero-copy; null type kept as ``None``)."""
+    if array is None or pa.types.is_null(array.type):
+        return None
+    t = array.type
+    if pa.types.is_string(t):
+        return array.cast(pa.binary())
+    if pa.types.is_large_string(t):
+        return array.cast(pa.large_binary())
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return array
+    raise InvalidRecordError(
+        f"column {name!r} has type {t}; a Kafka record {name} must be binary or string",
+        column=name,
+    )
+
+
+#: Rows converted to Python objects at a time by :func:`encode_records_section`.
+_SECTION_CHUNK: Final = 512
+
+
+def encode_records_section(
+    keys: pa.Array | None,
+    values: pa.Array | None,
+    headers: pa.Array | None,
+    start: int,
+    *,
+    first_offset_delta: int,
+    timestamp_delta: int,
+    budget: int,
+) -> tuple[bytes, int]:
+    """Encode rows ``start ..`` of Arrow columns as consecutive records, within ``budget`` bytes.
+
+    The building block of the producer's accumulator: it appends the rows of one partition to
+    the open batch, whose records so far used ``first_offset_delta`` offset deltas, until the
+    batch is full (``batch.size``). Every record gets the same timestamp delta (the rows of one
+    call share one CreateTime, the write time).
+
+    Args:
+        keys, values: binary or string arrays (``None`` or null type: every row null), of the
+            same length (``values`` may be ``None`` only for tests of null values).
+        headers: ``list<struct<key: string, value: binary>>`` (KIP-82) or ``None``.
+        start: first row to encode (0 <= start < len).
+        first_offset_delta: offset delta of the first encoded record (records already in
+            the batch).
+        timestamp_delta: ms between the batch's base timestamp and these rows' timestamp.
+        budget: bytes the encoded records may take. Rows are taken while the next whole
+            record fits; when ``first_offset_delta`` is 0 the first row is taken even if larger
+            (a batch holds at least one record, as Java's accumulator allocates
+            ``max(batch.size, record size)``).
+
+    Returns:
+        ``(records_section_bytes, rows_taken)``; ``rows_taken`` may be 0 when the first record
+        does not fit into a batch that already has records.
+
+    Raises:
+        InvalidRecordError: a column of a wrong type, or a header with a null key.
+    """
+    kb = _arrow_bytes(keys, "key")
+    vb = _arrow_bytes(values, "value")
+    n = len(values if values is not None else keys)  # type: ignore[arg-type]
+    out: list[bytes] = []
+    used = 0
+    row = start
+    offset_delta = first_offset_delta
+    while row < n:
+        stop = min(n, row + _SECTION_CHUNK)
+        ks = [None] * (stop - row) if kb is None else kb.slice(row, stop - row).to_pylist()
+        vs = [None] * (stop - row) if vb is None else vb.slice(row, stop - row).to_pylist()
+        hs = _headers_column(
+            None if headers is None else headers.slice(row, stop - row), stop - row
+        )
+        for k, v, h in zip(ks, vs, hs, strict=True):
+            rec = encode_record(offset_delta, timestamp_delta, k, v, h)
+            if used + len(rec) > budget and offset_delta > 0:
+                return b"".join(out), row - start
+            out.append(rec)
+            used += len(rec)
+            offset_delta += 1
+            row += 1
+    return b"".join(out), row - start
 
 
 def record_size(
