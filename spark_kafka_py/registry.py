@@ -36,6 +36,8 @@ __all__ = [
     "OPTIONS",
     "REJECTED",
     "SECURITY",
+    "SINK",
+    "SINK_REJECTED",
     "STREAM",
     "Option",
     "default",
@@ -46,12 +48,16 @@ __all__ = [
 ]
 
 #: Where an option applies: batch reads (``spark.read``), streaming reads (``readStream``),
-#: consumer-group membership and commits (with ``kafka.group.id``), TLS/SASL connections.
+#: consumer-group membership and commits (with ``kafka.group.id``), TLS/SASL connections,
+#: writes (``df.write`` and ``writeStream``: the sink and its producer).
 BATCH = "batch"
 STREAM = "stream"
 GROUP = "group"
 SECURITY = "security"
+SINK = "sink"
 READ = frozenset({BATCH, STREAM})
+#: Client settings shared by reads and writes.
+CLIENT = frozenset({BATCH, STREAM, SINK})
 
 #: Prefix of the Kafka client settings among the options (Spark's ``kafka.`` convention).
 KAFKA_PREFIX = "kafka."
@@ -198,7 +204,7 @@ _STORE_TYPE_DEFAULT = "from the file name (`.pem`, `.p12`), else `JKS`"
 OPTIONS: tuple[Option, ...] = (
     # -- where to read ---------------------------------------------------------------------
     _opt("kafka.bootstrap.servers", "list", None, "`host:port,...` of the brokers to start from",
-         READ, required=True, default_text="required"),
+         CLIENT, required=True, default_text="required"),
     _opt("subscribe", "list", None, "comma-separated topics; an unknown topic fails naming it",
          READ, default_text="one of the three"),
     _opt("subscribePattern", "regex", None,
@@ -285,24 +291,24 @@ OPTIONS: tuple[Option, ...] = (
          "assignors, preferred first: `range`, `roundrobin`, `cooperative-sticky` (or their Java "
          "class names)", {GROUP}, spark="ours only"),
     # -- Kafka client settings ------------------------------------------------------------------
-    _opt("kafka.client.id", "string", "spark-kafka-py", "sent in every request header", READ),
+    _opt("kafka.client.id", "string", "spark-kafka-py", "sent in every request header", CLIENT),
     _opt("kafka.client.rack", "string", "",
          "sent with every Fetch: read from the preferred replica the leader names (KIP-392)",
          READ, default_text="none"),
-    _opt("kafka.request.timeout.ms", "int", 30_000, "bound on one request's round trip", READ,
+    _opt("kafka.request.timeout.ms", "int", 30_000, "bound on one request's round trip", CLIENT,
          unit="ms", minimum=1),
     _opt("kafka.socket.connection.setup.timeout.ms", "int", 10_000,
-         "bound on opening one connection", READ, unit="ms", minimum=1),
+         "bound on opening one connection", CLIENT, unit="ms", minimum=1),
     _opt("kafka.default.api.timeout.ms", "int", 60_000,
          "how long the driver retries while brokers are unreachable (Metadata, ListOffsets, "
          "group requests)", READ, unit="ms", minimum=1),
     _opt("kafka.retry.backoff.ms", "int", 100,
          "pause before retrying a failed request; the driver's retries double it up to 1 s",
-         READ, unit="ms", minimum=0),
+         CLIENT, unit="ms", minimum=0),
     _opt("kafka.reconnect.backoff.ms", "int", 50,
-         "pause before reconnecting to a broker that just failed", READ, unit="ms", minimum=0),
+         "pause before reconnecting to a broker that just failed", CLIENT, unit="ms", minimum=0),
     _opt("kafka.metadata.max.age.ms", "int", 300_000,
-         "cached cluster metadata older than this is refreshed", READ, unit="ms", minimum=1),
+         "cached cluster metadata older than this is refreshed", CLIENT, unit="ms", minimum=1),
     _opt("kafka.fetch.max.bytes", "int", 52_428_800, "Fetch response bound", READ,
          unit="bytes", minimum=1),
     _opt("kafka.max.partition.fetch.bytes", "int", 1_048_576,
@@ -313,6 +319,47 @@ OPTIONS: tuple[Option, ...] = (
     _opt("kafka.isolation.level", "enum", "read_uncommitted",
          "`read_committed` reads up to the last stable offset and drops aborted transactions",
          READ, choices=("read_uncommitted", "read_committed")),
+    # -- writing (df.write / writeStream; see docs/sink.md) -----------------------------------
+    _opt("topic", "string", None,
+         "write every row to this topic; overrides the `topic` column (required without one)",
+         {SINK}),
+    _opt("kafka.acks", "enum", "all",
+         "`all` (`-1`): the leader waits for the in-sync replicas; `1`: the leader only; `0`: "
+         "no response", {SINK}, choices=("all", "-1", "0", "1")),
+    _opt("kafka.enable.idempotence", "boolean", True,
+         "producer id and sequence numbers (KIP-98): a retried Produce never duplicates or "
+         "reorders; needs `acks=all`", {SINK}),
+    _opt("kafka.compression.type", "enum", "none", "`none`, `gzip`, `snappy`, `lz4` or `zstd`",
+         {SINK}, choices=("none", "gzip", "snappy", "lz4", "zstd")),
+    _opt("kafka.compression.gzip.level", "int", -1, "1..9, -1 for zlib's default (KIP-390)",
+         {SINK}, minimum=-1),
+    _opt("kafka.compression.lz4.level", "int", 9, "1..17 (KIP-390)", {SINK}, minimum=1),
+    _opt("kafka.compression.zstd.level", "int", 3, "-131072..22 (KIP-390)", {SINK},
+         minimum=-131072),
+    _opt("kafka.batch.size", "int", 16_384,
+         "a partition's records are sent in batches of up to this many bytes", {SINK},
+         unit="bytes", minimum=0),
+    _opt("kafka.linger.ms", "int", 5, "a batch not full waits this long for more records",
+         {SINK}, unit="ms", minimum=0),
+    _opt("kafka.buffer.memory", "int", 33_554_432,
+         "bytes of batches an executor's producer holds before writing blocks", {SINK},
+         unit="bytes", minimum=0),
+    _opt("kafka.max.block.ms", "int", 60_000,
+         "how long writing blocks on a full buffer or missing metadata before it fails",
+         {SINK}, unit="ms", minimum=0),
+    _opt("kafka.max.request.size", "int", 1_048_576,
+         "largest Produce request; a larger record fails with RECORD_TOO_LARGE", {SINK},
+         unit="bytes", minimum=1),
+    _opt("kafka.max.in.flight.requests.per.connection", "int", 5,
+         "Produce requests sent before the first is answered (at most 5 with idempotence)",
+         {SINK}, minimum=1),
+    _opt("kafka.delivery.timeout.ms", "int", 120_000,
+         "a record not acknowledged this long after it was written fails the task", {SINK},
+         unit="ms", minimum=0),
+    _opt("kafka.retries", "int", 2_147_483_647,
+         "retries of a failed Produce, within `kafka.delivery.timeout.ms`", {SINK}, minimum=0),
+    _opt("kafka.partitioner.ignore.keys", "boolean", False,
+         "spread keyed records as unkeyed ones instead of by `murmur2(key)` (KIP-794)", {SINK}),
     # -- security (parsed by spark_kafka_py.client.security; see docs/security.md) ---------------
     _opt("kafka.security.protocol", "enum", "PLAINTEXT",
          "`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`", {SECURITY},
@@ -393,6 +440,19 @@ REJECTED: Mapping[str, str] = {
     ),
 }
 
+#: Kafka producer settings Spark's sink rejects, with Spark's reasons
+#: (``KafkaSourceProvider.kafkaParamsForProducer``).
+SINK_REJECTED: Mapping[str, str] = {
+    "kafka.key.serializer": (
+        "Kafka option 'key.serializer' is not supported as keys are serialized with "
+        "ByteArraySerializer."
+    ),
+    "kafka.value.serializer": (
+        "Kafka option 'value.serializer' is not supported as value are serialized with "
+        "ByteArraySerializer."
+    ),
+}
+
 _BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 if len(_BY_KEY) != len(OPTIONS):  # pragma: no cover - a registry typo
     raise RuntimeError("option registry: two options share a name")
@@ -444,7 +504,7 @@ def markdown_table() -> str:
         "| option | type | default | unit | applies to | notes |",
         "|---|---|---|---|---|---|",
     ]
-    order = (BATCH, STREAM, GROUP, SECURITY)
+    order = (BATCH, STREAM, SINK, GROUP, SECURITY)
     for o in OPTIONS:
         kind = o.kind if not o.choices else "enum"
         scopes = ", ".join(s for s in order if s in o.scopes)
