@@ -9,10 +9,17 @@ import os
 import random
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.producer import murmur2, partition_for_key, to_positive
+from spark_kafka_py.producer.partitioner import (
+    StickyPartitioner,
+    murmur2_array,
+    partitions_for_keys,
+)
 from spark_kafka_py.testing.jars import kafka_classpath
 from spark_kafka_py.testing.jvm import compile_java, run_java
 
@@ -82,3 +89,45 @@ def test_matches_kafka_java_partitioner() -> None:
         if ours != theirs:
             mismatches.append((key[:32], ours, theirs))
     assert mismatches == []
+    # the vectorised path over the same keys, as one Arrow column and as a slice of one
+    java = np.array([[int(x) for x in line.split("\t")] for line in lines], dtype=np.int64)
+    column = pa.array(keys, pa.binary())
+    assert (murmur2_array(column) == java[:, 0]).all()
+    for i, n in enumerate(PARTITION_COUNTS, start=1):
+        assert (partitions_for_keys(column, n) == java[:, i]).all(), n
+    window = pa.array(keys, pa.large_binary()).slice(500, 3000)
+    assert (murmur2_array(window) == java[500:3500, 0]).all()
+
+
+def test_vectorised_partitions_of_strings_and_nulls() -> None:
+    keys = pa.array(["a", None, "ünïcødé", "", "abcde"])
+    got = partitions_for_keys(keys, 12)
+    assert got[0] == partition_for_key(b"a", 12)
+    assert got[2] == partition_for_key("ünïcødé".encode(), 12)
+    assert got[3] == partition_for_key(b"", 12) and got[4] == partition_for_key(b"abcde", 12)
+    with pytest.raises(ConfigError, match="binary or string"):
+        murmur2_array(pa.array([1, 2]))
+    with pytest.raises(ConfigError):
+        partitions_for_keys(keys, 0)
+
+
+def test_sticky_partitioner_moves_after_batch_size_bytes() -> None:
+    """Unkeyed records stick to one partition for about ``batch.size`` bytes, then move to a
+    different one; over many records every partition gets a share."""
+    sticky = StickyPartitioner(batch_size=100, rng=random.Random(7))
+    parts = sticky.partitions("t", np.full(10, 30), 4)
+    # 30-byte records: the 4th record brings the partition to 120 >= 100 bytes, the 5th moves
+    assert len(set(parts[:4].tolist())) == 1
+    assert parts[4] != parts[3]
+    # the state carries over to the next call: the run goes on where it stopped
+    more = sticky.partitions("t", np.full(1000, 30), 4)
+    runs = np.split(more, np.nonzero(np.diff(more))[0] + 1)
+    assert len(runs[0]) <= 4 and all(len(r) in (3, 4) for r in runs[1:-1])
+    assert set(more.tolist()) == {0, 1, 2, 3}
+    # an even share: each partition gets 25% +- 5% of 1000 records
+    counts = np.bincount(more, minlength=4)
+    assert (abs(counts - 250) <= 50).all(), counts
+    # one partition: always 0; batch.size 0: a new partition for every record
+    assert StickyPartitioner(100).partitions("u", np.full(5, 30), 1).tolist() == [0] * 5
+    every = StickyPartitioner(0, rng=random.Random(1)).partitions("v", np.full(50, 1), 3)
+    assert (np.diff(every) != 0).all()
