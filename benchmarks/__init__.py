@@ -6,8 +6,8 @@ Part of the source checkout, not of the installed package (the wheel ships only
 - :mod:`benchmarks.harness`: what every benchmark shares (results, bench data written by Kafka's
   Java producer, the local broker, Markdown tables, versions and machine).
 - :mod:`benchmarks.batch_read`, :mod:`benchmarks.decoder`, :mod:`benchmarks.streaming`,
-  :mod:`benchmarks.memory` (its reading process: :mod:`benchmarks.memory_reader`): one
-  benchmark each, each runnable as a script.
+  :mod:`benchmarks.memory` (its reading process: :mod:`benchmarks.memory_reader`),
+  :mod:`benchmarks.write`: one benchmark each, each runnable as a script.
 - :mod:`benchmarks.cli`: ``spark-kafka-py bench``, several benchmarks over shared topics in
   one report.
 - :mod:`benchmarks.soak`: a bounded soak run of a streaming query against a steady producer.

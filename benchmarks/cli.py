@@ -20,6 +20,12 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     1, 100 and 1,000 partitions, both sources.
 ``memory`` (:mod:`benchmarks.memory`)
     Peak RSS of a fresh Python process reading one large partition with our fetcher.
+``write`` (:mod:`benchmarks.write`)
+    ``df.write.format(F).save()`` for ``F`` = ``pykafka`` and Spark's built-in ``kafka``: the
+    same cached DataFrame (``--records`` rows, ``--key-size``/``--value-size`` bytes) into a
+    fresh topic per write, one case per codec (``kafka.compression.type``), each topic's
+    record count checked; the peak RSS of the pykafka sink's Python workers next to
+    ``kafka.buffer.memory`` and the Arrow batch size.
 ``fuzz`` (:mod:`benchmarks.fuzz`)
     Coverage-guided fuzzing (atheris) of every decoder of network bytes, seeded with real
     broker traffic: executions, exec/s, findings, slowest input and largest allocation per
@@ -74,6 +80,7 @@ from benchmarks.harness import (
 )
 from benchmarks.memory import bench_memory
 from benchmarks.streaming import bench_planning, bench_stream
+from benchmarks.write import WriteMemory, bench_write, format_memory_table
 from spark_kafka_py.testing.spark import local_spark_session
 
 __all__ = ["add_parser", "main", "run"]
@@ -82,7 +89,7 @@ __all__ = ["add_parser", "main", "run"]
 def run(args: argparse.Namespace) -> int:
     """Run the benchmarks named in ``args.which``; print the tables; return 0."""
     which = set(args.which) if args.which else {"batch", "decoder"}
-    unknown = which - {"batch", "decoder", "stream", "memory", "fuzz", "all"}
+    unknown = which - {"batch", "decoder", "stream", "memory", "write", "fuzz", "all"}
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     if "fuzz" in which:
@@ -96,11 +103,12 @@ def run(args: argparse.Namespace) -> int:
     record_bytes = args.key_size + args.value_size
     results: list[BenchResult] = []
     memory: list[dict[str, float]] = []
+    write_memory: list[WriteMemory] = []
     part_mb = 0.0
     with local_broker(args.bootstrap_servers) as bootstrap:
         topics: dict[str, str] = {}
         run_id = uuid.uuid4().hex[:8]
-        for codec in codecs if which - {"memory"} else []:
+        for codec in codecs if which - {"memory", "write"} else []:
             topic = f"bench-{codec}-{args.records}-{run_id}"
             secs = produce_bench_data(
                 bootstrap,
@@ -125,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                     repeat=args.repeat,
                 )
                 print(format_table(results[-4:]), flush=True)
-        if "batch" in which or "stream" in which:
+        if which & {"batch", "stream", "write"}:
             spark = local_spark_session("spark-kafka-py bench")
             try:
                 if "batch" in which:
@@ -144,6 +152,19 @@ def run(args: argparse.Namespace) -> int:
                         args.max_offsets_per_trigger,
                     )
                     print(format_table(results[-1:]), flush=True)
+                if "write" in which:
+                    written, write_memory = bench_write(
+                        spark,
+                        bootstrap,
+                        codecs,
+                        args.records,
+                        args.key_size,
+                        args.value_size,
+                        partitions=args.partitions,
+                        repeat=args.repeat,
+                    )
+                    results += written
+                    print(format_table(written), flush=True)
             finally:
                 spark.stop()
         if "stream" in which:
@@ -192,6 +213,14 @@ def run(args: argparse.Namespace) -> int:
                 f"{m['largest_batch_mb']:.1f} |"
             )
         print()
+    if write_memory:
+        print(
+            "The pykafka sink's Python workers during its timed writes (RSS sampled every "
+            "20 ms; largest single worker):"
+        )
+        print()
+        print(format_memory_table(write_memory))
+        print()
     for k, v in env.items():
         print(f"- {k}: {v}")
     noise = spread(results)
@@ -205,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
                     "command": command,
                     "results": [{**asdict(r), "ratio": r.ratio} for r in results],
                     "memory": memory,
+                    "write_memory": [asdict(m) for m in write_memory],
                 },
                 indent=2,
             ),
@@ -223,7 +253,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,memory,fuzz,all}",
+        metavar="{batch,decoder,stream,memory,write,fuzz,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument("--records", type=int, default=5_000_000, help="records per topic")

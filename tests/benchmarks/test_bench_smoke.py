@@ -18,7 +18,7 @@ from spark_kafka_py.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
-BENCH_SCRIPTS = {"batch_read.py", "decoder.py", "streaming.py"}
+BENCH_SCRIPTS = {"batch_read.py", "decoder.py", "streaming.py", "write.py"}
 
 
 def test_table_has_both_systems_and_the_ratio():

@@ -1,0 +1,77 @@
+"""``spark-kafka-py bench write``: the memory sampler, and the benchmark end to end at a tiny
+scale (smoke test: it checks that both sinks ran and were counted, never how fast)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks import write
+from spark_kafka_py.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cli_registers_write():
+    args = build_parser().parse_args(["bench", "write", "--records", "10", "--codecs", "lz4"])
+    assert args.which == ["write"] and args.records == 10 and args.codecs == "lz4"
+
+
+def test_both_samplers_find_a_worker_child_and_its_memory():
+    # a child whose command line names pyspark.daemon, as PySpark's daemon and its forks do
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; b = bytearray(64 << 20); time.sleep(60)",
+         "pyspark.daemon"]
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            by_proc = write._worker_rss_proc()
+            if by_proc.get(child.pid, 0) > 64 << 20:
+                break
+            time.sleep(0.1)
+        assert by_proc[child.pid] > 64 << 20
+        by_psutil = write._worker_rss_psutil()
+        assert set(by_psutil) == set(by_proc)
+        assert abs(by_psutil[child.pid] - by_proc[child.pid]) < 8 << 20
+        with write.WorkerMemory(interval_s=0.01) as meter:
+            time.sleep(0.1)
+        assert meter.workers == 1 and meter.samples >= 3
+        assert meter.peak_mb >= meter.before_mb > 64
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_worker_is_a_pyspark_daemon_or_worker():
+    assert write._is_worker("/usr/bin/python3 -m pyspark.daemon")
+    assert write._is_worker("python -m pyspark.worker")
+    assert not write._is_worker("java -cp spark.jar org.apache.spark.deploy.SparkSubmit")
+
+
+@pytest.mark.integration
+def test_bench_write_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
+    report = tmp_path / "bench.json"
+    cmd = [
+        sys.executable, "-m", "spark_kafka_py.cli", "bench", "write",
+        "--records", "3000", "--codecs", "none,zstd", "--repeat", "1",
+        "--bootstrap-servers", kafka_bootstrap, "--json", str(report),
+    ]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-5000:]
+    assert "| write | zstd | pykafka |" in out.stdout
+    data = json.loads(report.read_text())
+    results = {r["case"]: r for r in data["results"] if r["bench"] == "write"}
+    assert set(results) == {"none", "zstd"}
+    for r in results.values():
+        assert r["records"] == 3000 and r["ours_s"] > 0 and r["peer_s"] > 0 and r["ratio"] > 0
+    memory = {m["case"]: m for m in data["write_memory"]}
+    assert set(memory) == {"none", "zstd"}
+    for m in memory.values():
+        assert m["workers"] >= 1 and m["peak_mb"] > 0
+        assert m["buffer_memory"] == 33_554_432 and m["arrow_batch_rows"] == 10_000
