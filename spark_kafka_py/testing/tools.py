@@ -10,12 +10,16 @@ Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
 ``org.apache.kafka.tools.ConsoleProducer``, ``org.apache.kafka.tools.consumer.ConsoleConsumer``,
 ``org.apache.kafka.tools.ProducerPerformance``, ``org.apache.kafka.tools.GetOffsetShell``,
 ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``,
-``org.apache.kafka.tools.BrokerApiVersionsCommand``.
+``org.apache.kafka.tools.BrokerApiVersionsCommand``,
+``org.apache.kafka.tools.DumpLogSegments``; and two
+small programs of ours over Kafka's client classes (``java/``): a ConsoleProducer record reader
+and :func:`read_all`'s KafkaConsumer reader.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import subprocess
@@ -36,6 +40,8 @@ from spark_kafka_py.testing.jvm import (
 
 __all__ = [
     "COMPRESSION_CODECS",
+    "ConsumedRecord",
+    "DumpedBatch",
     "KafkaToolError",
     "PartitionState",
     "PerfResult",
@@ -47,12 +53,15 @@ __all__ = [
     "create_topic",
     "delete_topic",
     "describe_topic",
+    "dump_log",
     "get_offsets",
     "list_topics",
     "partition_states",
     "produce",
     "produce_perf",
+    "read_all",
     "run_tool",
+    "segment_files",
     "wait_for_full_isr",
 ]
 
@@ -63,9 +72,13 @@ PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
 GET_OFFSET_SHELL = "org.apache.kafka.tools.GetOffsetShell"
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 BROKER_API_VERSIONS = "org.apache.kafka.tools.BrokerApiVersionsCommand"
+#: ``kafka-dump-log.sh`` (moved from Scala to ``kafka-tools`` in Kafka 4.x).
+DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 
 #: Our record reader for ConsoleProducer (``java/Base64LineReader.java``, compiled on first use).
 RECORD_READER_CLASS = "sparkkafkapy.Base64LineReader"
+#: Our reference reader over KafkaConsumer (``java/ReadAll.java``, compiled on first use).
+READ_ALL_CLASS = "sparkkafkapy.ReadAll"
 
 #: Values of the producer's ``compression.type`` we test with.
 COMPRESSION_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -355,13 +368,14 @@ def _encode_line(rec: ProducedRecord) -> str:
     return "\t".join(parts)
 
 
-def _reader_classes(classpath: str) -> Path:
-    """Compile ``Base64LineReader.java`` once into the cache; return the classes directory.
+def _java_classes(source_name: str, classpath: str) -> Path:
+    """Compile ``java/<source_name>`` of this package once into the cache; return the classes
+    directory (to put on ``java -cp`` before ``classpath``).
 
     Raises:
         KafkaToolError: ``javac`` missing or compilation failed.
     """
-    source = resources.files("spark_kafka_py.testing").joinpath("java/Base64LineReader.java")
+    source = resources.files("spark_kafka_py.testing").joinpath(f"java/{source_name}")
     try:
         return compile_java([source], classpath)
     except JavaError as exc:
@@ -414,7 +428,7 @@ def produce(
         raise ValueError(f"compression must be one of {COMPRESSION_CODECS}, got {compression!r}")
     lines = [_encode_line(r) for r in records]
     classpath = kafka_classpath(KAFKA_VERSION)
-    classpath = os.pathsep.join([str(_reader_classes(classpath)), classpath])
+    classpath = os.pathsep.join([str(_java_classes("Base64LineReader.java", classpath)), classpath])
     props = {
         "acks": "all",
         "enable.idempotence": "true",
@@ -618,3 +632,221 @@ def consume(
             proc.stderr,
         )
     return [line for line in proc.stdout.splitlines() if not line.startswith("Processed a total")]
+
+
+@dataclass(frozen=True)
+class ConsumedRecord:
+    """One record as Kafka's Java KafkaConsumer returned it (:func:`read_all`).
+
+    Attributes:
+        topic: topic name.
+        partition: partition id.
+        offset: offset in the partition.
+        timestamp_ms: the record's timestamp, ms since the epoch.
+        timestamp_type: ``"CreateTime"`` or ``"LogAppendTime"`` (Java's ``TimestampType.name``).
+        key: key bytes, ``None`` for a null key.
+        value: value bytes, ``None`` for a null value.
+        headers: ``(key, value)`` pairs in record order; a ``None`` value is a null header value.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int
+    timestamp_type: str
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+
+
+def _b64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
+
+
+def read_all(
+    bootstrap: str,
+    topics: str | Sequence[str],
+    *,
+    isolation_level: str = "read_uncommitted",
+    extra_props: Mapping[str, str] | None = None,
+    timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+    heap: str = "256m",
+) -> list[ConsumedRecord]:
+    """Every record of ``topics`` present when the call starts, read with Kafka's Java
+    KafkaConsumer (``java/ReadAll.java``, compiled on first use).
+
+    Every partition is assigned (no consumer group, nothing committed) and read from its
+    beginning offset to its end offset taken once at the start: the high watermark under
+    ``read_uncommitted``, the last stable offset under ``read_committed``
+    (``KafkaConsumer.endOffsets``). The tool ends when every partition's position reached its
+    end offset; no idle timeout decides when it is done.
+
+    Args:
+        bootstrap: ``host:port,...``.
+        topics: a topic name or several.
+        isolation_level: ``read_uncommitted`` or ``read_committed`` (consumer
+            ``isolation.level``; aborted records are skipped under ``read_committed``).
+        extra_props: more consumer configs (security, ``max.partition.fetch.bytes``, ...).
+        timeout_s: the JVM is killed after this many seconds.
+        heap: ``-Xmx`` of the JVM.
+
+    Returns:
+        The records sorted by ``(topic, partition, offset)``.
+
+    Raises:
+        ValueError: bad isolation level or no topic.
+        KafkaToolError: unknown topic, broker unreachable, tool failed or timed out.
+    """
+    if isolation_level not in ("read_uncommitted", "read_committed"):
+        raise ValueError(
+            f"isolation_level must be read_uncommitted or read_committed, got {isolation_level!r}"
+        )
+    names = [topics] if isinstance(topics, str) else list(topics)
+    if not names:
+        raise ValueError("read_all needs at least one topic")
+    classpath = kafka_classpath(KAFKA_VERSION)
+    classpath = os.pathsep.join([str(_java_classes("ReadAll.java", classpath)), classpath])
+    args = [bootstrap, isolation_level, ",".join(names)]
+    args += [f"{key}={value}" for key, value in (extra_props or {}).items()]
+    proc = run_tool(READ_ALL_CLASS, args, classpath=classpath, timeout_s=timeout_s, heap=heap)
+    records = []
+    for line in proc.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        obj = json.loads(line)
+        records.append(
+            ConsumedRecord(
+                topic=obj["topic"],
+                partition=obj["partition"],
+                offset=obj["offset"],
+                timestamp_ms=obj["timestamp"],
+                timestamp_type=obj["timestampType"],
+                key=_b64(obj["key"]),
+                value=_b64(obj["value"]),
+                headers=tuple(
+                    (base64.b64decode(k).decode("utf-8"), _b64(v)) for k, v in obj["headers"]
+                ),
+            )
+        )
+    records.sort(key=lambda r: (r.topic, r.partition, r.offset))
+    return records
+
+
+# --------------------------------------------------------------------------------- log segments
+
+
+@dataclass(frozen=True)
+class DumpedBatch:
+    """One record batch line of ``kafka-dump-log`` (DumpLogSegments without
+    ``--deep-iteration``).
+
+    Attributes:
+        segment: the ``.log`` file the batch is in.
+        base_offset / last_offset: offsets of the batch's first and last record.
+        count: records in the batch.
+        producer_id / producer_epoch: the idempotent or transactional producer (``-1`` for
+            none).
+        base_sequence / last_sequence: sequence numbers of the first and last record (``-1``
+            for none).
+        is_transactional: the batch belongs to a transaction.
+        is_control: a control batch (transaction marker).
+        compression: ``compresscodec`` as printed: ``none``, ``gzip``, ``snappy``, ``lz4``,
+            ``zstd``.
+        crc: the stored CRC-32C.
+        is_valid: the broker's tool recomputed the CRC and found it equal.
+        size: the batch's size on disk, bytes.
+        magic: record batch format (2 for v2).
+    """
+
+    segment: Path
+    base_offset: int
+    last_offset: int
+    count: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    last_sequence: int
+    is_transactional: bool
+    is_control: bool
+    compression: str
+    crc: int
+    is_valid: bool
+    size: int
+    magic: int
+
+
+_DUMP_FIELD = re.compile(r"(\w+): (\S+)")
+
+
+def dump_log(segment_files: Iterable[str | os.PathLike[str]]) -> list[DumpedBatch]:
+    """The record batches of some log segments, as Kafka's ``kafka-dump-log`` prints them.
+
+    Runs ``org.apache.kafka.tools.DumpLogSegments --files <f1>,<f2>,...`` (no
+    ``--deep-iteration``, no ``--print-data-log``): one line per batch with its header fields,
+    ``isvalid`` from the tool's own CRC check. Reading a segment the broker is appending to is
+    fine (the tool reads the file as it is).
+
+    Returns:
+        The batches in file order, then offset order.
+
+    Raises:
+        ValueError: no files.
+        KafkaToolError: the tool failed, or a batch line lacks one of the fields parsed.
+    """
+    files = [str(Path(f)) for f in segment_files]
+    if not files:
+        raise ValueError("dump_log needs at least one segment file")
+    proc = run_tool(DUMP_LOG_SEGMENTS, ["--files", ",".join(files)])
+    batches: list[DumpedBatch] = []
+    segment: Path | None = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("Dumping "):
+            segment = Path(line[len("Dumping ") :].strip())
+            continue
+        if not line.startswith("baseOffset:"):
+            continue
+        f = dict(_DUMP_FIELD.findall(line))
+        try:
+            batches.append(
+                DumpedBatch(
+                    segment=segment or Path(files[0]),
+                    base_offset=int(f["baseOffset"]),
+                    last_offset=int(f["lastOffset"]),
+                    count=int(f["count"]),
+                    producer_id=int(f["producerId"]),
+                    producer_epoch=int(f["producerEpoch"]),
+                    base_sequence=int(f["baseSequence"]),
+                    last_sequence=int(f["lastSequence"]),
+                    is_transactional=f["isTransactional"] == "true",
+                    is_control=f["isControl"] == "true",
+                    compression=f["compresscodec"].lower(),
+                    crc=int(f["crc"]),
+                    is_valid=f["isvalid"] == "true",
+                    size=int(f["size"]),
+                    magic=int(f["magic"]),
+                )
+            )
+        except (KeyError, ValueError) as exc:
+            raise KafkaToolError(
+                f"unexpected kafka-dump-log line ({exc!r}): {line}",
+                proc.returncode,
+                proc.stdout,
+                proc.stderr,
+            ) from exc
+    return batches
+
+
+def segment_files(log_dir: str | os.PathLike[str], topic: str, partition: int) -> list[Path]:
+    """The ``.log`` segment files of ``topic``-``partition`` in a broker's ``log.dirs``
+    directory (e.g. :attr:`spark_kafka_py.testing.broker.KafkaNode.data_dir`), oldest first.
+
+    Kafka names a partition's directory ``<topic>-<partition>`` and each segment
+    ``<base offset, 20 digits>.log``, so name order is offset order.
+
+    Raises:
+        FileNotFoundError: the broker holds no replica of that partition in ``log_dir``.
+    """
+    directory = Path(log_dir) / f"{topic}-{partition}"
+    if not directory.is_dir():
+        raise FileNotFoundError(f"no replica of {topic}-{partition} in {log_dir}")
+    return sorted(directory.glob("*.log"))
