@@ -1,8 +1,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: initializedcheck=False, nonecheck=False
-"""Accelerated :class:`~spark_kafka_py.records._protocols.RecordsDecoder` (Cython).
+"""Accelerated :class:`~spark_kafka_py.records._protocols.RecordsDecoder` (Cython), and the
+accelerated records-section encoder of the producer (at the end of this file:
+:func:`encode_records_section_accel`, twin of
+:func:`spark_kafka_py.records.encoder.encode_records_section`).
 
-Same contract and same output as the pure-Python reference
+Decoder: same contract and same output as the pure-Python reference
 :func:`spark_kafka_py.records._pure.decode_records_pure` (tests compare both on the same
 inputs, including fuzzed ones); layouts in :mod:`spark_kafka_py.records.format`.
 
@@ -37,14 +40,15 @@ Type stub: ``_accel.pyi``.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release, PyObject_GetBuffer
-from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 import crc32c as _crc32c
 import pyarrow as pa
 
-from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
+from spark_kafka_py.errors import CorruptRecordError, InvalidRecordError, KafkaProtocolError
 from spark_kafka_py.records import _pure
 from spark_kafka_py.records._protocols import DEFAULT_MAX_BATCH_BYTES, DecodedRecords
 from spark_kafka_py.records.arrow import (
@@ -55,7 +59,7 @@ from spark_kafka_py.records.arrow import (
 )
 from spark_kafka_py.records.transactions import AbortedTransactions
 
-__all__ = ["decode_records_accel"]
+__all__ = ["decode_records_accel", "encode_records_section_accel"]
 
 # Layout constants: compile-time copies of the same-named constants of
 # spark_kafka_py/records/format.py, where they are explained and cited. The loops below need
@@ -956,3 +960,285 @@ cdef object _headers(Cols* c, Py_ssize_t n):
         HEADERS_TYPE, n, [validity, take(&c.h_list_off)], null_count=c.h_list_nulls,
         children=[items],
     )
+
+
+# ---- encoder: the records section of a batch being produced (issue 12) ----------------------
+#
+# encode_records_section_accel is the twin of the pure encode_records_section of
+# records/encoder.py: same arguments, same bytes, same errors. Keys and values are read in place
+# from the Arrow buffers of binary/string arrays (large ones too, sliced ones through their
+# offset, nulls through the validity bitmap); two loops without the GIL: the first measures the
+# records that fit into the budget, the second writes them into one bytes object of exactly
+# that size. Every other input goes to the pure function, which then answers (or raises)
+# itself: a column of another type (InvalidRecordError naming it), chunked arrays, columns of
+# unequal lengths, a header column whose rows to encode hold any header, arguments outside
+# int64.
+
+cdef struct BinCol:
+    const uint8_t* valid     # validity bitmap, NULL when every row is valid
+    const uint8_t* offsets   # int32 (binary, string) or int64 (large_*) offsets
+    const uint8_t* data
+    Py_ssize_t offset        # the array's offset into its buffers (sliced arrays)
+    int64_t data_size        # bytes of ``data``
+    bint large
+    bint all_null            # None or a null-type column
+
+
+# Error codes of the encoder's measuring loop.
+cdef enum:
+    E_KEY_OFFSETS = 1
+    E_VALUE_OFFSETS = 2
+
+
+cdef inline int64_t col_offset(const BinCol* c, Py_ssize_t i) noexcept nogil:
+    """Offset ``i`` (relative to the array's own start) of ``c``; memcpy: no aligned load."""
+    cdef int32_t v32
+    cdef int64_t v64
+    if c.large:
+        memcpy(&v64, c.offsets + (c.offset + i) * 8, 8)
+        return v64
+    memcpy(&v32, c.offsets + (c.offset + i) * 4, 4)
+    return v32
+
+
+cdef inline bint col_is_null(const BinCol* c, Py_ssize_t i) noexcept nogil:
+    cdef Py_ssize_t j
+    if c.all_null:
+        return True
+    if c.valid == NULL:
+        return False
+    j = c.offset + i
+    return ((c.valid[j >> 3] >> (j & 7)) & 1) == 0
+
+
+cdef inline uint64_t zigzag(int64_t v) noexcept nogil:
+    """Kafka's zigzag (``ByteUtils.writeVarlong``; equal to ``writeVarint`` within int32)."""
+    return (<uint64_t> v << 1) ^ <uint64_t> (v >> 63)
+
+
+cdef inline int64_t varint_size(int64_t v) noexcept nogil:
+    cdef uint64_t u = zigzag(v)
+    cdef int64_t size = 1
+    while u >= 0x80:
+        u >>= 7
+        size += 1
+    return size
+
+
+cdef inline uint8_t* put_varint(uint8_t* p, int64_t v) noexcept nogil:
+    cdef uint64_t u = zigzag(v)
+    while u >= 0x80:
+        p[0] = <uint8_t> ((u & 0x7F) | 0x80)
+        p += 1
+        u >>= 7
+    p[0] = <uint8_t> u
+    return p + 1
+
+
+cdef inline int field_len(const BinCol* c, Py_ssize_t i, int64_t* start, int64_t* length) noexcept nogil:
+    """Where row ``i`` of ``c`` lies in its data buffer; ``length`` -1 for null. -1 when the
+    offsets point outside the data buffer (a malformed array), else 0."""
+    cdef int64_t s, e
+    if col_is_null(c, i):
+        length[0] = -1
+        return 0
+    s = col_offset(c, i)
+    e = col_offset(c, i + 1)
+    if s < 0 or e < s or e > c.data_size:
+        return -1
+    start[0] = s
+    length[0] = e - s
+    return 0
+
+
+cdef inline int64_t part_size(int64_t length) noexcept nogil:
+    return 1 if length < 0 else varint_size(length) + length
+
+
+cdef int measure_section(
+    const BinCol* k, const BinCol* v, Py_ssize_t start, Py_ssize_t n, int64_t offset_delta,
+    int64_t ts_delta, int64_t budget, Py_ssize_t* taken, int64_t* total, Py_ssize_t* bad_row,
+) noexcept nogil:
+    """Rows from ``start`` that fit into ``budget`` (the pure function's rule) and their bytes."""
+    cdef Py_ssize_t row = start
+    cdef int64_t used = 0, body, size, ks, kl, vs, vl
+    cdef int64_t ts_size = varint_size(ts_delta)
+    while row < n:
+        if field_len(k, row, &ks, &kl):
+            bad_row[0] = row
+            return E_KEY_OFFSETS
+        if field_len(v, row, &vs, &vl):
+            bad_row[0] = row
+            return E_VALUE_OFFSETS
+        # attributes, timestamp delta, offset delta, key, value, header count 0
+        body = 1 + ts_size + varint_size(offset_delta) + part_size(kl) + part_size(vl) + 1
+        size = varint_size(body) + body
+        if used + size > budget and offset_delta > 0:
+            break
+        used += size
+        offset_delta += 1
+        row += 1
+    taken[0] = row - start
+    total[0] = used
+    return OK
+
+
+cdef void write_section(
+    const BinCol* k, const BinCol* v, Py_ssize_t start, Py_ssize_t count, int64_t offset_delta,
+    int64_t ts_delta, uint8_t* out,
+) noexcept nogil:
+    """``DefaultRecord.writeTo`` for ``count`` rows already measured (offsets checked)."""
+    cdef Py_ssize_t row
+    cdef int64_t body, ks = 0, kl = 0, vs = 0, vl = 0
+    cdef int64_t ts_size = varint_size(ts_delta)
+    for row in range(start, start + count):
+        field_len(k, row, &ks, &kl)
+        field_len(v, row, &vs, &vl)
+        body = 1 + ts_size + varint_size(offset_delta) + part_size(kl) + part_size(vl) + 1
+        out = put_varint(out, body)
+        out[0] = 0  # attributes
+        out = put_varint(out + 1, ts_delta)
+        out = put_varint(out, offset_delta)
+        out = put_varint(out, kl)
+        if kl > 0:
+            memcpy(out, k.data + ks, <size_t> kl)
+            out += kl
+        out = put_varint(out, vl)
+        if vl > 0:
+            memcpy(out, v.data + vs, <size_t> vl)
+            out += vl
+        out[0] = 0  # header count
+        out += 1
+        offset_delta += 1
+
+
+_BINARY_IDS = {pa.binary().id: False, pa.string().id: False,
+               pa.large_binary().id: True, pa.large_string().id: True}
+_NULL_ID = pa.null().id
+_LIST_ID = pa.list_(pa.null()).id
+_LARGE_LIST_ID = pa.large_list(pa.null()).id
+
+
+cdef inline uintptr_t _address(object buf):
+    return 0 if buf is None else <uintptr_t> buf.address
+
+
+cdef bint _bin_col(object array, BinCol* c) except -1:
+    """Fill ``c`` from a column of the fast path; False when the pure function must answer."""
+    memset(c, 0, sizeof(BinCol))
+    if array is None:
+        c.all_null = True
+        return True
+    if not isinstance(array, pa.Array):
+        return False
+    tid = array.type.id
+    if tid == _NULL_ID:
+        c.all_null = True
+        return True
+    if tid not in _BINARY_IDS:
+        return False
+    c.large = _BINARY_IDS[tid]
+    validity, offsets, data = array.buffers()
+    for buf in (validity, offsets, data):
+        if buf is not None and not buf.is_cpu:
+            return False
+    c.offset = array.offset
+    n = len(array)
+    width = 8 if c.large else 4
+    if offsets is None or offsets.size < (c.offset + n + 1) * width:
+        return False
+    if validity is not None and validity.size * 8 < c.offset + n:
+        return False
+    c.valid = <const uint8_t*> _address(validity)
+    c.offsets = <const uint8_t*> _address(offsets)
+    c.data = <const uint8_t*> _address(data)
+    c.data_size = 0 if data is None else data.size
+    return True
+
+
+cdef bint _no_headers(object headers, Py_ssize_t start, Py_ssize_t n) except -1:
+    """True when the header column adds no header to rows ``start .. n - 1`` (``None``, or a
+    list column whose list offsets do not move over those rows); False: the pure path."""
+    cdef BinCol lists
+    if headers is None:
+        return True
+    if not isinstance(headers, pa.Array) or len(headers) != n:
+        return False
+    tid = headers.type.id
+    if tid != _LIST_ID and tid != _LARGE_LIST_ID:
+        return False
+    _encoder()._headers_column(headers.slice(0, 0), 0)  # the pure type check and its error
+    validity, offsets = headers.buffers()[:2]
+    if offsets is None or not offsets.is_cpu:
+        return False
+    memset(&lists, 0, sizeof(BinCol))
+    lists.large = tid == _LARGE_LIST_ID
+    lists.offset = headers.offset
+    if offsets.size < (lists.offset + n + 1) * (8 if lists.large else 4):
+        return False
+    lists.offsets = <const uint8_t*> _address(offsets)
+    return col_offset(&lists, start) == col_offset(&lists, n)
+
+
+cdef object _encoder():
+    # imported on first use: records/encoder.py imports this module at its own import
+    from spark_kafka_py.records import encoder
+    return encoder
+
+
+def encode_records_section_accel(
+    keys, values, headers, start, *, first_offset_delta, timestamp_delta, budget
+):
+    """Accelerated twin of :func:`spark_kafka_py.records.encoder.encode_records_section`.
+
+    See that function for the contract (arguments, ``(records_section_bytes, rows_taken)``,
+    :class:`~spark_kafka_py.errors.InvalidRecordError` for bad columns); the result (or the
+    error) equals the pure function's for every input. In addition, an array whose offsets
+    point outside its data buffer (malformed, e.g. from ``pa.Array.from_buffers``) raises
+    :class:`~spark_kafka_py.errors.InvalidRecordError` naming the column and the row.
+    """
+    cdef BinCol k, v
+    cdef Py_ssize_t n, first, taken = 0, bad_row = 0
+    cdef int64_t od, ts, limit, total = 0
+    cdef int rc
+    cdef bytes out
+    cdef uint8_t* dst
+    try:
+        od = first_offset_delta
+        ts = timestamp_delta
+        limit = budget
+        first = start
+    except (OverflowError, TypeError):
+        first = -1
+    if (
+        first < 0
+        or not _bin_col(keys, &k)
+        or not _bin_col(values, &v)
+        or (keys is None and values is None)
+    ):
+        return _encoder()._encode_records_section_pure(
+            keys, values, headers, start, first_offset_delta=first_offset_delta,
+            timestamp_delta=timestamp_delta, budget=budget,
+        )
+    n = len(values if values is not None else keys)
+    if first >= n:
+        return b"", 0
+    if (keys is not None and len(keys) != n) or not _no_headers(headers, first, n):
+        return _encoder()._encode_records_section_pure(
+            keys, values, headers, start, first_offset_delta=first_offset_delta,
+            timestamp_delta=timestamp_delta, budget=budget,
+        )
+    with nogil:
+        rc = measure_section(&k, &v, first, n, od, ts, limit, &taken, &total, &bad_row)
+    if rc != OK:
+        name = "key" if rc == E_KEY_OFFSETS else "value"
+        raise InvalidRecordError(
+            f"column {name!r}, row {bad_row}: Arrow offsets outside the data buffer "
+            "(a malformed array)",
+            column=name,
+        )
+    out = PyBytes_FromStringAndSize(NULL, total)
+    dst = <uint8_t*> PyBytes_AS_STRING(out)
+    with nogil:
+        write_section(&k, &v, first, taken, od, ts, dst)
+    return out, taken

@@ -24,11 +24,12 @@ Pieces, each usable alone:
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 import cramjam
 import crc32c
@@ -63,8 +64,10 @@ from spark_kafka_py.records.format import (
 
 __all__ = [
     "DEFAULT_LEVELS",
+    "SECTION_IMPLEMENTATION",
     "EncodedBatch",
     "Header",
+    "RecordsSectionEncoder",
     "Rows",
     "build_batch",
     "compress",
@@ -366,6 +369,24 @@ def _arrow_bytes(array: pa.Array | None, name: str) -> pa.Array | None:
 _SECTION_CHUNK: Final = 512
 
 
+class RecordsSectionEncoder(Protocol):
+    """What :func:`encode_records_section` runs: the pure :func:`_encode_records_section_pure`
+    or its accelerated twin ``records._accel.encode_records_section_accel`` (same bytes, same
+    errors; ``tests/records/test_accel_encoder.py``)."""
+
+    def __call__(
+        self,
+        keys: pa.Array | None,
+        values: pa.Array | None,
+        headers: pa.Array | None,
+        start: int,
+        *,
+        first_offset_delta: int,
+        timestamp_delta: int,
+        budget: int,
+    ) -> tuple[bytes, int]: ...
+
+
 def encode_records_section(
     keys: pa.Array | None,
     values: pa.Array | None,
@@ -402,7 +423,33 @@ def encode_records_section(
 
     Raises:
         InvalidRecordError: a column of a wrong type, or a header with a null key.
+
+    Runs the accelerated twin when the Cython extension is built (as
+    :func:`~spark_kafka_py.records.decoder.decode_records` does; ``SPARK_KAFKA_PY_PURE=1``
+    forces the pure path); :data:`SECTION_IMPLEMENTATION` says which (``"accel"``/``"pure"``).
     """
+    return _section_impl(
+        keys,
+        values,
+        headers,
+        start,
+        first_offset_delta=first_offset_delta,
+        timestamp_delta=timestamp_delta,
+        budget=budget,
+    )
+
+
+def _encode_records_section_pure(
+    keys: pa.Array | None,
+    values: pa.Array | None,
+    headers: pa.Array | None,
+    start: int,
+    *,
+    first_offset_delta: int,
+    timestamp_delta: int,
+    budget: int,
+) -> tuple[bytes, int]:
+    """The pure-Python reference of :func:`encode_records_section` (same contract)."""
     kb = _arrow_bytes(keys, "key")
     vb = _arrow_bytes(values, "value")
     n = len(values if values is not None else keys)  # type: ignore[arg-type]
@@ -426,6 +473,19 @@ def encode_records_section(
             offset_delta += 1
             row += 1
     return b"".join(out), row - start
+
+
+def _choose_section_encoder() -> tuple[RecordsSectionEncoder, str]:
+    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        return _encode_records_section_pure, "pure"
+    try:
+        from spark_kafka_py.records._accel import encode_records_section_accel
+    except ImportError:
+        return _encode_records_section_pure, "pure"
+    return encode_records_section_accel, "accel"
+
+
+_section_impl, SECTION_IMPLEMENTATION = _choose_section_encoder()
 
 
 def record_size(

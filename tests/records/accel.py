@@ -1,5 +1,5 @@
-"""The accelerated decoder for the differential tests: required in CI (which builds it, so a
-missing one is a failure there, never a skip), skipped elsewhere when it is not built."""
+"""The accelerated decoder and encoder for the differential tests: required in CI (which builds
+them, so a missing one is a failure there, never a skip), skipped elsewhere when not built."""
 
 from __future__ import annotations
 
@@ -16,5 +16,6 @@ else:
     )
 
 decode_records_accel = accel.decode_records_accel
+encode_records_section_accel = accel.encode_records_section_accel
 
-__all__ = ["accel", "decode_records_accel"]
+__all__ = ["accel", "decode_records_accel", "encode_records_section_accel"]
