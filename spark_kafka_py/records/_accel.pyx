@@ -965,29 +965,48 @@ cdef object _headers(Cols* c, Py_ssize_t n):
 # ---- encoder: the records section of a batch being produced (issue 12) ----------------------
 #
 # encode_records_section_accel is the twin of the pure encode_records_section of
-# records/encoder.py: same arguments, same bytes, same errors. Keys and values are read in place
-# from the Arrow buffers of binary/string arrays (large ones too, sliced ones through their
-# offset, nulls through the validity bitmap); two loops without the GIL: the first measures the
-# records that fit into the budget, the second writes them into one bytes object of exactly
+# records/encoder.py: same arguments, same bytes, same errors. Keys, values and headers are read
+# in place from the Arrow buffers (binary/string arrays, large ones too, sliced ones through
+# their offset, nulls through the validity bitmaps; headers through the list offsets, the
+# struct's validity and its key/value children); two loops without the GIL: the first measures
+# the records that fit into the budget, the second writes them into one bytes object of exactly
 # that size. Every other input goes to the pure function, which then answers (or raises)
 # itself: a column of another type (InvalidRecordError naming it), chunked arrays, columns of
-# unequal lengths, a header column whose rows to encode hold any header, arguments outside
-# int64.
+# unequal lengths, arguments outside int64, buffers not in CPU memory.
+#
+# Header errors as the pure function raises them: it converts the header column 512 rows
+# (_SECTION_CHUNK) at a time, starting at ``start``, and refuses a chunk holding a header with a
+# null key (or a null header) before encoding any row of it, naming the row by its index within
+# that chunk. So a bad header is an error when it lies in a chunk the pure function reaches:
+# any chunk up to the one holding the first row that does not fit.
 
 cdef struct BinCol:
     const uint8_t* valid     # validity bitmap, NULL when every row is valid
-    const uint8_t* offsets   # int32 (binary, string) or int64 (large_*) offsets
+    const uint8_t* offsets   # int32 (binary, string, list) or int64 (large_*) offsets
     const uint8_t* data
     Py_ssize_t offset        # the array's offset into its buffers (sliced arrays)
-    int64_t data_size        # bytes of ``data``
+    int64_t data_size        # bytes of ``data`` (for a list column: rows of its child)
     bint large
     bint all_null            # None or a null-type column
 
 
-# Error codes of the encoder's measuring loop.
+cdef struct HeaderCols:
+    bint present             # False: no header column (every record: header count 0)
+    BinCol lists             # list offsets and validity of the header column
+    const uint8_t* struct_valid
+    Py_ssize_t struct_offset
+    BinCol keys              # the struct's key child (string / large_string)
+    BinCol values            # the struct's value child (binary, string, large ones, null)
+
+
+# Rows the pure function converts at a time (records/encoder.py ``_SECTION_CHUNK``, checked
+# equal by tests/records/test_accel_encoder.py), and error codes of the encoder's measuring loop.
 cdef enum:
+    SECTION_CHUNK = 512
     E_KEY_OFFSETS = 1
     E_VALUE_OFFSETS = 2
+    E_HEADER_OFFSETS = 3
+    E_NULL_HEADER_KEY = 4
 
 
 cdef inline int64_t col_offset(const BinCol* c, Py_ssize_t i) noexcept nogil:
@@ -1001,14 +1020,12 @@ cdef inline int64_t col_offset(const BinCol* c, Py_ssize_t i) noexcept nogil:
     return v32
 
 
+cdef inline bint bit_clear(const uint8_t* bitmap, Py_ssize_t j) noexcept nogil:
+    return bitmap != NULL and ((bitmap[j >> 3] >> (j & 7)) & 1) == 0
+
+
 cdef inline bint col_is_null(const BinCol* c, Py_ssize_t i) noexcept nogil:
-    cdef Py_ssize_t j
-    if c.all_null:
-        return True
-    if c.valid == NULL:
-        return False
-    j = c.offset + i
-    return ((c.valid[j >> 3] >> (j & 7)) & 1) == 0
+    return c.all_null or bit_clear(c.valid, c.offset + i)
 
 
 cdef inline uint64_t zigzag(int64_t v) noexcept nogil:
@@ -1055,23 +1072,77 @@ cdef inline int64_t part_size(int64_t length) noexcept nogil:
     return 1 if length < 0 else varint_size(length) + length
 
 
+cdef inline uint8_t* put_part(uint8_t* out, const BinCol* c, int64_t start, int64_t length) noexcept nogil:
+    out = put_varint(out, length)
+    if length > 0:
+        memcpy(out, c.data + start, <size_t> length)
+        out += length
+    return out
+
+
+cdef inline int header_range(const HeaderCols* h, Py_ssize_t row, int64_t* first, int64_t* last) noexcept nogil:
+    """The struct rows ``first .. last - 1`` holding the headers of ``row`` (none for a null
+    list, as the pure function reads it). -1 when the list offsets leave the struct."""
+    first[0] = 0
+    last[0] = 0
+    if not h.present or col_is_null(&h.lists, row):
+        return 0
+    first[0] = col_offset(&h.lists, row)
+    last[0] = col_offset(&h.lists, row + 1)
+    if first[0] < 0 or last[0] < first[0] or last[0] > h.lists.data_size:
+        return -1
+    return 0
+
+
+cdef int headers_size(const HeaderCols* h, Py_ssize_t row, int64_t* size) noexcept nogil:
+    """Bytes of the headers of ``row``: count varint, then per header key and value."""
+    cdef int64_t first, last, j, s, kl, vl
+    if header_range(h, row, &first, &last):
+        return E_HEADER_OFFSETS
+    size[0] = varint_size(last - first)
+    for j in range(first, last):
+        if bit_clear(h.struct_valid, h.struct_offset + j) or col_is_null(&h.keys, j):
+            return E_NULL_HEADER_KEY
+        if field_len(&h.keys, j, &s, &kl) or field_len(&h.values, j, &s, &vl):
+            return E_HEADER_OFFSETS
+        size[0] += varint_size(kl) + kl + part_size(vl)
+    return OK
+
+
+cdef uint8_t* put_headers(uint8_t* out, const HeaderCols* h, Py_ssize_t row) noexcept nogil:
+    cdef int64_t first, last, j, ks = 0, kl = 0, vs = 0, vl = 0
+    header_range(h, row, &first, &last)
+    out = put_varint(out, last - first)
+    for j in range(first, last):
+        field_len(&h.keys, j, &ks, &kl)
+        field_len(&h.values, j, &vs, &vl)
+        out = put_part(out, &h.keys, ks, kl)
+        out = put_part(out, &h.values, vs, vl)
+    return out
+
+
 cdef int measure_section(
-    const BinCol* k, const BinCol* v, Py_ssize_t start, Py_ssize_t n, int64_t offset_delta,
-    int64_t ts_delta, int64_t budget, Py_ssize_t* taken, int64_t* total, Py_ssize_t* bad_row,
+    const BinCol* k, const BinCol* v, const HeaderCols* h, Py_ssize_t start, Py_ssize_t n,
+    int64_t offset_delta, int64_t ts_delta, int64_t budget, Py_ssize_t* taken, int64_t* total,
+    Py_ssize_t* bad_row,
 ) noexcept nogil:
-    """Rows from ``start`` that fit into ``budget`` (the pure function's rule) and their bytes."""
-    cdef Py_ssize_t row = start
-    cdef int64_t used = 0, body, size, ks, kl, vs, vl
+    """Rows from ``start`` that fit into ``budget`` (the pure function's rule) and their bytes;
+    then the header check of the rest of the pure function's last chunk."""
+    cdef Py_ssize_t row = start, chunk_end
+    cdef int64_t used = 0, body, size, ks, kl, vs, vl, hsize
     cdef int64_t ts_size = varint_size(ts_delta)
+    cdef int rc
     while row < n:
+        bad_row[0] = row
         if field_len(k, row, &ks, &kl):
-            bad_row[0] = row
             return E_KEY_OFFSETS
         if field_len(v, row, &vs, &vl):
-            bad_row[0] = row
             return E_VALUE_OFFSETS
-        # attributes, timestamp delta, offset delta, key, value, header count 0
-        body = 1 + ts_size + varint_size(offset_delta) + part_size(kl) + part_size(vl) + 1
+        rc = headers_size(h, row, &hsize)
+        if rc != OK:
+            return rc
+        # attributes, timestamp delta, offset delta, key, value, headers
+        body = 1 + ts_size + varint_size(offset_delta) + part_size(kl) + part_size(vl) + hsize
         size = varint_size(body) + body
         if used + size > budget and offset_delta > 0:
             break
@@ -1080,47 +1151,67 @@ cdef int measure_section(
         row += 1
     taken[0] = row - start
     total[0] = used
+    if row < n:
+        chunk_end = start + ((row - start) // SECTION_CHUNK + 1) * SECTION_CHUNK
+        if chunk_end > n:
+            chunk_end = n
+        for row in range(row + 1, chunk_end):
+            bad_row[0] = row
+            rc = headers_size(h, row, &hsize)
+            if rc != OK:
+                return rc
     return OK
 
 
 cdef void write_section(
-    const BinCol* k, const BinCol* v, Py_ssize_t start, Py_ssize_t count, int64_t offset_delta,
-    int64_t ts_delta, uint8_t* out,
+    const BinCol* k, const BinCol* v, const HeaderCols* h, Py_ssize_t start, Py_ssize_t count,
+    int64_t offset_delta, int64_t ts_delta, uint8_t* out,
 ) noexcept nogil:
     """``DefaultRecord.writeTo`` for ``count`` rows already measured (offsets checked)."""
     cdef Py_ssize_t row
-    cdef int64_t body, ks = 0, kl = 0, vs = 0, vl = 0
+    cdef int64_t body, ks = 0, kl = 0, vs = 0, vl = 0, hsize = 1
     cdef int64_t ts_size = varint_size(ts_delta)
     for row in range(start, start + count):
         field_len(k, row, &ks, &kl)
         field_len(v, row, &vs, &vl)
-        body = 1 + ts_size + varint_size(offset_delta) + part_size(kl) + part_size(vl) + 1
+        headers_size(h, row, &hsize)
+        body = 1 + ts_size + varint_size(offset_delta) + part_size(kl) + part_size(vl) + hsize
         out = put_varint(out, body)
         out[0] = 0  # attributes
         out = put_varint(out + 1, ts_delta)
         out = put_varint(out, offset_delta)
-        out = put_varint(out, kl)
-        if kl > 0:
-            memcpy(out, k.data + ks, <size_t> kl)
-            out += kl
-        out = put_varint(out, vl)
-        if vl > 0:
-            memcpy(out, v.data + vs, <size_t> vl)
-            out += vl
-        out[0] = 0  # header count
-        out += 1
+        out = put_part(out, k, ks, kl)
+        out = put_part(out, v, vs, vl)
+        out = put_headers(out, h, row)
         offset_delta += 1
 
 
+_SECTION_CHUNK = SECTION_CHUNK
 _BINARY_IDS = {pa.binary().id: False, pa.string().id: False,
                pa.large_binary().id: True, pa.large_string().id: True}
 _NULL_ID = pa.null().id
-_LIST_ID = pa.list_(pa.null()).id
-_LARGE_LIST_ID = pa.large_list(pa.null()).id
+_LIST_IDS = {pa.list_(pa.null()).id: False, pa.large_list(pa.null()).id: True}
 
 
 cdef inline uintptr_t _address(object buf):
     return 0 if buf is None else <uintptr_t> buf.address
+
+
+cdef bint _offsets_col(object array, BinCol* c, bint large, object validity, object offsets) except -1:
+    """Validity and offsets of ``array`` into ``c``; False when not usable in place."""
+    for buf in (validity, offsets):
+        if buf is not None and not buf.is_cpu:
+            return False
+    c.large = large
+    c.offset = array.offset
+    n = len(array)
+    if offsets is None or offsets.size < (c.offset + n + 1) * (8 if large else 4):
+        return False
+    if validity is not None and validity.size * 8 < c.offset + n:
+        return False
+    c.valid = <const uint8_t*> _address(validity)
+    c.offsets = <const uint8_t*> _address(offsets)
+    return True
 
 
 cdef bint _bin_col(object array, BinCol* c) except -1:
@@ -1137,53 +1228,57 @@ cdef bint _bin_col(object array, BinCol* c) except -1:
         return True
     if tid not in _BINARY_IDS:
         return False
-    c.large = _BINARY_IDS[tid]
     validity, offsets, data = array.buffers()
-    for buf in (validity, offsets, data):
-        if buf is not None and not buf.is_cpu:
-            return False
-    c.offset = array.offset
-    n = len(array)
-    width = 8 if c.large else 4
-    if offsets is None or offsets.size < (c.offset + n + 1) * width:
+    if data is not None and not data.is_cpu:
         return False
-    if validity is not None and validity.size * 8 < c.offset + n:
+    if not _offsets_col(array, c, _BINARY_IDS[tid], validity, offsets):
         return False
-    c.valid = <const uint8_t*> _address(validity)
-    c.offsets = <const uint8_t*> _address(offsets)
     c.data = <const uint8_t*> _address(data)
     c.data_size = 0 if data is None else data.size
     return True
 
 
-cdef bint _no_headers(object headers, Py_ssize_t start, Py_ssize_t n) except -1:
-    """True when the header column adds no header to rows ``start .. n - 1`` (``None``, or a
-    list column whose list offsets do not move over those rows); False: the pure path."""
-    cdef BinCol lists
+cdef bint _header_cols(object headers, Py_ssize_t n, HeaderCols* h) except -1:
+    """Fill ``h`` from the header column (``None``: no headers), after the pure function's type
+    check (which raises its InvalidRecordError); False when the pure function must answer."""
+    memset(h, 0, sizeof(HeaderCols))
     if headers is None:
         return True
     if not isinstance(headers, pa.Array) or len(headers) != n:
         return False
-    tid = headers.type.id
-    if tid != _LIST_ID and tid != _LARGE_LIST_ID:
-        return False
     _encoder()._headers_column(headers.slice(0, 0), 0)  # the pure type check and its error
+    tid = headers.type.id
+    if tid not in _LIST_IDS:
+        return False
     validity, offsets = headers.buffers()[:2]
-    if offsets is None or not offsets.is_cpu:
+    if not _offsets_col(headers, &h.lists, _LIST_IDS[tid], validity, offsets):
         return False
-    memset(&lists, 0, sizeof(BinCol))
-    lists.large = tid == _LARGE_LIST_ID
-    lists.offset = headers.offset
-    if offsets.size < (lists.offset + n + 1) * (8 if lists.large else 4):
+    items = headers.values
+    h.lists.data_size = len(items)
+    struct_validity = items.buffers()[0]
+    if struct_validity is not None and (
+        not struct_validity.is_cpu or struct_validity.size * 8 < items.offset + len(items)
+    ):
         return False
-    lists.offsets = <const uint8_t*> _address(offsets)
-    return col_offset(&lists, start) == col_offset(&lists, n)
+    h.struct_valid = <const uint8_t*> _address(struct_validity)
+    h.struct_offset = items.offset
+    if not _bin_col(items.field("key"), &h.keys) or not _bin_col(items.field("value"), &h.values):
+        return False
+    h.present = True
+    return True
 
 
 cdef object _encoder():
     # imported on first use: records/encoder.py imports this module at its own import
     from spark_kafka_py.records import encoder
     return encoder
+
+
+_MESSAGES = {
+    E_KEY_OFFSETS: ("key", "Arrow offsets outside the data buffer (a malformed array)"),
+    E_VALUE_OFFSETS: ("value", "Arrow offsets outside the data buffer (a malformed array)"),
+    E_HEADER_OFFSETS: ("headers", "Arrow offsets outside their buffers (a malformed array)"),
+}
 
 
 def encode_records_section_accel(
@@ -1194,10 +1289,11 @@ def encode_records_section_accel(
     See that function for the contract (arguments, ``(records_section_bytes, rows_taken)``,
     :class:`~spark_kafka_py.errors.InvalidRecordError` for bad columns); the result (or the
     error) equals the pure function's for every input. In addition, an array whose offsets
-    point outside its data buffer (malformed, e.g. from ``pa.Array.from_buffers``) raises
+    point outside its buffers (malformed, e.g. from ``pa.Array.from_buffers``) raises
     :class:`~spark_kafka_py.errors.InvalidRecordError` naming the column and the row.
     """
     cdef BinCol k, v
+    cdef HeaderCols h
     cdef Py_ssize_t n, first, taken = 0, bad_row = 0
     cdef int64_t od, ts, limit, total = 0
     cdef int rc
@@ -1216,29 +1312,32 @@ def encode_records_section_accel(
         or not _bin_col(values, &v)
         or (keys is None and values is None)
     ):
-        return _encoder()._encode_records_section_pure(
-            keys, values, headers, start, first_offset_delta=first_offset_delta,
-            timestamp_delta=timestamp_delta, budget=budget,
-        )
+        return _pure_section(keys, values, headers, start, first_offset_delta, timestamp_delta, budget)
     n = len(values if values is not None else keys)
     if first >= n:
         return b"", 0
-    if (keys is not None and len(keys) != n) or not _no_headers(headers, first, n):
-        return _encoder()._encode_records_section_pure(
-            keys, values, headers, start, first_offset_delta=first_offset_delta,
-            timestamp_delta=timestamp_delta, budget=budget,
-        )
+    if (keys is not None and len(keys) != n) or not _header_cols(headers, n, &h):
+        return _pure_section(keys, values, headers, start, first_offset_delta, timestamp_delta, budget)
     with nogil:
-        rc = measure_section(&k, &v, first, n, od, ts, limit, &taken, &total, &bad_row)
-    if rc != OK:
-        name = "key" if rc == E_KEY_OFFSETS else "value"
+        rc = measure_section(&k, &v, &h, first, n, od, ts, limit, &taken, &total, &bad_row)
+    if rc == E_NULL_HEADER_KEY:
         raise InvalidRecordError(
-            f"column {name!r}, row {bad_row}: Arrow offsets outside the data buffer "
-            "(a malformed array)",
-            column=name,
+            f"column 'headers', row {(bad_row - first) % SECTION_CHUNK}: a header with a null "
+            "key (KIP-82 header keys are non-null strings)",
+            column="headers",
         )
+    if rc != OK:
+        name, what = _MESSAGES[rc]
+        raise InvalidRecordError(f"column {name!r}, row {bad_row}: {what}", column=name)
     out = PyBytes_FromStringAndSize(NULL, total)
     dst = <uint8_t*> PyBytes_AS_STRING(out)
     with nogil:
-        write_section(&k, &v, first, taken, od, ts, dst)
+        write_section(&k, &v, &h, first, taken, od, ts, dst)
     return out, taken
+
+
+cdef object _pure_section(keys, values, headers, start, first_offset_delta, timestamp_delta, budget):
+    return _encoder()._encode_records_section_pure(
+        keys, values, headers, start, first_offset_delta=first_offset_delta,
+        timestamp_delta=timestamp_delta, budget=budget,
+    )

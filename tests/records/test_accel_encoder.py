@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_kafka_py.errors import InvalidRecordError
+from spark_kafka_py.records import encoder
 from spark_kafka_py.records.encoder import (
     Rows,
     _encode_records_section_pure,
@@ -37,7 +38,7 @@ from spark_kafka_py.records.encoder import (
     record_size,
 )
 
-from .accel import encode_records_section_accel
+from .accel import accel, encode_records_section_accel
 from .test_encoder import java_build_commands, java_tool
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
@@ -90,20 +91,45 @@ def binary_columns(draw, n: int) -> pa.Array | None:
 
 @st.composite
 def header_columns(draw, n: int) -> pa.Array | None:
-    """``None``, a header column without a header in any row, or one with headers."""
-    kind = draw(st.sampled_from(["none", "empty", "some"]))
+    """``None``, or a list<struct<key, value>> column of ``n`` rows: every accepted key and
+    value type, either field order, list and large_list, sliced lists over a struct child with
+    its own offset; rows null, empty or with headers (null values; null keys and null headers
+    in the "bad" kind)."""
+    kind = draw(st.sampled_from(["none", "empty", "some", "bad"]))
     if kind == "none":
         return None
-    header = st.fixed_dictionaries(
-        {"key": st.text(max_size=8), "value": st.none() | st.binary(max_size=8)}
-    )
+    key_type = draw(st.sampled_from(STRING_TYPES))
+    value_type = draw(st.sampled_from([*BINARY_TYPES, *STRING_TYPES, pa.null()]))
+    if pa.types.is_null(value_type):
+        value = st.none()
+    elif value_type in STRING_TYPES:
+        value = st.none() | st.text(max_size=8)
+    else:
+        value = st.none() | st.binary(max_size=8)
+    header = st.fixed_dictionaries({"key": st.text(max_size=8), "value": value})
+    if kind == "bad":
+        header = header | st.none() | st.fixed_dictionaries({"key": st.none(), "value": value})
     row = st.none() | st.just([])
-    if kind == "some":
+    if kind != "empty":
         row = row | st.lists(header, min_size=1, max_size=3)
     before = draw(st.integers(0, 2))
-    items = draw(st.lists(row, min_size=n + before, max_size=n + before))
-    typ = draw(st.sampled_from([pa.list_(HEADER_STRUCT), pa.large_list(HEADER_STRUCT)]))
-    return pa.array(items, typ).slice(before, n)
+    rows = draw(st.lists(row, min_size=n + before, max_size=n + before))
+    fields = [("key", key_type), ("value", value_type)]
+    struct_type = pa.struct(fields if draw(st.booleans()) else fields[::-1])
+    pad = draw(st.integers(0, 2))
+    flat = [{"key": "pad", "value": None}] * pad + [h for r in rows if r for h in r]
+    items = pa.array(flat, struct_type).slice(pad)
+    offsets = [0]
+    for r in rows:
+        offsets.append(offsets[-1] + len(r or []))
+    large = draw(st.booleans())
+    cls = pa.LargeListArray if large else pa.ListArray
+    lists = cls.from_arrays(
+        pa.array(offsets, pa.int64() if large else pa.int32()),
+        items,
+        mask=pa.array([r is None for r in rows], pa.bool_()),
+    )
+    return lists.slice(before, n)
 
 
 @st.composite
@@ -138,7 +164,9 @@ def test_pure_section_is_encode_record_row_after_row(case) -> None:
     if keys is None and values is None:
         return
     result = outcome(_encode_records_section_pure, keys, values, headers, start, **kwargs)
-    assert result[0] == "ok"
+    if result[0] == "error":  # a header with a null key, in a row the pure function reads
+        assert result[1] is InvalidRecordError and result[3] == "headers"
+        return
     data, taken = result[1]
     n = len(values if values is not None else keys)
     rows = range(start, start + taken)
@@ -151,7 +179,10 @@ def test_pure_section_is_encode_record_row_after_row(case) -> None:
 
     def hs(i):
         row = None if headers is None else headers[i].as_py()
-        return [(h["key"], h["value"]) for h in row or []]
+        return [
+            (h["key"], h["value"].encode() if isinstance(h["value"], str) else h["value"])
+            for h in row or []
+        ]
 
     fod, ts, budget = kwargs["first_offset_delta"], kwargs["timestamp_delta"], kwargs["budget"]
     recs = [
@@ -214,6 +245,33 @@ def test_a_large_section_of_sliced_columns() -> None:
 
 
 # ---- errors -------------------------------------------------------------------------------
+
+
+def test_same_chunk_as_the_pure_function() -> None:
+    assert accel._SECTION_CHUNK == encoder._SECTION_CHUNK
+
+
+@pytest.mark.parametrize("bad", [None, 0, 300, 511, 512, 700, 1100])
+@pytest.mark.parametrize("start", [0, 1, 200])
+@pytest.mark.parametrize("budget", [0, 5_000, 40_000, 80_000, 1 << 20])
+@pytest.mark.parametrize("first_offset_delta", [0, 3])
+def test_null_header_keys_across_chunks(
+    bad: int | None, start: int, budget: int, first_offset_delta: int
+) -> None:
+    """A header with a null key is refused when the pure function reads its row: rows are
+    read 512 at a time from ``start``, up to the chunk holding the first row that does not
+    fit; the error names the row within its chunk."""
+    n = 1300
+    rows = [[{"key": "h", "value": b"v" * (i % 7)}] if i % 3 else None for i in range(n)]
+    if bad is not None:
+        rows[bad] = [{"key": "h", "value": None}, {"key": None, "value": b"x"}]
+    headers = pa.array(rows, pa.list_(HEADER_STRUCT))
+    values = pa.array([b"x" * 50] * n)
+    kwargs = {"first_offset_delta": first_offset_delta, "timestamp_delta": 1, "budget": budget}
+    result = both(None, values, headers, start, **kwargs)
+    if bad is not None and budget == 1 << 20 and bad >= start:
+        assert result[0] == "error" and f"row {(bad - start) % 512}:" in result[2]
+
 
 GOOD = pa.array([b"a", b"b"])
 HEADERS_OK = pa.array([[{"key": "h", "value": b"v"}], []], pa.list_(HEADER_STRUCT))
