@@ -305,3 +305,31 @@ def assert_same_stream(
     assert ours.latest_offsets() == theirs.latest_offsets()
     assert len(ours.rows) >= min_rows, f"expected at least {min_rows} rows, got {len(ours.rows)}"
     return ours
+
+
+# -- sink ----------------------------------------------------------------------------------------
+
+
+def save(df: DataFrame, fmt: str, bootstrap: str, options: Mapping[str, str]) -> None:
+    """``df.write.format(fmt).mode("append")`` with ``kafka.bootstrap.servers`` and ``options``,
+    saved (append: a save mode both sinks accept)."""
+    writer = df.write.format(fmt).mode("append").option("kafka.bootstrap.servers", bootstrap)
+    for key, value in options.items():
+        writer = writer.option(key, value)
+    writer.save()
+
+
+def assert_both_writes_fail(
+    make_df: Callable[[str], DataFrame],
+    bootstrap: str,
+    ours_match: str,
+    options: Mapping[str, str],
+) -> dict[str, str]:
+    """``save(make_df(fmt), fmt, ...)`` fails for both sinks; ours with a message matching the
+    regex ``ours_match``. Returns the error texts by format."""
+    errors = {
+        fmt: run_failing(lambda fmt=fmt: save(make_df(fmt), fmt, bootstrap, options))
+        for fmt in (OURS, THEIRS)
+    }
+    assert re.search(ours_match, errors[OURS]), errors[OURS][:2000]
+    return errors
