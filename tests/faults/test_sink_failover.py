@@ -1,0 +1,105 @@
+"""A partition leader killed (SIGKILL) in the middle of ``df.write.format("pykafka").save()``.
+
+3-broker KRaft cluster, topic of 3 partitions with replication factor 3 and
+``min.insync.replicas=2``. A batch write of 200,000 rows (4 Spark tasks, each row's value
+carrying its task and a unique id) runs in a thread; as soon as the leader of partition 0 has
+some of them on disk, that broker is killed. The producer finds the new leaders (connection
+refused, NOT_LEADER_OR_FOLLOWER, metadata refresh) and, being idempotent (``acks=all``,
+sequence numbers per partition), retries without duplicating or reordering: the job completes,
+Kafka's Java consumer finds every row exactly once, and within each partition the rows of one
+task in the task's order.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, defaultdict
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.tools import (
+    create_topic,
+    partition_states,
+    read_all,
+    segment_files,
+    wait_for_full_isr,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+#: The sink under test.
+SINK = "pykafka"
+ROWS = 200_000
+TASKS = 4
+PARTITIONS = 3
+#: Bytes of partition 0 on its leader's disk before the leader is killed (~1/10 of its share).
+KILL_AFTER_BYTES = 600_000
+
+
+def _on_disk(cluster: LocalKafkaCluster, node: int, topic: str, partition: int) -> int:
+    """Bytes of ``topic``-``partition``'s segments in ``node``'s log dir."""
+    files = segment_files(cluster.node(node).data_dir, topic, partition)
+    return sum(f.stat().st_size for f in files if f.exists())
+
+
+def test_leader_killed_mid_write_every_row_once_in_order(
+    kafka_cluster_factory, spark: SparkSession
+) -> None:
+    cluster: LocalKafkaCluster = kafka_cluster_factory(3, heap="320m")
+    bootstrap = cluster.bootstrap_servers
+    topic = f"sink-failover-{time.time_ns()}"
+    create_topic(bootstrap, topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
+    leader = wait_for_full_isr(bootstrap, topic)[0].leader
+
+    df = spark.range(0, ROWS, 1, TASKS).select(
+        F.col("id").cast("string").alias("key"),
+        F.format_string("%d:%07d:%s", F.spark_partition_id(), F.col("id"), F.lit("x" * 80)).alias(
+            "value"
+        ),
+    )
+    failure: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            (
+                df.write.format(SINK)
+                .mode("append")
+                .option("kafka.bootstrap.servers", bootstrap)
+                .option("topic", topic)
+                .option("kafka.request.timeout.ms", "10000")
+                .save()
+            )
+        except BaseException as exc:  # reported by the test thread below
+            failure.append(exc)
+
+    writer = threading.Thread(target=write, name="sink-write", daemon=True)
+    writer.start()
+    deadline = time.monotonic() + 180
+    while _on_disk(cluster, leader, topic, 0) < KILL_AFTER_BYTES:
+        assert writer.is_alive(), f"the write ended before the kill: {failure}"
+        assert time.monotonic() < deadline, "the write did not start within 180 s"
+        time.sleep(0.05)
+    cluster.kill(leader)
+    assert writer.is_alive(), "the write had already ended when the leader was killed"
+    writer.join(timeout=300)
+    assert not writer.is_alive(), "the write did not finish within 300 s after the kill"
+    assert not failure, failure[0]
+    assert partition_states(bootstrap, topic)[0].leader not in (leader, -1)
+
+    records = read_all(bootstrap, topic)
+    ids = Counter(int(r.value.split(b":")[1]) for r in records if r.value is not None)
+    assert len(records) == ROWS, f"{len(records)} records for {ROWS} rows"
+    assert sorted(ids) == list(range(ROWS)) and max(ids.values()) == 1
+    # one task's rows keep their order within each partition
+    per_task: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for r in records:  # offset order per partition
+        task, row_id, _ = r.value.split(b":", 2)
+        assert r.key == row_id.lstrip(b"0").rjust(1, b"0")
+        per_task[(r.partition, int(task))].append(int(row_id))
+    assert {task for _, task in per_task} == set(range(TASKS))
+    for (partition, task), row_ids in per_task.items():
+        assert row_ids == sorted(row_ids), f"partition {partition}, task {task} reordered"
