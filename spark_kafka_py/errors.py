@@ -170,6 +170,34 @@ class KafkaApiError(KafkaError):
         self.context = context
 
 
+class ProduceError(KafkaApiError):
+    """Records could not be written to a topic or topic-partition (the producer, issue 12).
+
+    The Kafka error the broker returned in its Produce response (``ProduceResponse.json``,
+    e.g. TOPIC_AUTHORIZATION_FAILED, INVALID_RECORD with the broker's message), or the one the
+    Java producer raises itself before sending (MESSAGE_TOO_LARGE for ``RecordTooLargeException``:
+    a record above ``max.request.size`` or ``buffer.memory``; UNKNOWN_TOPIC_OR_PARTITION when a
+    topic is not in the metadata within ``max.block.ms``).
+
+    Attributes:
+        topic: the topic.
+        partition: the partition, or ``None`` when the error is about the whole topic.
+        error, code, name, retriable, context: as :class:`KafkaApiError`.
+    """
+
+    def __init__(
+        self,
+        error: ErrorCode,
+        topic: str,
+        partition: int | None,
+        description: str | None = None,
+    ) -> None:
+        where = topic if partition is None else f"{topic}-{partition}"
+        super().__init__(error, f"producing to {where}", description)
+        self.topic = topic
+        self.partition = partition
+
+
 class DataLossError(KafkaError):
     """Records the query should read are gone (``failOnDataLoss=true``).
 

@@ -25,6 +25,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -44,7 +45,13 @@ from spark_kafka_py.protocol.messages.api_versions import (
 )
 from spark_kafka_py.protocol.schema import Request
 
-__all__ = ["CLIENT_SOFTWARE_NAME", "CLIENT_SOFTWARE_VERSION", "BrokerConnection", "SocketFactory"]
+__all__ = [
+    "CLIENT_SOFTWARE_NAME",
+    "CLIENT_SOFTWARE_VERSION",
+    "BrokerConnection",
+    "Pipelined",
+    "SocketFactory",
+]
 
 #: KIP-511 client software name and version sent in ApiVersions v3+.
 CLIENT_SOFTWARE_NAME = "spark-kafka-py"
@@ -67,6 +74,31 @@ _REAUTH_FRACTION = (0.85, 0.95)
 
 _MIN_RECV = 64 * 1024
 _MAX_RECV = 4 * 1024 * 1024
+#: :meth:`BrokerConnection.receive` holds the connection's lock for at most this long per
+#: socket read (s), so that other requests (e.g. Metadata) can use the connection meanwhile.
+_RECEIVE_POLL_S = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Pipelined:
+    """A request written by :meth:`BrokerConnection.send_pipelined`, its response not read yet.
+
+    Attributes:
+        correlation_id: the id in the request header.
+        generation: which socket of the connection carried it (a reconnect starts a new one;
+            the response of a request written on a closed socket never comes).
+        name: ``"<Request> v<version>"`` for error messages.
+        version: the negotiated version (the response is decoded at it).
+        deadline: ``time.monotonic()`` after which the response is late.
+        timeout_ms: the bound the deadline came from (ms, for messages).
+    """
+
+    correlation_id: int
+    generation: int
+    name: str
+    version: int
+    deadline: float
+    timeout_ms: int
 
 
 def _plain_socket(host: str, port: int, timeout_s: float) -> socket.socket:
@@ -119,6 +151,10 @@ class BrokerConnection:
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._protocol = KafkaProtocol(client_id, max_frame_bytes=max_frame_bytes)
+        #: responses of pipelined requests read by someone else, by correlation id
+        self._stash: dict[int, Any] = {}
+        #: incremented whenever the socket is closed (see :class:`Pipelined`)
+        self._generation = 0
         self._api_versions: dict[int, tuple[int, int]] = {}
         self.reconnect_backoff_ms = reconnect_backoff_ms
         self._last_failure: float | None = None
@@ -188,6 +224,8 @@ class BrokerConnection:
         sock, self._sock = self._sock, None
         self._reauth_at = None
         self._protocol.reset()
+        self._stash.clear()
+        self._generation += 1
         self._api_versions = {}
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -256,6 +294,138 @@ class BrokerConnection:
                     raise
             version = self.pick_version(type(request), max_version)
             return self._round_trip(request, version, deadline, timeout)
+
+    def send_pipelined(
+        self,
+        request: Request,
+        *,
+        expect_response: bool = True,
+        timeout_ms: int | None = None,
+        max_version: int | None = None,
+    ) -> Pipelined | None:
+        """Write ``request`` (connecting first if needed) without waiting for its response.
+
+        Kafka answers the requests of one connection in order, so several requests may be in
+        flight at once (the producer's ``max.in.flight.requests.per.connection``); read each
+        response with :meth:`receive`. :meth:`send` may be used on the same connection
+        meanwhile: responses it reads for pipelined requests are kept for :meth:`receive`.
+
+        Args:
+            request: any request message; the version is negotiated as in :meth:`send`.
+            expect_response: ``False`` for a request the broker never answers (Produce with
+                ``acks=0``): nothing is registered and ``None`` is returned once written.
+            timeout_ms: bound (ms) from now on writing it and on its response (default
+                ``request_timeout_ms``).
+            max_version: cap on the negotiated version.
+
+        Returns:
+            a :class:`Pipelined` handle for :meth:`receive`, or ``None`` (no response expected).
+
+        Raises:
+            as :meth:`send` (the connection is closed on any I/O failure, which also fails
+            every request still in flight on it).
+        """
+        timeout = self.request_timeout_ms if timeout_ms is None else timeout_ms
+        with self._lock:
+            deadline = time.monotonic() + timeout / 1000
+            self._ensure_connected(deadline)
+            if (
+                self._reauth_at is not None
+                and time.monotonic() >= self._reauth_at
+                and not self._protocol.in_flight
+            ):
+                try:
+                    self._authenticate(deadline)
+                except BaseException:
+                    self._close()
+                    raise
+            version = self.pick_version(type(request), max_version)
+            name = f"{type(request).__name__} v{version}"
+            correlation_id, data = self._protocol.send_request(
+                request, version, expect_response=expect_response
+            )
+            sock = self._sock
+            assert sock is not None
+            try:
+                self._set_timeout(sock, deadline)
+                sock.sendall(data)
+            except TimeoutError:
+                self._close()
+                raise KafkaTimeoutError(
+                    f"writing {name} to {self.description} took more than {timeout} ms"
+                ) from None
+            except OSError as exc:
+                self._close()
+                raise KafkaConnectionError(
+                    f"{name} to {self.description} failed: {exc}",
+                    retriable=not isinstance(exc, ssl.SSLError)
+                    or isinstance(exc, ssl.SSLEOFError | ssl.SSLZeroReturnError),
+                ) from exc
+            if not expect_response:
+                return None
+            return Pipelined(correlation_id, self._generation, name, version, deadline, timeout)
+
+    def receive(self, pending: Pipelined) -> Any:
+        """Wait for the response of a request written by :meth:`send_pipelined`.
+
+        Responses come in the order the requests were written; reading a later one first
+        keeps the earlier ones for their own :meth:`receive`. The lock is released between
+        socket reads, so other threads may send on the connection meanwhile.
+
+        Returns:
+            the decoded response.
+
+        Raises:
+            KafkaConnectionError: the connection was closed since the request was written
+                (its response will never come), or broke while reading (connection closed).
+            KafkaTimeoutError: no response by ``pending.deadline`` (connection closed: a late
+                response must not be taken for another request's).
+            KafkaProtocolError: malformed response (connection closed).
+        """
+        cid = pending.correlation_id
+        while True:
+            with self._lock:
+                if pending.generation != self._generation or self._sock is None:
+                    raise KafkaConnectionError(
+                        f"the connection to {self.description} was closed before the response "
+                        f"to {pending.name} arrived"
+                    )
+                if cid in self._stash:
+                    return self._stash.pop(cid)
+                remaining = pending.deadline - time.monotonic()
+                if remaining <= 0:
+                    self._close()
+                    raise KafkaTimeoutError(
+                        f"{pending.name} to {self.description} got no response within "
+                        f"{pending.timeout_ms} ms"
+                    )
+                sock = self._sock
+                try:
+                    sock.settimeout(min(remaining, _RECEIVE_POLL_S))
+                    need = self._protocol.bytes_needed()
+                    chunk = sock.recv(min(max(need, _MIN_RECV), _MAX_RECV))
+                except TimeoutError:
+                    continue  # let others use the connection, then read on
+                except OSError as exc:
+                    self._close()
+                    raise KafkaConnectionError(
+                        f"{pending.name} to {self.description} failed: {exc}"
+                    ) from exc
+                if not chunk:
+                    self._close()
+                    raise KafkaConnectionError(
+                        f"{self.description} closed the connection before answering {pending.name}"
+                    )
+                try:
+                    for got_id, response in self._protocol.receive_bytes(chunk):
+                        self._stash[got_id] = response
+                except KafkaProtocolError as exc:
+                    self._close()
+                    raise KafkaProtocolError(
+                        f"{exc} (in {pending.name} from {self.description})"
+                    ) from exc
+                if cid in self._stash:
+                    return self._stash.pop(cid)
 
     def _ensure_connected(self, deadline: float) -> None:
         if self._sock is not None:
@@ -360,9 +530,15 @@ class BrokerConnection:
                         "a Kafka listener; check kafka.bootstrap.servers",
                         retriable=False,
                     )
+                found = False
+                result: Any = None
                 for got_id, response in self._protocol.receive_bytes(chunk):
                     if got_id == correlation_id:
-                        return response
+                        found, result = True, response
+                    else:  # a pipelined request's response: kept for its receive()
+                        self._stash[got_id] = response
+                if found:
+                    return result
         except TimeoutError:
             self._close()
             raise KafkaTimeoutError(

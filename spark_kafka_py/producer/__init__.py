@@ -1,10 +1,22 @@
-"""The producer layer of the sink (issue 12): partitioning, batching and, later, Produce.
+"""The producer layer of the sink (issue 12): partitioning, batching, Produce, idempotence.
 
 It may import ``client/``, ``protocol/`` and ``records/``, never ``spark/`` or ``testing/``
-(``tests/test_layers.py``). Public API: :func:`murmur2`, :func:`to_positive`,
+(``tests/test_layers.py``). Public API: :class:`KafkaProducer` with its
+:class:`ProducerSettings` and :class:`ProducerStats`; :func:`murmur2`, :func:`to_positive`,
 :func:`partition_for_key`.
 """
 
 from spark_kafka_py.producer.partitioner import murmur2, partition_for_key, to_positive
+from spark_kafka_py.producer.producer import KafkaProducer
+from spark_kafka_py.producer.sender import ProducerStats
+from spark_kafka_py.producer.settings import ProducerSettings, parse_acks
 
-__all__ = ["murmur2", "partition_for_key", "to_positive"]
+__all__ = [
+    "KafkaProducer",
+    "ProducerSettings",
+    "ProducerStats",
+    "murmur2",
+    "parse_acks",
+    "partition_for_key",
+    "to_positive",
+]

@@ -145,11 +145,19 @@ class KafkaProtocol:
         self._frame_size = None
 
     # -- sending --------------------------------------------------------------------------
-    def send_request(self, request: Request, version: int) -> tuple[int, bytes]:
+    def send_request(
+        self, request: Request, version: int, *, expect_response: bool = True
+    ) -> tuple[int, bytes]:
         """Encode ``request`` at ``version`` with a header and a size prefix.
 
+        Args:
+            expect_response: ``False`` for a request the broker never answers (Produce with
+                ``acks=0``, ``ProduceRequest.json``): it is not recorded as in flight, so the
+                next response is matched with the request before it.
+
         Returns:
-            ``(correlation_id, frame_bytes)``; the request is recorded as in flight.
+            ``(correlation_id, frame_bytes)``; the request is recorded as in flight unless
+            ``expect_response`` is false.
 
         Raises:
             LocalProtocolError: the version is unsupported or a field cannot be encoded.
@@ -170,7 +178,8 @@ class KafkaProtocol:
         if size > _INT32_MAX:
             raise LocalProtocolError(f"{request_type.__name__} of {size} bytes is too large")
         self._next_correlation_id = (correlation_id + 1) & _INT32_MAX
-        self._in_flight.append(InFlight(correlation_id, request_type, version))
+        if expect_response:
+            self._in_flight.append(InFlight(correlation_id, request_type, version))
         return correlation_id, _SIZE.pack(size) + header + body
 
     # -- receiving ------------------------------------------------------------------------

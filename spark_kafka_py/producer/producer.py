@@ -1,0 +1,348 @@
+"""The sink's Kafka producer: Arrow rows of one partition in, acknowledged records out.
+
+One :class:`KafkaProducer` per executor Python process, reused across tasks and
+micro-batches: :meth:`~KafkaProducer.append` encodes rows into the partition's batches
+(:mod:`spark_kafka_py.producer.accumulator`), a background sender writes them
+(:mod:`spark_kafka_py.producer.sender`), :meth:`~KafkaProducer.flush` waits until every
+record is acknowledged and raises the first failure. Kafka's Java ``KafkaProducer`` is the
+model for the checks and the errors (``ensureValidRecordSize``, ``waitOnMetadata``).
+
+Thread-safety: one caller thread (the Spark task) plus the producer's own threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from types import TracebackType
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.errors import KafkaConnectionError, KafkaError, ProduceError
+from spark_kafka_py.producer.accumulator import RecordAccumulator
+from spark_kafka_py.producer.sender import ProducerStats, Sender
+from spark_kafka_py.producer.settings import ProducerSettings
+from spark_kafka_py.protocol import error_codes as ec
+from spark_kafka_py.records.encoder import Header, record_size_upper_bound
+from spark_kafka_py.records.format import MAX_RECORD_OVERHEAD, RECORD_BATCH_OVERHEAD
+
+__all__ = ["KafkaProducer"]
+
+log = logging.getLogger(__name__)
+
+#: Largest varint overhead of a length (5 bytes) x (key, value, header count), used for a quick
+#: upper bound before the exact per-record size is computed (bytes).
+_LENGTH_SLACK = 15
+#: Per header: key and value lengths as varints, at most 5 bytes each (bytes).
+_HEADER_SLACK = 10
+#: Metadata errors of a topic that is being created (Java's ``waitOnMetadata`` waits).
+_TOPIC_NOT_READY = frozenset({ec.LEADER_NOT_AVAILABLE, ec.UNKNOWN_TOPIC_OR_PARTITION})
+
+
+def _lengths(array: pa.Array | None) -> int:
+    """Largest byte length in a binary/string array (0 when absent or all null)."""
+    if array is None or len(array) == 0 or pa.types.is_null(array.type):
+        return 0
+    biggest = pc.max(pc.binary_length(array)).as_py()
+    return biggest or 0
+
+
+def _header_bytes(headers: pa.Array | None) -> int:
+    """Upper bound of the header bytes of the row with the most (bytes)."""
+    if headers is None or len(headers) == 0 or headers.null_count == len(headers):
+        return 0
+    flat = headers.flatten()
+    if len(flat) == 0:
+        return 0
+    sizes = pc.add(pc.binary_length(flat.field("key")).fill_null(0), _HEADER_SLACK)
+    value = flat.field("value")
+    if not pa.types.is_null(value.type):
+        sizes = pc.add(sizes, pc.binary_length(value).fill_null(0))
+    parents = pc.list_parent_indices(headers)
+    grouped = pa.table({"row": parents, "size": sizes}).group_by("row").aggregate([("size", "sum")])
+    return pc.max(grouped.column("size_sum")).as_py() or 0
+
+
+class KafkaProducer:
+    """A Kafka producer for the sink (issue 12).
+
+    Args:
+        settings: :class:`~spark_kafka_py.producer.settings.ProducerSettings`.
+        client: a :class:`KafkaClient` to use (not closed by :meth:`close`); default: a new
+            one for ``settings.client``, closed by :meth:`close`.
+
+    Starts its sender thread at once; opens connections when the first batch is sent.
+    """
+
+    def __init__(self, settings: ProducerSettings, *, client: KafkaClient | None = None):
+        self.settings = settings
+        self._own_client = client is None
+        self.client = client if client is not None else KafkaClient(settings.client)
+        self._acc = RecordAccumulator(
+            batch_size=settings.batch_size,
+            buffer_memory=settings.buffer_memory,
+            linger_ms=settings.linger_ms,
+            codec=settings.compression_type,
+            level=settings.compression_level,
+        )
+        self._sender = Sender(settings, self.client, self._acc)
+        self._sender.start()
+        self._closed = False
+
+    def __enter__(self) -> KafkaProducer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"KafkaProducer(producer_id={self.producer_id}, epoch={self.producer_epoch}, "
+            f"{len(self._acc.incomplete)} batches pending)"
+        )
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def producer_id(self) -> int:
+        """The KIP-98 producer id (-1 before the first batch or without idempotence)."""
+        return self._sender.producer_id
+
+    @property
+    def producer_epoch(self) -> int:
+        """The producer epoch (-1 before the first batch or without idempotence)."""
+        return self._sender.producer_epoch
+
+    @property
+    def stats(self) -> ProducerStats:
+        """A copy of the counters (records, batches, requests, retries, bytes, epoch bumps)."""
+        with self._acc.cond:
+            s = self._sender.stats
+            return ProducerStats(
+                s.records, s.batches, s.requests, s.retries, s.bytes, s.epoch_bumps
+            )
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes of batches held against ``buffer.memory`` now."""
+        return self._acc.used_bytes
+
+    # -- metadata -------------------------------------------------------------------------
+    def partition_count(self, topic: str) -> int:
+        """The number of partitions of ``topic``, from cached or fresh metadata.
+
+        Asks Metadata with ``allow_auto_topic_creation=True``, as the Java producer does, and
+        waits up to ``max.block.ms`` for a topic being created (LEADER_NOT_AVAILABLE,
+        UNKNOWN_TOPIC_OR_PARTITION), pausing ``retry.backoff.ms`` between tries.
+
+        Raises:
+            ProduceError: UNKNOWN_TOPIC_OR_PARTITION after ``max.block.ms`` (the topic does
+                not exist and is not auto-created); TOPIC_AUTHORIZATION_FAILED or another
+                non-retriable topic error at once.
+            KafkaConnectionError: no broker reachable in a way waiting cannot mend (TLS,
+                SASL), at once.
+        """
+        cached = self.client.cached_metadata
+        info = cached.topics.get(topic) if cached is not None else None
+        if (
+            info is not None
+            and info.error_code == ec.NONE
+            and info.partitions
+            and not self.client.metadata_is_stale()
+        ):
+            return len(info.partitions)
+        block_ms = self.settings.max_block_ms
+        deadline = time.monotonic() + block_ms / 1000
+        last = ""
+        while True:
+            try:
+                metadata = self.client.metadata([topic], allow_auto_topic_creation=True)
+            except KafkaConnectionError as exc:
+                if not exc.retriable:
+                    raise
+                last = str(exc)
+            else:
+                info = metadata.topics.get(topic)
+                code = ec.error_for(info.error_code) if info else ec.UNKNOWN_TOPIC_OR_PARTITION
+                if code == ec.NONE and info is not None and info.partitions:
+                    return len(info.partitions)
+                if code not in _TOPIC_NOT_READY and code != ec.NONE and not code.retriable:
+                    raise ProduceError(code, topic, None)
+                last = code.name if code != ec.NONE else "no partitions"
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ProduceError(
+                    ec.UNKNOWN_TOPIC_OR_PARTITION,
+                    topic,
+                    None,
+                    f"topic {topic!r} not present in metadata after kafka.max.block.ms="
+                    f"{block_ms} ms (last answer: {last}); create it, or enable the broker's "
+                    "auto.create.topics.enable",
+                )
+            time.sleep(min(self.settings.client.retry_backoff_ms / 1000, left))
+
+    # -- writing --------------------------------------------------------------------------
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        keys: pa.Array | None,
+        values: pa.Array | None,
+        headers: pa.Array | None,
+        timestamp_ms: int,
+    ) -> None:
+        """Queue the rows of one partition (arrays of equal length), CreateTime
+        ``timestamp_ms`` (ms since the epoch) for all.
+
+        ``keys``/``values`` are binary or string (nulls allowed), ``headers``
+        ``list<struct<key: string, value: binary>>`` (KIP-82); ``None`` means all null.
+
+        Raises:
+            ProduceError: MESSAGE_TOO_LARGE (Java's ``RecordTooLargeException``) when a record,
+                with batch overhead, is larger than ``max.request.size`` or ``buffer.memory``;
+                nothing of the call is queued then. Also the failure of an earlier batch not
+                yet raised (e.g. TOPIC_AUTHORIZATION_FAILED).
+            KafkaTimeoutError: ``buffer.memory`` stayed full for ``max.block.ms``.
+            InvalidRecordError: a column of a wrong type.
+            KafkaError: the producer is closed.
+        """
+        if self._closed:
+            raise KafkaError("the producer is closed")
+        failure = self._sender.take_failure()
+        if failure is not None:
+            raise failure
+        self._check_sizes(topic, partition, keys, values, headers)
+        self._acc.append(
+            topic,
+            partition,
+            keys,
+            values,
+            headers,
+            timestamp_ms,
+            max_block_ms=self.settings.max_block_ms,
+        )
+
+    def _check_sizes(
+        self,
+        topic: str,
+        partition: int,
+        keys: pa.Array | None,
+        values: pa.Array | None,
+        headers: pa.Array | None,
+    ) -> None:
+        """Java's ``ensureValidRecordSize`` for every row, before anything is queued."""
+        s = self.settings
+        limit = min(s.max_request_size, s.buffer_memory)
+        quick = (
+            RECORD_BATCH_OVERHEAD
+            + MAX_RECORD_OVERHEAD
+            + _LENGTH_SLACK
+            + _lengths(keys)
+            + _lengths(values)
+            + _header_bytes(headers)
+        )
+        if quick <= limit:
+            return
+        n = len(values) if values is not None else len(keys) if keys is not None else 0
+        key_list = _py_bytes(keys, n)
+        value_list = _py_bytes(values, n)
+        header_list = _py_headers(headers, n)
+        for key, value, hs in zip(key_list, value_list, header_list, strict=True):
+            size = record_size_upper_bound(key, value, hs)
+            if size > s.max_request_size:
+                option, bound = "kafka.max.request.size", s.max_request_size
+            elif size > s.buffer_memory:
+                option, bound = "kafka.buffer.memory", s.buffer_memory
+            else:
+                continue
+            raise ProduceError(
+                ec.MESSAGE_TOO_LARGE,
+                topic,
+                partition,
+                f"a record is {size} bytes when serialized (with batch overhead), larger "
+                f"than {option}={bound} (Kafka's RecordTooLargeException); nothing of this "
+                "write was sent",
+            )
+
+    def flush(self) -> None:
+        """Send every batch now and wait until every appended record is acknowledged (with
+        ``acks=0``: written to its broker's socket).
+
+        Raises:
+            ProduceError: the first batch the broker refused for good, naming the
+                topic-partition and the Kafka error (e.g. MESSAGE_TOO_LARGE with the batch
+                size, TOPIC_AUTHORIZATION_FAILED, INVALID_RECORD with the broker's message).
+            KafkaTimeoutError: a batch not acknowledged within ``delivery.timeout.ms``.
+            KafkaError: another failure (e.g. retries exhausted after connection losses).
+
+        The failure is raised once; the producer stays usable for new records.
+        """
+        cond = self._acc.cond
+        with cond:
+            self._acc.flushing += 1
+            cond.notify_all()
+            try:
+                while self._acc.incomplete and self._sender.alive:
+                    cond.wait(0.5)
+            finally:
+                self._acc.flushing -= 1
+            if self._acc.incomplete and not self._sender.alive and self._sender.failure is None:
+                self._sender.failure = KafkaError(
+                    f"the producer's sender stopped with {len(self._acc.incomplete)} batches "
+                    "not acknowledged"
+                )
+        failure = self._sender.take_failure()
+        if failure is not None:
+            raise failure
+
+    def close(self, timeout_ms: int | None = None) -> None:
+        """Send what is queued (waiting up to ``timeout_ms``, ``None``: until acknowledged or
+        failed), then stop the threads and close the connections (if the client is ours).
+
+        Records still unsent after ``timeout_ms`` are dropped with a warning in the log;
+        failures are not raised (call :meth:`flush` first to see them). Idempotent.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        cond = self._acc.cond
+        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
+        with cond:
+            self._acc.closed = True
+            cond.notify_all()
+            while self._acc.incomplete and self._sender.alive:
+                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+                if left <= 0:
+                    break
+                cond.wait(left)
+            left_over = sum(b.record_count for b in self._acc.incomplete)
+        if left_over:
+            log.warning("producer closed with %d records not acknowledged", left_over)
+        self._sender.stop(timeout_s=5)
+        if self._own_client:
+            self.client.close()
+
+
+def _py_bytes(array: pa.Array | None, n: int) -> list[bytes | None]:
+    if array is None or pa.types.is_null(array.type):
+        return [None] * n
+    return array.cast(pa.large_binary()).to_pylist()
+
+
+def _py_headers(headers: pa.Array | None, n: int) -> list[list[Header]]:
+    if headers is None:
+        return [[] for _ in range(n)]
+    out: list[list[Header]] = []
+    for row in headers.to_pylist():
+        hs: list[Header] = []
+        for h in row or ():
+            value = h["value"]
+            hs.append((h["key"] or "", value.encode() if isinstance(value, str) else value))
+        out.append(hs)
+    return out
