@@ -5,13 +5,15 @@ What the sink's producer does for every Arrow slice of one partition: call
 ``batch.size`` bytes (16 KiB, Kafka's default; the budget of a call is ``batch.size`` minus the
 61-byte batch header), until every row is encoded. Rows: ``--records`` records with 8-byte keys
 (the row number, big-endian) and ``--value-size``-byte values (default 100) in one binary
-array each, no headers. Timed per implementation (``_encode_records_section_pure`` and
+array each, and ``--headers`` headers per record (default 0; key ``"h"``, 8-byte value; with
+0 no header column is passed). Timed per implementation (``_encode_records_section_pure`` and
 ``encode_records_section_accel``): ``--repeat`` runs, the median is reported in rows/s and
 MB/s of encoded records, and every run's sections are checked equal to the pure ones'.
 
 Usage::
 
-    python benchmarks/encoder.py [--records 1000000] [--value-size 100] [--repeat 3]
+    python benchmarks/encoder.py [--records 1000000] [--value-size 100] [--headers 0]
+        [--repeat 3]
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import pyarrow as pa
 from spark_kafka_py.records.encoder import _encode_records_section_pure
 from spark_kafka_py.records.format import RECORD_BATCH_OVERHEAD
 
-__all__ = ["encode_all", "main", "sample_columns"]
+__all__ = ["encode_all", "main", "sample_columns", "sample_headers"]
 
 #: Kafka's default ``batch.size`` (bytes).
 BATCH_SIZE = 16 * 1024
@@ -44,7 +46,21 @@ def sample_columns(records: int, value_size: int) -> tuple[pa.Array, pa.Array]:
     return keys, values
 
 
-def encode_all(encode: Callable, keys: pa.Array, values: pa.Array) -> list[bytes]:
+#: The benchmark's header column type (KIP-82 headers as the sink receives them).
+HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+
+
+def sample_headers(records: int, per_record: int) -> pa.Array | None:
+    """``per_record`` headers (key ``"h"``, 8-byte value) for each of ``records`` rows."""
+    if per_record == 0:
+        return None
+    row = [{"key": "h", "value": b"12345678"}] * per_record
+    return pa.array([row] * records, HEADERS_TYPE)
+
+
+def encode_all(
+    encode: Callable, keys: pa.Array, values: pa.Array, headers: pa.Array | None = None
+) -> list[bytes]:
     """Every row into consecutive sections of one ``BATCH_SIZE`` batch each."""
     sections = []
     start = 0
@@ -52,7 +68,7 @@ def encode_all(encode: Callable, keys: pa.Array, values: pa.Array) -> list[bytes
         data, taken = encode(
             keys,
             values,
-            None,
+            headers,
             start,
             first_offset_delta=0,
             timestamp_delta=0,
@@ -68,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--value-size", type=int, default=100)
+    parser.add_argument("--headers", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     try:
@@ -76,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         print("the Cython extension is not built: nothing to compare", file=sys.stderr)
         return 2
     keys, values = sample_columns(args.records, args.value_size)
-    reference = encode_all(_encode_records_section_pure, keys, values)
+    headers = sample_headers(args.records, args.headers)
+    reference = encode_all(_encode_records_section_pure, keys, values, headers)
     size = sum(map(len, reference))
     print(f"{args.records:,} records, {size / 1e6:.1f} MB in {len(reference):,} sections")
     for name, encode in (
@@ -86,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         times = []
         for _ in range(args.repeat):
             t0 = time.perf_counter()
-            sections = encode_all(encode, keys, values)
+            sections = encode_all(encode, keys, values, headers)
             times.append(time.perf_counter() - t0)
             if sections != reference:
                 raise SystemExit(f"{name}: sections differ from the pure encoder's")

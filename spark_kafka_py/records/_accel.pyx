@@ -1191,6 +1191,8 @@ _BINARY_IDS = {pa.binary().id: False, pa.string().id: False,
                pa.large_binary().id: True, pa.large_string().id: True}
 _NULL_ID = pa.null().id
 _LIST_IDS = {pa.list_(pa.null()).id: False, pa.large_list(pa.null()).id: True}
+#: Header column types the pure type check accepted (it depends on the type alone).
+_CHECKED_HEADER_TYPES = set()
 
 
 cdef inline uintptr_t _address(object buf):
@@ -1246,8 +1248,12 @@ cdef bint _header_cols(object headers, Py_ssize_t n, HeaderCols* h) except -1:
         return True
     if not isinstance(headers, pa.Array) or len(headers) != n:
         return False
-    _encoder()._headers_column(headers.slice(0, 0), 0)  # the pure type check and its error
-    tid = headers.type.id
+    typ = headers.type
+    if typ not in _CHECKED_HEADER_TYPES:
+        _encoder()._headers_column(headers.slice(0, 0), 0)  # the pure type check and its error
+        if len(_CHECKED_HEADER_TYPES) < 64:
+            _CHECKED_HEADER_TYPES.add(typ)
+    tid = typ.id
     if tid not in _LIST_IDS:
         return False
     validity, offsets = headers.buffers()[:2]
