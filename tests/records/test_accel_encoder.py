@@ -318,6 +318,28 @@ def test_contract_violations_behave_as_pure(keys, values, headers, start: int) -
     both(keys, values, headers, start, first_offset_delta=0, timestamp_delta=0, budget=100)
 
 
+def test_null_header_lists_over_headers_and_offset_children() -> None:
+    """A null list slot whose offsets still span headers (Arrow allows it) has no headers,
+    even a bad one (the pure function reads it as null); struct children with offsets of their
+    own are read at the right rows."""
+    hkeys = pa.array(["skip", "a", None, "b", "c"], pa.large_string()).slice(1)
+    hvalues = pa.array([b"skip", b"skip", b"1", b"2", None, b"3"]).slice(2)
+    items = pa.StructArray.from_arrays([hkeys, hvalues], names=["key", "value"])
+    offsets = pa.py_buffer(struct.pack("<4i", 0, 1, 3, 4))
+    validity = pa.py_buffer(bytes([0b101]))  # row 1 (headers 1..2, one with a null key) null
+    headers = pa.Array.from_buffers(
+        pa.list_(items.type), 3, [validity, offsets], null_count=1, children=[items]
+    )
+    values = pa.array([b"x", b"y", b"z"])
+    for start in range(3):
+        result = both(
+            None, values, headers, start, first_offset_delta=0, timestamp_delta=0, budget=99
+        )
+        assert result[0] == "ok" and result[1][1] == 3 - start
+    data = result[1][0]
+    assert data == encode_record(0, 0, None, b"z", [("c", b"3")])
+
+
 @pytest.mark.parametrize("arg", ["first_offset_delta", "timestamp_delta", "budget"])
 def test_arguments_beyond_int64_behave_as_pure(arg: str) -> None:
     kwargs = {"first_offset_delta": 1, "timestamp_delta": 0, "budget": 100, arg: 2**70}
