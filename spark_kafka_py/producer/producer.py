@@ -12,6 +12,7 @@ Thread-safety: one caller thread (the Spark task) plus the producer's own thread
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from types import TracebackType
@@ -123,10 +124,7 @@ class KafkaProducer:
     def stats(self) -> ProducerStats:
         """A copy of the counters (records, batches, requests, retries, bytes, epoch bumps)."""
         with self._acc.cond:
-            s = self._sender.stats
-            return ProducerStats(
-                s.records, s.batches, s.requests, s.retries, s.bytes, s.epoch_bumps
-            )
+            return dataclasses.replace(self._sender.stats)
 
     @property
     def buffered_bytes(self) -> int:

@@ -24,8 +24,11 @@ order, over one ordered connection, and a retried batch is only resent once no b
 partition is in flight (the batches after it fail too and are requeued in sequence order).
 DUPLICATE_SEQUENCE_NUMBER counts as success. OUT_OF_ORDER_SEQUENCE_NUMBER or
 UNKNOWN_PRODUCER_ID on the oldest unacknowledged batch of its partition, or a batch with a
-sequence failed for good, bumps the epoch (InitProducerId v3+ with the current id and epoch;
-a new producer id from older brokers) and renumbers the queued batches from 0.
+sequence failed for good, bumps the epoch once nothing is in flight and renumbers the queued
+batches from 0. As Java's idempotent producer (``TransactionManager``), the epoch is bumped
+locally (KIP-360: the broker accepts a higher epoch starting at sequence 0); only an exhausted
+epoch asks InitProducerId again, which for a producer without transactional id always hands
+out a new producer id.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.client.connection import BrokerConnection, Pipelined
@@ -55,7 +58,6 @@ from spark_kafka_py.producer.accumulator import (
 from spark_kafka_py.producer.settings import MAX_IN_FLIGHT_IDEMPOTENT, ProducerSettings
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.init_producer_id import (
-    INIT_PRODUCER_ID_KEY,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     InitProducerIdRequest,
@@ -79,8 +81,8 @@ log = logging.getLogger(__name__)
 #: An idempotent producer asks InitProducerId with this transaction timeout (ms): Java's
 #: ``TransactionManager`` sends ``Integer.MAX_VALUE`` when there is no transactional id.
 _IDEMPOTENT_TXN_TIMEOUT_MS = 2**31 - 1
-#: InitProducerId v3 adds the current producer id and epoch, to bump the epoch (KIP-360).
-_INIT_PRODUCER_ID_BUMP_VERSION = 3
+#: The largest producer epoch (int16); past it an idempotent producer gets a new producer id.
+_MAX_EPOCH = 2**15 - 1
 #: Produce v13 names topics by id (KIP-516); without a topic id we stay at v12.
 _PRODUCE_BY_TOPIC_ID_VERSION = 13
 #: Per-request bytes of a ProduceRequest besides its batches, generously bounded
@@ -113,6 +115,7 @@ class ProducerStats:
         retries: batches requeued after a retriable error.
         bytes: bytes of batches written (retries included).
         epoch_bumps: producer epoch bumps or producer id resets (KIP-360).
+        max_in_flight: most Produce requests in flight at once on one connection.
     """
 
     records: int = 0
@@ -121,6 +124,7 @@ class ProducerStats:
     retries: int = 0
     bytes: int = 0
     epoch_bumps: int = 0
+    max_in_flight: int = 0
 
 
 @dataclass(frozen=True)
@@ -301,9 +305,14 @@ class Sender:
                 self.cond.wait(self._init_retry_at - now)
                 return False
             bump = self.producer_id >= 0
-            current = (self.producer_id, self.producer_epoch)
+            if bump and self.producer_epoch < _MAX_EPOCH:
+                # an idempotent producer bumps its epoch itself; the broker accepts a higher
+                # epoch starting at sequence 0 (KIP-360, Java's bumpIdempotentProducerEpoch)
+                self.producer_epoch += 1
+                self._reset_sequences()
+                return True
         try:
-            response = self._init_producer_id(current if bump else None)
+            response = self._init_producer_id()
             ec.raise_for_error(response.error_code, "in InitProducerId (idempotent producer)")
         except KafkaError as exc:
             retriable = getattr(exc, "retriable", False) or isinstance(exc, KafkaTimeoutError)
@@ -319,32 +328,29 @@ class Sender:
         with self.cond:
             self.producer_id = response.producer_id
             self.producer_epoch = response.producer_epoch
-            if bump:
-                self.stats.epoch_bumps += 1
-                self._next_sequence.clear()
-                for batch in self.acc.queued():
-                    batch.base_sequence = -1
+            if bump:  # the epoch is exhausted: a new producer id
+                self._reset_sequences()
             self._bump_needed = False
-            log.info(
-                "producer id %d epoch %d%s",
-                self.producer_id,
-                self.producer_epoch,
-                " (bumped)" if bump else "",
-            )
+            log.info("producer id %d epoch %d", self.producer_id, self.producer_epoch)
         return True
 
-    def _init_producer_id(self, current: tuple[int, int] | None) -> InitProducerIdResponse:
-        node = self.client.least_loaded_node()
-        conn = self.client.connection(node)
-        conn.connect()
+    def _reset_sequences(self) -> None:
+        """After an epoch bump or a new producer id: sequences start again at 0, queued
+        batches are renumbered when drained next (in their queue order). Call locked."""
+        self.stats.epoch_bumps += 1
+        self._bump_needed = False
+        self._next_sequence.clear()
+        for batch in self.acc.queued():
+            batch.base_sequence = -1
+        log.info("producer %d bumped to epoch %d", self.producer_id, self.producer_epoch)
+
+    def _init_producer_id(self) -> InitProducerIdResponse:
+        """InitProducerId without a transactional id: the broker hands out a new producer id
+        (``TransactionCoordinator.handleInitProducerId`` for a null transactional id)."""
         request = InitProducerIdRequest(
             transactional_id=None, transaction_timeout_ms=_IDEMPOTENT_TXN_TIMEOUT_MS
         )
-        high = conn.api_versions.get(INIT_PRODUCER_ID_KEY, (0, 0))[1]
-        if current is not None and high >= _INIT_PRODUCER_ID_BUMP_VERSION:
-            request = replace(request, producer_id=current[0], producer_epoch=current[1])
-        # else: a broker without KIP-360 gives a new producer id instead (sequences restart)
-        return conn.send(request)
+        return self.client.send(self.client.least_loaded_node(), request)
 
     # -- metadata -------------------------------------------------------------------------
     def _maybe_refresh_metadata(self, now: float) -> None:
@@ -422,6 +428,7 @@ class Sender:
                 by_node.setdefault(leader, []).append(batch)
             for node in by_node:
                 self._node_in_flight[node] += 1
+                self.stats.max_in_flight = max(self.stats.max_in_flight, self._node_in_flight[node])
             return list(by_node.items()), wake
 
     def _prepare(self, batch: ProducerBatch) -> None:
