@@ -14,7 +14,9 @@ from spark_kafka_py.client.security import SECURITY_OPTIONS
 from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.producer.settings import ProducerSettings
 from spark_kafka_py.spark.options import parse_options
+from spark_kafka_py.spark.sink_options import parse_sink_options
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
@@ -36,6 +38,17 @@ CONSUMER_FIELDS = {
     "fetch_max_wait_ms": "kafka.fetch.max.wait.ms",
     "max_decompression_ratio": "maxDecompressionRatio",
     "client_rack": "kafka.client.rack",
+}
+PRODUCER_FIELDS = {
+    "enable_idempotence": "kafka.enable.idempotence",
+    "batch_size": "kafka.batch.size",
+    "linger_ms": "kafka.linger.ms",
+    "buffer_memory": "kafka.buffer.memory",
+    "max_block_ms": "kafka.max.block.ms",
+    "max_request_size": "kafka.max.request.size",
+    "max_in_flight_requests_per_connection": "kafka.max.in.flight.requests.per.connection",
+    "delivery_timeout_ms": "kafka.delivery.timeout.ms",
+    "retries": "kafka.retries",
 }
 GROUP_FIELDS = {
     "session_timeout_ms": "kafka.session.timeout.ms",
@@ -63,6 +76,7 @@ def test_readme_option_table_is_generated_from_the_registry() -> None:
         (ClientConfig, CLIENT_FIELDS),
         (ConsumerSettings, CONSUMER_FIELDS),
         (GroupConfig, GROUP_FIELDS),
+        (ProducerSettings, PRODUCER_FIELDS),
     ],
 )
 def test_lower_layer_defaults_come_from_the_registry(cls: type, fields: dict[str, str]) -> None:
@@ -84,6 +98,22 @@ def test_lower_layer_defaults_come_from_the_registry(cls: type, fields: dict[str
         "kafka.session.timeout.ms": 45_000,
         "kafka.heartbeat.interval.ms": 3_000,
         "kafka.max.poll.interval.ms": 300_000,
+        # ProducerConfig (Kafka 4.x: linger.ms 5 since KIP-1030)
+        "kafka.acks": "all",
+        "kafka.enable.idempotence": True,
+        "kafka.compression.type": "none",
+        "kafka.batch.size": 16_384,
+        "kafka.linger.ms": 5,
+        "kafka.buffer.memory": 33_554_432,
+        "kafka.max.block.ms": 60_000,
+        "kafka.max.request.size": 1_048_576,
+        "kafka.max.in.flight.requests.per.connection": 5,
+        "kafka.delivery.timeout.ms": 120_000,
+        "kafka.retries": 2_147_483_647,
+        "kafka.partitioner.ignore.keys": False,
+        "kafka.compression.gzip.level": -1,
+        "kafka.compression.lz4.level": 9,
+        "kafka.compression.zstd.level": 3,
     }
     for option_name, value in java.items():
         assert registry.default(option_name) == value, option_name
@@ -101,10 +131,22 @@ def test_parsed_defaults_are_the_registry_defaults() -> None:
     assert (o.include_headers, o.fail_on_data_loss) == (False, True)
 
 
+SINK_BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "topic": "t"}
+
+
 def _valid_context(o: registry.Option) -> tuple[dict[str, str], bool]:
     """Options and mode in which ``o`` is read by the parser."""
     extra = {"kafka.group.id": "g"} if registry.GROUP in o.scopes else {}
     return {**BASE, **extra}, registry.STREAM in o.scopes
+
+
+def _parse(o: registry.Option, value: str) -> None:
+    """Parse a read, or a write for options of the sink only, with ``o`` set to ``value``."""
+    if o.scopes == {registry.SINK}:
+        parse_sink_options({**SINK_BASE, o.key: value})
+        return
+    base, streaming = _valid_context(o)
+    parse_options({**base, o.key: value}, streaming=streaming)
 
 
 TYPED = [
@@ -119,17 +161,15 @@ TYPED = [
 def test_every_typed_option_is_validated_by_the_parser(o: registry.Option) -> None:
     """A bad value of any typed option fails the read, naming the option: the parser reads
     every registered option through its validator."""
-    base, streaming = _valid_context(o)
     with pytest.raises(ConfigError, match=f"'{o.name}'"):
-        parse_options({**base, o.name: "not-a-value"}, streaming=streaming)
+        _parse(o, "not-a-value")
 
 
 @pytest.mark.parametrize("o", [o for o in TYPED if o.minimum is not None], ids=lambda o: o.name)
 def test_every_integer_option_checks_its_minimum(o: registry.Option) -> None:
-    base, streaming = _valid_context(o)
     assert o.minimum is not None
     with pytest.raises(ConfigError, match=f"'{o.name}'"):
-        parse_options({**base, o.name: str(o.minimum - 1)}, streaming=streaming)
+        _parse(o, str(o.minimum - 1))
 
 
 def test_security_options_are_the_registered_ones() -> None:
@@ -142,6 +182,23 @@ def test_unregistered_kafka_settings_are_warned_about(caplog: pytest.LogCaptureF
     warned = [r.getMessage() for r in caplog.records]
     assert any("kafka.linger.ms" in m for m in warned)
     assert not any("fetch.min.bytes" in m for m in warned)
+
+
+@pytest.mark.parametrize("name", sorted(registry.SINK_REJECTED))
+def test_rejected_producer_settings(name: str) -> None:
+    with pytest.raises(ConfigError, match=name.removeprefix("kafka.")):
+        parse_sink_options({**SINK_BASE, name: "x"})
+
+
+def test_sink_options_apply_to_writes_only(caplog: pytest.LogCaptureFixture) -> None:
+    """A producer setting on a read is warned about as unused, and a consumer setting on a
+    write too; client settings (timeouts, client.id) apply to both."""
+    parse_options({**BASE, "kafka.acks": "1", "kafka.client.id": "c"}, streaming=False)
+    parse_sink_options({**SINK_BASE, "kafka.isolation.level": "read_committed"})
+    warned = [r.getMessage() for r in caplog.records]
+    assert any("'kafka.acks' is not used" in m for m in warned), warned
+    assert any("'kafka.isolation.level' is not used" in m for m in warned), warned
+    assert not any("client.id" in m for m in warned)
 
 
 @pytest.mark.parametrize("name", sorted(registry.REJECTED))

@@ -42,6 +42,7 @@ from spark_kafka_py.registry import (
     KAFKA_PREFIX,
     OPTIONS,
     REJECTED,
+    SINK,
     STREAM,
     option,
     parse_time_ms,
@@ -57,6 +58,7 @@ __all__ = [
     "SubscribePattern",
     "Subscription",
     "include_headers",
+    "parse_client_config",
     "parse_offset_spec",
     "parse_options",
     "parse_subscription",
@@ -74,8 +76,9 @@ LATEST = LATEST_TIMESTAMP
 _OFFSETS_EXAMPLE = '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}'
 _ASSIGN_EXAMPLE = '{"topicA":[0,1],"topicB":[2,4]}'
 
-#: Every registered option key (lower case), and the ``kafka.*`` ones this source honours.
-_KNOWN = frozenset(o.key for o in OPTIONS)
+#: Every option key (lower case) a read honours; a ``kafka.*`` setting of the sink only (such as
+#: ``kafka.acks``) on a read is warned about as unused.
+_KNOWN = frozenset(o.key for o in OPTIONS if o.scopes - {SINK})
 #: ``startingOffsets`` value that starts from the group's committed offsets (ours only).
 GROUP_STARTING_OFFSETS = "group"
 
@@ -370,11 +373,18 @@ def _value(opts: Mapping[str, str], name: str) -> Any:
     return option(name).read(opts)
 
 
-def _consumer_settings(opts: Mapping[str, str], kafka: Mapping[str, str]) -> ConsumerSettings:
-    """The honoured ``kafka.*`` settings of ``opts`` (keys lower-cased, prefix kept);
-    ``kafka``: the same settings without the prefix, for the security options."""
-    isolation = _value(opts, "kafka.isolation.level")
-    client = ClientConfig.from_bootstrap(
+def parse_client_config(opts: Mapping[str, str], kafka: Mapping[str, str]) -> ClientConfig:
+    """The connection settings shared by reads and writes (bootstrap servers, ``client.id``,
+    timeouts, backoffs, ``metadata.max.age.ms``, TLS/SASL).
+
+    Args:
+        opts: the options, keys lower-cased, ``kafka.bootstrap.servers`` present.
+        kafka: the ``kafka.*`` options without the prefix (the security settings).
+
+    Raises:
+        ConfigError: naming the malformed option.
+    """
+    return ClientConfig.from_bootstrap(
         opts["kafka.bootstrap.servers"],
         client_id=_value(opts, "kafka.client.id"),
         request_timeout_ms=_value(opts, "kafka.request.timeout.ms"),
@@ -384,8 +394,14 @@ def _consumer_settings(opts: Mapping[str, str], kafka: Mapping[str, str]) -> Con
         metadata_max_age_ms=_value(opts, "kafka.metadata.max.age.ms"),
         security=parse_security_options(kafka),
     )
+
+
+def _consumer_settings(opts: Mapping[str, str], kafka: Mapping[str, str]) -> ConsumerSettings:
+    """The honoured ``kafka.*`` settings of ``opts`` (keys lower-cased, prefix kept);
+    ``kafka``: the same settings without the prefix, for the security options."""
+    isolation = _value(opts, "kafka.isolation.level")
     return ConsumerSettings(
-        client=client,
+        client=parse_client_config(opts, kafka),
         default_api_timeout_ms=_value(opts, "kafka.default.api.timeout.ms"),
         fetch_max_bytes=_value(opts, "kafka.fetch.max.bytes"),
         max_partition_fetch_bytes=_value(opts, "kafka.max.partition.fetch.bytes"),

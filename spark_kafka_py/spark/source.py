@@ -47,6 +47,12 @@ from spark_kafka_py.spark.group import StreamGroup, commit_read_range, plan_comm
 from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
 from spark_kafka_py.spark.options import SourceOptions, include_headers, parse_options
 from spark_kafka_py.spark.planner import KafkaInputPartition, Planner
+from spark_kafka_py.spark.sink import (
+    KafkaArrowWriter,
+    KafkaStreamArrowWriter,
+    options_for_write,
+    save_mode_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -319,9 +325,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 class PyKafkaDataSource(DataSource):
-    """The ``pykafka`` data source: Spark's Kafka source, in Python.
+    """The ``pykafka`` data source: Spark's Kafka source and sink, in Python.
 
-    Options: see :func:`spark_kafka_py.spark.options.parse_options` and the README.
+    Options: see :func:`spark_kafka_py.spark.options.parse_options` (reads),
+    :func:`spark_kafka_py.spark.sink_options.parse_sink_options` (writes) and the README.
     """
 
     @classmethod
@@ -347,3 +354,12 @@ class PyKafkaDataSource(DataSource):
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         self._check_schema(schema)
         return KafkaStreamReader(parse_options(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> KafkaArrowWriter:
+        """``df.write.format("pykafka")`` (mode Append; Spark's sink refuses Overwrite)."""
+        save_mode_error(overwrite)
+        return KafkaArrowWriter(options_for_write(self.options, schema))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamArrowWriter:
+        """``writeStream.format("pykafka")`` in any output mode Spark's sink accepts."""
+        return KafkaStreamArrowWriter(options_for_write(self.options, schema))

@@ -1,0 +1,412 @@
+"""The ``pykafka`` sink: ``df.write.format("pykafka")`` and ``writeStream.format("pykafka")``.
+
+The contract of Spark's Kafka sink (Structured Streaming + Kafka Integration Guide, "Writing Data
+to Kafka"; ``KafkaWriter.validateQuery``, ``KafkaRowWriter``):
+
+- input columns ``value`` (string or binary, required), ``key`` (string or binary), ``headers``
+  (``array<struct<key:string,value:binary>>``), ``topic`` (string; the ``topic`` option
+  overrides it) and ``partition`` (int; null or absent: the partitioner decides); other columns
+  are ignored; a column of a wrong type fails the query before anything is written, with
+  Spark's message;
+- at-least-once: each task writes its rows with the executor's producer and waits until Kafka
+  acknowledged every one (``flush``) before it reports success; the driver's commit has
+  nothing left to do, and an abort cannot take back what was written (as Spark's sink).
+
+Executors receive Arrow batches (PySpark's ``DataSourceArrowWriter`` /
+``DataSourceStreamArrowWriter``, PySpark >= 4.1). Each batch's rows are given a partition
+(the ``partition`` column, else ``murmur2(key)`` as Kafka's Java producer, else the uniform
+sticky partitioner), sorted by partition, and handed to the producer per partition as Arrow
+slices, which it encodes straight into record batches. One producer per topic settings lives
+in each executor's Python worker, reused by the tasks and micro-batches that worker runs, and
+closed when the worker exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from spark_kafka_py.errors import ConfigError, InvalidRecordError
+from spark_kafka_py.producer.partitioner import StickyPartitioner, partitions_for_keys
+from spark_kafka_py.producer.producer import KafkaProducer
+from spark_kafka_py.producer.settings import ProducerSettings
+from spark_kafka_py.spark.sink_options import SinkOptions, parse_sink_options
+
+__all__ = [
+    "HEADERS_TYPE",
+    "KafkaArrowWriter",
+    "KafkaStreamArrowWriter",
+    "KafkaWriteMessage",
+    "check_sink_schema",
+    "options_for_write",
+    "save_mode_error",
+    "shared_producer",
+    "write_batches",
+]
+
+log = logging.getLogger(__name__)
+
+#: The ``headers`` column's type (Spark's ``KafkaRecordToRowConverter.headersType``).
+HEADERS_TYPE = ArrayType(
+    StructType([StructField("key", StringType()), StructField("value", BinaryType())])
+)
+
+
+def _without_nullability(t: DataType) -> DataType:
+    if isinstance(t, ArrayType):
+        return ArrayType(_without_nullability(t.elementType), True)
+    if isinstance(t, StructType):
+        return StructType([StructField(f.name, _without_nullability(f.dataType)) for f in t])
+    return t
+
+
+def check_sink_schema(schema: StructType, topic_option: str | None) -> None:
+    """Spark's ``KafkaWriter.validateQuery``: the columns the sink uses, with their types.
+
+    Columns are found by exact name, as Spark's sink does; others are ignored. The ``headers``
+    type is compared without nullability (Spark compares it with; a ``headers`` column built
+    with ``array(struct(...))`` from literals is accepted here, refused by Spark).
+
+    Raises:
+        ConfigError: Spark's message: no ``topic`` column and no ``topic`` option, no ``value``
+            column, or a column of an unsupported type (naming it and the type expected).
+    """
+    fields = {f.name: f.dataType for f in schema.fields}
+
+    def check(name: str, accepted: tuple[DataType, ...], expected: str) -> None:
+        t = fields.get(name)
+        if t is None:
+            return
+        if not any(_without_nullability(t) == _without_nullability(a) for a in accepted):
+            raise ConfigError(
+                f"{name} attribute unsupported type {t.simpleString()}. {name} must be a(n) "
+                f"{expected}"
+            )
+
+    if topic_option is None:
+        if "topic" not in fields:
+            raise ConfigError(
+                "topic option required when no 'topic' attribute is present. Use the topic "
+                "option for setting a topic."
+            )
+        check("topic", (StringType(),), "string")
+    check("key", (StringType(), BinaryType()), "string or binary")
+    if "value" not in fields:
+        raise ConfigError("Required attribute 'value' not found")
+    check("value", (StringType(), BinaryType()), "string or binary")
+    check("headers", (HEADERS_TYPE,), HEADERS_TYPE.simpleString())
+    check("partition", (IntegerType(),), "int")
+
+
+@dataclass
+class KafkaWriteMessage(WriterCommitMessage):
+    """What one task wrote (its commit message to the driver).
+
+    Attributes:
+        records: rows written and acknowledged.
+        partitions: per ``"topic-partition"``, rows written there.
+    """
+
+    records: int = 0
+    partitions: dict[str, int] = field(default_factory=dict)
+
+
+# ---- one producer per settings in each Python worker --------------------------------------
+
+_producers: dict[ProducerSettings, KafkaProducer] = {}
+_producers_lock = threading.Lock()
+
+
+def shared_producer(settings: ProducerSettings) -> KafkaProducer:
+    """The executor process's producer for ``settings``, created on first use.
+
+    Spark reuses Python workers across tasks and micro-batches
+    (``spark.python.worker.reuse``), so connections, metadata and the producer id survive from
+    one task to the next; every producer is closed when the worker exits.
+    """
+    with _producers_lock:
+        producer = _producers.get(settings)
+        if producer is None:
+            producer = KafkaProducer(settings)
+            _producers[settings] = producer
+        return producer
+
+
+@atexit.register
+def _close_producers() -> None:
+    with _producers_lock:
+        producers = list(_producers.values())
+        _producers.clear()
+    for producer in producers:
+        try:
+            producer.close()
+        except Exception:  # the worker is exiting; nothing to report to
+            log.exception("closing the Kafka producer at exit failed")
+
+
+# ---- rows -> partitions -> producer ----------------------------------------------------------
+
+
+def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:
+    index = batch.schema.get_field_index(name)
+    return None if index < 0 else batch.column(index)
+
+
+def _byte_lengths(array: pa.Array | None, n: int) -> np.ndarray:
+    if array is None or pa.types.is_null(array.type):
+        return np.zeros(n, dtype=np.int64)
+    lengths = pc.fill_null(pc.binary_length(array), 0)
+    return lengths.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+class _Partitioning:
+    """Partitions for the rows of one topic (Spark's ``partition`` column, else the Java
+    producer's built-in partitioner: ``murmur2(key)``, else sticky)."""
+
+    def __init__(self, sticky: StickyPartitioner, ignore_keys: bool) -> None:
+        self.sticky = sticky
+        self.ignore_keys = ignore_keys
+
+    def assign(
+        self,
+        topic: str,
+        num_partitions: int,
+        keys: pa.Array | None,
+        values: pa.Array | None,
+        explicit: pa.Array | None,
+        n: int,
+    ) -> np.ndarray:
+        out = np.full(n, -1, dtype=np.int32)
+        todo = np.ones(n, dtype=bool)
+        if explicit is not None and explicit.null_count < n:
+            given = pc.fill_null(explicit, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            valid = np.asarray(explicit.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            bad = valid & ((given < 0) | (given >= num_partitions))
+            if bad.any():
+                row = int(np.nonzero(bad)[0][0])
+                raise InvalidRecordError(
+                    f"Invalid partition given with record: {int(given[row])} is not in the range "
+                    f"[0...{num_partitions}) of topic {topic!r} ({num_partitions} partitions)",
+                    column="partition",
+                )
+            out[valid] = given[valid].astype(np.int32)
+            todo &= ~valid
+        if keys is not None and not self.ignore_keys and not pa.types.is_null(keys.type):
+            keyed = todo & ~np.asarray(keys.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+            if keyed.any():
+                rows = np.nonzero(keyed)[0]
+                subset = keys if len(rows) == n else keys.take(pa.array(rows))
+                out[rows] = partitions_for_keys(subset, num_partitions)
+                todo &= ~keyed
+        if todo.any():
+            rows = np.nonzero(todo)[0]
+            sizes = _byte_lengths(keys, n)[rows] + _byte_lengths(values, n)[rows]
+            out[rows] = self.sticky.partitions(topic, sizes, num_partitions)
+        return out
+
+
+def _topic_groups(
+    batch: pa.RecordBatch, topic_option: str | None
+) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """``(topic, rows)`` of ``batch``: all of it for the ``topic`` option, else per value of
+    the ``topic`` column (a null topic is Spark's ``KAFKA_NULL_TOPIC_IN_DATA``)."""
+    if topic_option is not None:
+        yield topic_option, batch
+        return
+    topics = _column(batch, "topic")
+    assert topics is not None  # check_sink_schema made sure
+    if topics.null_count:
+        raise InvalidRecordError(
+            "The Kafka message data sent to the producer contains a null topic. Use the "
+            "`topic` option for setting a default topic.",
+            column="topic",
+        )
+    encoded = pc.dictionary_encode(topics)
+    names = encoded.dictionary.to_pylist()
+    if len(names) == 1:
+        yield names[0], batch
+        return
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    for code, name in enumerate(names):
+        yield name, batch.take(pa.array(np.nonzero(codes == code)[0]))
+
+
+def write_batches(
+    options: SinkOptions,
+    batches: Iterator[pa.RecordBatch],
+    *,
+    producer: KafkaProducer | None = None,
+    sticky: StickyPartitioner | None = None,
+) -> KafkaWriteMessage:
+    """Write every row of ``batches`` to Kafka and wait until Kafka acknowledged them all.
+
+    Args:
+        options: the write's options.
+        batches: Arrow record batches with the sink's columns (see :func:`check_sink_schema`).
+        producer: default: the worker's :func:`shared_producer`.
+        sticky: the unkeyed rows' partitioner (default: a new one with ``batch.size``).
+
+    Returns:
+        What was written, per topic-partition.
+
+    Raises:
+        InvalidRecordError: a null topic, or a ``partition`` outside the topic's partitions
+            (naming the topic and partition).
+        KafkaError: what the producer raises: a record too large, a topic that does not exist
+            or may not be written, a delivery timeout (``kafka.delivery.timeout.ms``), each
+            naming the topic-partition and Kafka's error.
+    """
+    producer = producer or shared_producer(options.producer)
+    sticky = sticky or StickyPartitioner(options.producer.batch_size)
+    partitioning = _Partitioning(sticky, options.partitioner_ignore_keys)
+    written: dict[str, int] = {}
+    total = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        timestamp_ms = int(time.time() * 1000)  # CreateTime: the write time, as Java's producer
+        for topic, rows in _topic_groups(batch, options.topic):
+            n = rows.num_rows
+            keys = _column(rows, "key")
+            values = _column(rows, "value")
+            headers = _column(rows, "headers")
+            num_partitions = producer.partition_count(topic)
+            parts = partitioning.assign(
+                topic, num_partitions, keys, values, _column(rows, "partition"), n
+            )
+            first = int(parts[0])
+            if (parts == first).all():
+                producer.append(topic, first, keys, values, headers, timestamp_ms)
+                key = f"{topic}-{first}"
+                written[key] = written.get(key, 0) + n
+                total += n
+                continue
+            order = np.argsort(parts, kind="stable")
+            taken = pa.array(order)
+            keys = None if keys is None else keys.take(taken)
+            values = None if values is None else values.take(taken)
+            headers = None if headers is None else headers.take(taken)
+            sorted_parts = parts[order]
+            bounds = np.flatnonzero(np.diff(sorted_parts)) + 1
+            starts = np.concatenate(([0], bounds))
+            stops = np.concatenate((bounds, [n]))
+            for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+                partition = int(sorted_parts[start])
+                length = stop - start
+                producer.append(
+                    topic,
+                    partition,
+                    None if keys is None else keys.slice(start, length),
+                    None if values is None else values.slice(start, length),
+                    None if headers is None else headers.slice(start, length),
+                    timestamp_ms,
+                )
+                key = f"{topic}-{partition}"
+                written[key] = written.get(key, 0) + length
+            total += n
+    producer.flush()
+    return KafkaWriteMessage(records=total, partitions=written)
+
+
+def _log_commit(messages: list[WriterCommitMessage | None], what: str) -> None:
+    records = sum(m.records for m in messages if isinstance(m, KafkaWriteMessage))
+    log.info("pykafka sink: %s committed, %d records from %d tasks", what, records, len(messages))
+
+
+class KafkaArrowWriter(DataSourceArrowWriter):
+    """``df.write.format("pykafka")``: each task writes its rows (:func:`write_batches`).
+
+    ``commit`` has nothing to do (every task waited for Kafka's acknowledgements); ``abort``
+    cannot take back rows already written (at-least-once, as Spark's sink).
+    """
+
+    def __init__(self, options: SinkOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:  # type: ignore[override]
+        return write_batches(self.options, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
+        _log_commit(messages, "batch write")
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
+        written = sum(m.records for m in messages if isinstance(m, KafkaWriteMessage))
+        log.warning(
+            "pykafka sink: the write failed; %d records of the tasks that succeeded stay in "
+            "Kafka (at-least-once, as Spark's Kafka sink)",
+            written,
+        )
+
+
+class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
+    """``writeStream.format("pykafka")``: each micro-batch's tasks write as
+    :class:`KafkaArrowWriter` does (append, update and complete output modes, as Spark's sink:
+    complete mode writes the whole result table every micro-batch)."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:  # type: ignore[override]
+        return write_batches(self.options, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+        _log_commit(messages, f"micro-batch {batchId}")
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+        written = sum(m.records for m in messages if isinstance(m, KafkaWriteMessage))
+        log.warning(
+            "pykafka sink: micro-batch %d failed; %d records of its successful tasks stay in "
+            "Kafka and are written again when the batch is retried (at-least-once)",
+            batchId,
+            written,
+        )
+
+
+def save_mode_error(overwrite: bool) -> None:
+    """Spark's Kafka sink allows the save modes Append and ErrorIfExists; PySpark's Python
+    data sources get Append or Overwrite (``overwrite``) and refuse ErrorIfExists and Ignore
+    themselves.
+
+    Raises:
+        ConfigError: Spark's message for Overwrite.
+    """
+    if overwrite:
+        raise ConfigError(
+            "Save mode Overwrite not allowed for Kafka. Allowed save modes are Append and "
+            "ErrorIfExists (default). With format('pykafka') use .mode('append'): PySpark's "
+            "Python data sources accept only Append and Overwrite."
+        )
+
+
+def options_for_write(options: Mapping[str, str], schema: StructType) -> SinkOptions:
+    """Parse a write's options and check its input schema (both on the driver, before any
+    task runs).
+
+    Raises:
+        ConfigError: a bad option or column.
+    """
+    parsed = parse_sink_options(options)
+    check_sink_schema(schema, parsed.topic)
+    return parsed

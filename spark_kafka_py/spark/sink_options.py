@@ -1,0 +1,140 @@
+"""The options of a write (``df.write`` / ``writeStream.format("pykafka")``), parsed once.
+
+Names, defaults and checks follow Spark's Kafka sink (``KafkaSourceProvider.
+kafkaParamsForProducer``, Spark's Structured Streaming + Kafka Integration Guide, "Writing Data
+to Kafka") and Kafka's Java producer (``ProducerConfig``): every option is registered in
+:mod:`spark_kafka_py.registry` with scope ``sink``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_kafka_py.client.security import redact_options
+from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.producer.settings import ProducerSettings
+from spark_kafka_py.records.compression import (
+    CODEC_GZIP,
+    CODEC_LZ4,
+    CODEC_NONE,
+    CODEC_SNAPPY,
+    CODEC_ZSTD,
+)
+from spark_kafka_py.records.encoder import LEVEL_RANGES
+from spark_kafka_py.registry import KAFKA_PREFIX, OPTIONS, SECURITY, SINK, SINK_REJECTED, option
+from spark_kafka_py.spark.options import parse_client_config
+
+__all__ = ["SinkOptions", "parse_sink_options"]
+
+log = logging.getLogger(__name__)
+
+#: ``kafka.compression.type`` -> codec id (record batch attributes bits 0-2).
+CODECS = {
+    "none": CODEC_NONE,
+    "gzip": CODEC_GZIP,
+    "snappy": CODEC_SNAPPY,
+    "lz4": CODEC_LZ4,
+    "zstd": CODEC_ZSTD,
+}
+#: The KIP-390 level option of each codec.
+_LEVEL_OPTION = {
+    CODEC_GZIP: "kafka.compression.gzip.level",
+    CODEC_LZ4: "kafka.compression.lz4.level",
+    CODEC_ZSTD: "kafka.compression.zstd.level",
+}
+#: ``kafka.acks`` -> the ProduceRequest ``acks`` field.
+_ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
+#: Option keys (lower case) a write honours.
+_KNOWN = frozenset(o.key for o in OPTIONS if SINK in o.scopes or SECURITY in o.scopes)
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """One write's options, validated.
+
+    Attributes:
+        producer: the producer's settings (connection, acks, idempotence, compression,
+            batching, memory and time bounds).
+        topic: the ``topic`` option (every row goes there, whatever the ``topic`` column
+            says), or ``None`` (the ``topic`` column decides).
+        partitioner_ignore_keys: ``kafka.partitioner.ignore.keys``: keyed rows without a
+            ``partition`` are spread as unkeyed ones (KIP-794).
+        kafka_params: the ``kafka.*`` options as given, secrets hidden (for messages).
+    """
+
+    producer: ProducerSettings
+    topic: str | None = None
+    partitioner_ignore_keys: bool = False
+    kafka_params: Mapping[str, str] = field(default_factory=dict)
+
+
+def _value(opts: Mapping[str, str], name: str) -> Any:
+    return option(name).read(opts)
+
+
+def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
+    """Validate the options of one write, once, on the driver.
+
+    Args:
+        options: the options PySpark passed (any case; looked up lower-cased).
+
+    Returns:
+        The frozen :class:`SinkOptions`.
+
+    Raises:
+        ConfigError: naming the option that is missing (``kafka.bootstrap.servers``),
+            rejected by Spark's sink (``kafka.key.serializer``, ``kafka.value.serializer``),
+            malformed, out of range, or in conflict with another (idempotence with
+            ``acks`` other than ``all``, ...).
+    """
+    opts = {str(k).lower(): str(v) for k, v in options.items()}
+    if not opts.get("kafka.bootstrap.servers", "").strip():
+        raise ConfigError(
+            "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka producer"
+        )
+    for key, reason in SINK_REJECTED.items():
+        if key in opts:
+            raise ConfigError(reason)
+    for key in sorted(k for k in opts if k.startswith(KAFKA_PREFIX) and k not in _KNOWN):
+        log.warning("Kafka option '%s' is not used by the pykafka sink; ignoring it", key)
+    kafka = {k[len(KAFKA_PREFIX) :]: v for k, v in opts.items() if k.startswith(KAFKA_PREFIX)}
+    codec = CODECS[str(_value(opts, "kafka.compression.type"))]
+    levels: dict[int, int] = {}
+    for level_codec, name in _LEVEL_OPTION.items():
+        if name.lower() in opts:
+            value = int(_value(opts, name))
+            low, high = LEVEL_RANGES[level_codec]
+            if not low <= value <= high or (level_codec == CODEC_GZIP and value == 0):
+                accepted = "1..9 or -1 (default)" if level_codec == CODEC_GZIP else f"{low}..{high}"
+                raise ConfigError(f"Option '{name}' must be {accepted} (KIP-390), got {value}")
+            levels[level_codec] = value
+    level = levels.get(codec)
+    topic = opts.get("topic")
+    if topic is not None and not topic.strip():
+        raise ConfigError("Option 'topic' must not be empty")
+    producer = ProducerSettings(
+        client=parse_client_config(opts, kafka),
+        acks=_ACKS[str(_value(opts, "kafka.acks"))],
+        enable_idempotence=bool(_value(opts, "kafka.enable.idempotence")),
+        compression_type=codec,
+        compression_level=level,
+        batch_size=int(_value(opts, "kafka.batch.size")),
+        linger_ms=int(_value(opts, "kafka.linger.ms")),
+        buffer_memory=int(_value(opts, "kafka.buffer.memory")),
+        max_block_ms=int(_value(opts, "kafka.max.block.ms")),
+        max_request_size=int(_value(opts, "kafka.max.request.size")),
+        max_in_flight_requests_per_connection=int(
+            _value(opts, "kafka.max.in.flight.requests.per.connection")
+        ),
+        delivery_timeout_ms=int(_value(opts, "kafka.delivery.timeout.ms")),
+        retries=int(_value(opts, "kafka.retries")),
+    )
+    return SinkOptions(
+        producer=producer,
+        topic=topic,
+        partitioner_ignore_keys=_value(opts, "kafka.partitioner.ignore.keys"),
+        kafka_params=redact_options(kafka),
+    )
