@@ -176,8 +176,9 @@ class RecordAccumulator:
         tp = (topic, partition)
         row = 0
         cond = self.cond
-        with cond:
-            while row < n:
+        while row < n:
+            # locked per batch, so that the sender drains and completes between batches
+            with cond:
                 self._wait_for_memory(max_block_ms, tp)
                 queue = self.queues.get(tp)
                 if queue is None:
@@ -260,18 +261,14 @@ class RecordAccumulator:
             or (now - batch.created) * 1000 >= self.linger_ms
         )
 
-    def next_wakeup(self, now: float) -> float:
-        """Seconds until a queued batch becomes ready by time (linger or backoff), at most 1."""
-        wait = 1.0
-        for queue in self.queues.values():
-            if not queue:
-                continue
-            batch = queue[0]
-            if batch.retry_at > now:
-                wait = min(wait, batch.retry_at - now)
-            elif batch.data is None:
-                wait = min(wait, batch.created + self.linger_ms / 1000 - now)
-        return max(wait, 0.0)
+    def time_until_ready(self, batch: ProducerBatch, now: float) -> float:
+        """Seconds until :meth:`is_ready` turns true by the clock alone (linger or backoff);
+        0 when it is ready. Call locked."""
+        if batch.retry_at > now:
+            return batch.retry_at - now
+        if self.is_ready(batch, now):
+            return 0.0
+        return max(batch.created + self.linger_ms / 1000 - now, 0.0)
 
     def requeue(self, batch: ProducerBatch) -> None:
         """Put a batch that must be sent again back into its queue, in sequence order

@@ -385,13 +385,15 @@ class Sender:
     # -- draining and sending -------------------------------------------------------------
     def _drain(self, now: float) -> tuple[list[tuple[int, list[ProducerBatch]]], float]:
         """Ready batches grouped into one request per broker; and how long to wait (s) when
-        there are none."""
+        there are none: until the next batch is ready by the clock (linger, backoff), or
+        ``retry.backoff.ms`` when a leader is unknown; a ready batch held back by requests in
+        flight waits for their completion, which notifies."""
         s = self.settings
         limit = s.max_in_flight_requests_per_connection
         with self.cond:
-            wake = self.acc.next_wakeup(now)
+            wake = 1.0
             if self._bump_needed:
-                return [], min(wake, 0.1)
+                return [], 0.1
             metadata = self.client.cached_metadata
             by_node: dict[int, list[ProducerBatch]] = {}
             sizes: dict[int, int] = {}
@@ -404,6 +406,7 @@ class Sender:
                     continue
                 batch = queue[0]
                 if not self.acc.is_ready(batch, now):
+                    wake = min(wake, self.acc.time_until_ready(batch, now))
                     continue
                 if self.idempotent and (
                     (batch.attempts > 0 and self._in_flight[tp] > 0)

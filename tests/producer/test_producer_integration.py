@@ -66,7 +66,9 @@ def test_every_codec_read_by_java_console_consumer(kafka_bootstrap: str, new_top
             producer.flush()
         stored = read_back(kafka_bootstrap, topic, partition)
         assert stored.batches and all(b.attributes & 0x07 == codec for b in stored.batches)
-    lines = consume(kafka_bootstrap, topic, 50 * len(CODECS), print_partition=True)
+    lines = consume(
+        kafka_bootstrap, topic, 50 * len(CODECS), print_partition=True, timeout_ms=90_000
+    )
     got = sorted(lines)
     want = sorted(
         f"Partition:{p}\t{name}-{i}\t{name}{i}" for p, name in enumerate(CODECS) for i in range(50)
