@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import random
+import select
 import socket
 import ssl
 import threading
@@ -74,8 +75,8 @@ _REAUTH_FRACTION = (0.85, 0.95)
 
 _MIN_RECV = 64 * 1024
 _MAX_RECV = 4 * 1024 * 1024
-#: :meth:`BrokerConnection.receive` holds the connection's lock for at most this long per
-#: socket read (s), so that other requests (e.g. Metadata) can use the connection meanwhile.
+#: :meth:`BrokerConnection.receive` waits for bytes without the connection's lock, and looks
+#: again at least this often (s) for a closed connection or a response read by another thread.
 _RECEIVE_POLL_S = 0.1
 
 
@@ -400,12 +401,23 @@ class BrokerConnection:
                         f"{pending.timeout_ms} ms"
                     )
                 sock = self._sock
+            # wait for bytes without the lock: others may write requests meanwhile
+            if not (isinstance(sock, ssl.SSLSocket) and sock.pending()):
+                # a socket closed meanwhile fails select; the recv below (or the generation
+                # check) then reports it
+                with contextlib.suppress(OSError, ValueError):
+                    select.select([sock], [], [], min(remaining, _RECEIVE_POLL_S))
+            with self._lock:
+                if pending.generation != self._generation or self._sock is not sock:
+                    continue
+                if cid in self._stash:  # read by a send() meanwhile
+                    return self._stash.pop(cid)
                 try:
-                    sock.settimeout(min(remaining, _RECEIVE_POLL_S))
+                    sock.settimeout(0.0)  # only what has arrived; never block under the lock
                     need = self._protocol.bytes_needed()
                     chunk = sock.recv(min(max(need, _MIN_RECV), _MAX_RECV))
-                except TimeoutError:
-                    continue  # let others use the connection, then read on
+                except (BlockingIOError, ssl.SSLWantReadError, TimeoutError):
+                    continue  # nothing yet (or taken by another reader)
                 except OSError as exc:
                     self._close()
                     raise KafkaConnectionError(
