@@ -1,6 +1,10 @@
 """Kafka's own tools read what ``df.write.format("pykafka")`` wrote, for every codec.
 
-For each ``kafka.compression.type`` (none, gzip, snappy, lz4, zstd) one batch write of keyed
+First the reference tools themselves (:func:`read_all`, :func:`dump_log`) on what Kafka's own
+Java producers wrote: records exactly as given, idempotent and transactional batches, both
+isolation levels. Then our sink:
+
+for each ``kafka.compression.type`` (none, gzip, snappy, lz4, zstd) one batch write of keyed
 rows into a 3-partition topic, with small batches (``kafka.batch.size``) so every partition
 gets several record batches; then:
 
@@ -14,20 +18,28 @@ gets several record batches; then:
 
 from __future__ import annotations
 
+import base64
+import os
 import uuid
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
+from spark_kafka_py.testing.jvm import compile_java, run_java
 from spark_kafka_py.testing.tools import (
     COMPRESSION_CODECS,
     DumpedBatch,
+    ProducedRecord,
     consume,
     create_topic,
     dump_log,
     get_offsets,
+    produce,
+    read_all,
     segment_files,
 )
 
@@ -69,6 +81,90 @@ def _check_sequences(batches: list[DumpedBatch], records: int) -> None:
         for b in own:
             assert b.base_sequence == expected, (producer, b, expected)
             expected = b.last_sequence + 1
+
+
+#: Kafka's transactional Java producer driven by a script (test-only, from tests/records).
+SCRIPT_PRODUCER = Path(__file__).resolve().parents[1] / "records" / "java" / "ScriptProducer.java"
+
+
+def test_reference_tools_on_javas_own_writes(kafka_cluster: LocalKafkaCluster) -> None:
+    bootstrap = kafka_cluster.bootstrap_servers
+    run = uuid.uuid4().hex[:8]
+    topics = (f"tools-ref-{run}-a", f"tools-ref-{run}-b")
+    given = {}
+    for topic in topics:
+        create_topic(bootstrap, topic, 2)
+        records = [
+            ProducedRecord(
+                key=None if i % 5 == 0 else f"k{i}-é",
+                value=None if i % 7 == 0 else bytes([i % 256]) * (i % 50),
+                headers=[("h", f"{i}"), ("h", None), ("ü", b"")][: i % 4],
+                partition=i % 2,
+                timestamp_ms=1_700_000_000_000 + i,
+            )
+            for i in range(200)
+        ]
+        produce(bootstrap, topic, records, compression="lz4", batch_size=1024, linger_ms=0)
+        given[topic] = records
+
+    got = read_all(bootstrap, list(topics))
+    assert [(r.topic, r.partition) for r in got] == sorted((r.topic, r.partition) for r in got)
+    for topic, records in given.items():
+        mine = [r for r in got if r.topic == topic]
+        assert len(mine) == len(records)
+        for p in (0, 1):
+            want = [r for r in records if r.partition == p]
+            have = [r for r in mine if r.partition == p]
+            assert [r.offset for r in have] == list(range(len(want)))
+            for w, h in zip(want, have, strict=True):
+                assert h.key == (None if w.key is None else w.key.encode())
+                assert h.value == w.value
+                assert h.headers == tuple(
+                    (k, v.encode() if isinstance(v, str) else v) for k, v in w.headers
+                )
+                assert (h.timestamp_ms, h.timestamp_type) == (w.timestamp_ms, "CreateTime")
+            files = segment_files(kafka_cluster.nodes[0].data_dir, topic, p)
+            batches = dump_log(files)
+            assert {b.compression for b in batches} == {"lz4"} and len(batches) > 1
+            _check_sequences(batches, len(want))
+
+
+def _field(data: bytes | None) -> str:
+    return "-" if data is None else "=" + base64.b64encode(data).decode("ascii")
+
+
+def test_read_all_isolation_levels_and_dumped_transactions(
+    kafka_cluster: LocalKafkaCluster,
+) -> None:
+    bootstrap = kafka_cluster.bootstrap_servers
+    topic = f"tools-txn-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic, 1)
+    script = []
+    for txn, commit in enumerate((True, False, True)):
+        script.append("BEGIN")
+        script += [
+            f"REC\t-\t{_field(f'{txn}-{i}'.encode())}\t{1_700_000_000_000 + i}" for i in range(5)
+        ]
+        script.append("COMMIT" if commit else "ABORT")
+    classpath = kafka_classpath(KAFKA_VERSION)
+    run_java(
+        "ScriptProducer",
+        [bootstrap, topic, f"tools-txn-{uuid.uuid4().hex[:8]}", "none", "16384", "5"],
+        classpath=os.pathsep.join([str(compile_java([SCRIPT_PRODUCER], classpath)), classpath]),
+        input="\n".join(script) + "\n",
+    )
+    committed = read_all(bootstrap, topic, isolation_level="read_committed")
+    everything = read_all(bootstrap, topic)
+    assert [r.value for r in committed] == [f"{t}-{i}".encode() for t in (0, 2) for i in range(5)]
+    assert [r.value for r in everything] == [
+        f"{t}-{i}".encode() for t in (0, 1, 2) for i in range(5)
+    ]
+    batches = dump_log(segment_files(kafka_cluster.nodes[0].data_dir, topic, 0))
+    data = [b for b in batches if not b.is_control]
+    markers = [b for b in batches if b.is_control]
+    assert len(markers) == 3 and all(b.is_transactional and b.count == 1 for b in markers)
+    assert all(b.is_transactional and b.is_valid and b.producer_id >= 0 for b in data)
+    assert sum(b.count for b in data) == 15
 
 
 @pytest.mark.parametrize("codec", COMPRESSION_CODECS)
