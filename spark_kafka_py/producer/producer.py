@@ -21,7 +21,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_kafka_py.client.cluster import KafkaClient
-from spark_kafka_py.errors import KafkaConnectionError, KafkaError, ProduceError
+from spark_kafka_py.errors import (
+    InvalidRecordError,
+    KafkaConnectionError,
+    KafkaError,
+    ProduceError,
+)
 from spark_kafka_py.producer.accumulator import RecordAccumulator
 from spark_kafka_py.producer.sender import ProducerStats, Sender
 from spark_kafka_py.producer.settings import ProducerSettings
@@ -155,8 +160,13 @@ class KafkaProducer:
             and not self.client.metadata_is_stale()
         ):
             return len(info.partitions)
+        return self._fetch_partition_count(
+            topic, time.monotonic() + self.settings.max_block_ms / 1000
+        )
+
+    def _fetch_partition_count(self, topic: str, deadline: float) -> int:
+        """:meth:`partition_count` from fresh metadata, waiting until ``deadline``."""
         block_ms = self.settings.max_block_ms
-        deadline = time.monotonic() + block_ms / 1000
         last = ""
         while True:
             try:
@@ -185,6 +195,35 @@ class KafkaProducer:
                 )
             time.sleep(min(self.settings.client.retry_backoff_ms / 1000, left))
 
+    def _wait_on_metadata(self, topic: str, partition: int) -> None:
+        """The partition must be in the topic's metadata before its records are queued (as
+        Java's ``KafkaProducer.waitOnMetadata``): cached, or asked for up to ``max.block.ms``.
+        """
+        if partition < 0:
+            raise InvalidRecordError(
+                f"partition {partition} of topic {topic!r} is negative", column="partition"
+            )
+        cached = self.client.cached_metadata
+        info = cached.topics.get(topic) if cached is not None else None
+        if info is not None and info.error_code == ec.NONE and partition in info.partitions:
+            return
+        block_ms = self.settings.max_block_ms
+        deadline = time.monotonic() + block_ms / 1000
+        while True:
+            count = self._fetch_partition_count(topic, deadline)
+            if partition < count:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ProduceError(
+                    ec.UNKNOWN_TOPIC_OR_PARTITION,
+                    topic,
+                    partition,
+                    f"partition {partition} of topic {topic!r} with partition count {count} is "
+                    f"not present in metadata after kafka.max.block.ms={block_ms} ms",
+                )
+            time.sleep(min(self.settings.client.retry_backoff_ms / 1000, left))
+
     # -- writing --------------------------------------------------------------------------
     def append(
         self,
@@ -204,10 +243,11 @@ class KafkaProducer:
         Raises:
             ProduceError: MESSAGE_TOO_LARGE (Java's ``RecordTooLargeException``) when a record,
                 with batch overhead, is larger than ``max.request.size`` or ``buffer.memory``;
-                nothing of the call is queued then. Also the failure of an earlier batch not
-                yet raised (e.g. TOPIC_AUTHORIZATION_FAILED).
+                nothing of the call is queued then. UNKNOWN_TOPIC_OR_PARTITION when the topic
+                or the partition is not in the metadata within ``max.block.ms``. Also the
+                failure of an earlier batch not yet raised (e.g. TOPIC_AUTHORIZATION_FAILED).
             KafkaTimeoutError: ``buffer.memory`` stayed full for ``max.block.ms``.
-            InvalidRecordError: a column of a wrong type.
+            InvalidRecordError: a column of a wrong type, a negative partition.
             KafkaError: the producer is closed.
         """
         if self._closed:
@@ -216,6 +256,7 @@ class KafkaProducer:
         if failure is not None:
             raise failure
         self._check_sizes(topic, partition, keys, values, headers)
+        self._wait_on_metadata(topic, partition)
         self._acc.append(
             topic,
             partition,

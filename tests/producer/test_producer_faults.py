@@ -206,19 +206,28 @@ def test_full_buffer_with_a_stalled_broker_times_out_naming_the_options(
         producer.client.close()
 
 
-def test_unreachable_broker_fails_flush_naming_delivery_timeout() -> None:
-    s = settings(
-        "127.0.0.1:1", request_timeout_ms=500, delivery_timeout_ms=1500, connect_timeout_ms=500
-    )
-    with KafkaProducer(dataclasses.replace(s, enable_idempotence=False)) as producer:
-        producer.append("t", 0, None, pa.array([b"x"]), None, TS)
+def test_unreachable_broker_fails_flush_naming_delivery_timeout(
+    kafka_bootstrap: str, new_topic
+) -> None:
+    topic = new_topic()
+    host, port = kafka_bootstrap.split(",")[0].rsplit(":", 1)
+    proxy = FaultProxy(host, int(port))
+    s = settings(kafka_bootstrap, request_timeout_ms=500, delivery_timeout_ms=1500)
+    producer = via(proxy, s)
+    try:
+        assert producer.partition_count(topic) == 1  # metadata known, then the broker goes
+        proxy.close()  # connections broken, new ones refused
+        producer.append(topic, 0, None, pa.array([b"x"]), None, TS)
         start = time.monotonic()
         with pytest.raises(KafkaTimeoutError) as info:
             producer.flush()
         assert time.monotonic() - start < 10
         text = str(info.value)
-        assert "kafka.delivery.timeout.ms=1500" in text and "t-0" in text
-        assert "127.0.0.1:1" in text  # the last error: no broker answered
+        assert "kafka.delivery.timeout.ms=1500" in text and f"{topic}-0" in text
+        assert "last error" in text
+    finally:
+        producer.close(timeout_ms=0)
+        producer.client.close()
 
 
 def test_stalled_broker_with_idempotence_fails_flush_naming_delivery_timeout(

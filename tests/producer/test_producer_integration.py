@@ -181,3 +181,23 @@ def test_partition_count(kafka_bootstrap: str, new_topic) -> None:
     topic = new_topic(partitions=4)
     with KafkaProducer(settings(kafka_bootstrap)) as producer:
         assert producer.partition_count(topic) == 4
+
+
+def test_append_to_a_missing_partition_or_topic_fails_after_max_block(
+    kafka_bootstrap: str, new_topic
+) -> None:
+    from spark_kafka_py.errors import InvalidRecordError, ProduceError
+
+    topic = new_topic(partitions=2)
+    with KafkaProducer(settings(kafka_bootstrap, max_block_ms=1000)) as producer:
+        with pytest.raises(ProduceError) as info:
+            producer.append(topic, 5, None, values(1), None, TS)
+        text = str(info.value)
+        assert f"{topic}-5" in text and "partition count 2" in text
+        assert "kafka.max.block.ms=1000" in text and info.value.partition == 5
+        with pytest.raises(ProduceError, match="UNKNOWN_TOPIC_OR_PARTITION"):
+            producer.append(f"{topic}-missing", 0, None, values(1), None, TS)
+        with pytest.raises(InvalidRecordError, match="negative"):
+            producer.append(topic, -1, None, values(1), None, TS)
+        producer.flush()
+        assert producer.stats.requests == 0
