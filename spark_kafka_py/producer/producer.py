@@ -365,7 +365,8 @@ class KafkaProducer:
             log.warning("producer closed with %d records not acknowledged", left_over)
         self._sender.stop(timeout_s=5)
         if self._own_client:
-            self.client.close()
+            self.client.close()  # readers still waiting for a response see it closed
+        self._sender.join_readers(timeout_s=5)
 
 
 def _py_bytes(array: pa.Array | None, n: int) -> list[bytes | None]:

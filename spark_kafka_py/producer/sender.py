@@ -227,13 +227,17 @@ class Sender:
         return self._thread.is_alive()
 
     def stop(self, timeout_s: float | None = None) -> None:
-        """Stop the sender thread and the readers (after failing what is still queued)."""
+        """Stop the sender thread (after failing what is still queued) and tell the readers
+        to end once their requests are answered or lost (see :meth:`join_readers`)."""
         with self.cond:
             self._stopping = True
             self.cond.notify_all()
         self._thread.join(timeout_s)
         for reader in list(self._readers.values()):
             reader.stop()
+
+    def join_readers(self, timeout_s: float | None = None) -> None:
+        """Wait for the reader threads (closing the connections first makes it quick)."""
         for reader in list(self._readers.values()):
             reader.thread.join(timeout_s)
 

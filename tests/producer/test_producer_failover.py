@@ -44,8 +44,11 @@ def test_leader_killed_mid_write_every_record_once_in_order(cluster: LocalKafkaC
         for i, start in enumerate(range(0, total, 500)):
             for partition in (0, 1):
                 producer.append(topic, partition, None, values(500, start=start), None, TS)
-            if i == 10:
-                producer.flush()
+            if i == 10:  # once the first batches are acknowledged, with more in flight
+                deadline = time.monotonic() + 60
+                while producer.stats.records == 0:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.005)
                 cluster.kill(leader)
                 killed.set()
         producer.flush()
