@@ -279,9 +279,13 @@ class Sender:
     def _expire(self, now: float) -> None:
         limit_s = self.settings.delivery_timeout_ms / 1000
         with self.cond:
-            for batch in self.acc.queued():
-                if now - batch.created >= limit_s:
+            for queue in list(self.acc.queues.values()):
+                # oldest first: requeued batches go back before younger ones
+                while queue and now - queue[0].created >= limit_s:
+                    batch = queue[0]
                     self._fail(batch, self._timeout_error(batch))
+                    if queue and queue[0] is batch:  # done() removed it unless already done
+                        queue.popleft()
 
     def _timeout_error(self, batch: ProducerBatch) -> KafkaTimeoutError:
         last = batch.last_error or self._last_metadata_error
