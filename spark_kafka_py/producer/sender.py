@@ -170,14 +170,15 @@ class _Reader:
                     return
                 item = self.items[0]
             try:
-                response = item.conn.receive(item.pending)
-            except KafkaError as exc:
-                self.sender.complete_error(self.node, item.batches, exc)
-            except BaseException as exc:  # a bug: fail the batches loudly, then stop
-                self.sender.complete_error(self.node, item.batches, exc)
-                raise
-            else:
-                self.sender.complete(self.node, item, response)
+                try:
+                    response = item.conn.receive(item.pending)
+                except KafkaError as exc:
+                    self.sender.complete_error(self.node, item.batches, exc)
+                else:
+                    self.sender.complete(self.node, item, response)
+            except Exception as exc:  # a bug: its batches fail with it, flush() raises it
+                log.exception("reading Produce responses from broker %d failed", self.node)
+                self.sender.fail_request(item.batches, exc)
             with self.cv:
                 self.items.popleft()
 
@@ -564,6 +565,14 @@ class Sender:
                     self._retry_or_fail(batch, str(exc), None)
                 else:
                     self._fail(batch, exc)
+            self.cond.notify_all()
+
+    def fail_request(self, batches: tuple[ProducerBatch, ...], exc: BaseException) -> None:
+        """Fail every batch of a request whose handling broke (the first failure is kept for
+        :meth:`take_failure`)."""
+        with self.cond:
+            for batch in batches:
+                self._fail(batch, exc)
             self.cond.notify_all()
 
     def _handle_partition(self, batch: ProducerBatch, part: PartitionProduceResponse) -> None:
