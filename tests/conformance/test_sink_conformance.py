@@ -124,10 +124,17 @@ def twin_topics(bootstrap: str, roles: Sequence[str]) -> dict[str, dict[str, str
     return topics
 
 
-def read_back(bootstrap: str, topics: dict[str, str]) -> list[tuple[str, ConsumedRecord]]:
-    """``(role, record)`` of every record of the topics (by role), by Kafka's Java consumer."""
-    roles = {topic: role for role, topic in topics.items()}
-    return [(roles[r.topic], r) for r in read_all(bootstrap, list(topics.values()))]
+def read_back(
+    bootstrap: str, topics: dict[str, dict[str, str]]
+) -> dict[str, list[tuple[str, ConsumedRecord]]]:
+    """Per sink, ``(role, record)`` of every record of its topics, by Kafka's Java consumer
+    (one run over all the topics)."""
+    owner = {topic: (fmt, role) for fmt, roles in topics.items() for role, topic in roles.items()}
+    out: dict[str, list[tuple[str, ConsumedRecord]]] = {fmt: [] for fmt in topics}
+    for r in read_all(bootstrap, list(owner)):
+        fmt, role = owner[r.topic]
+        out[fmt].append((role, r))
+    return out
 
 
 def content(role: str, r: ConsumedRecord) -> Content:
@@ -162,7 +169,7 @@ def assert_same_writes(
     want: Counter[Content],
 ) -> None:
     """Both sinks wrote ``want`` (contents), in the same partitions, same order per key."""
-    got = {fmt: read_back(bootstrap, topics[fmt]) for fmt in (OURS, THEIRS)}
+    got = read_back(bootstrap, topics)
     for fmt in (THEIRS, OURS):
         assert Counter(content(role, r) for role, r in got[fmt]) == want, fmt
     assert placed(got[OURS]) == placed(got[THEIRS])
