@@ -241,6 +241,15 @@ def test_stalled_broker_with_idempotence_fails_flush_naming_delivery_timeout(
         producer.append(topic, 0, None, values(10), None, TS)
         with pytest.raises(KafkaTimeoutError, match=r"kafka\.delivery\.timeout\.ms=2000"):
             producer.flush()
+        # the next task reuses the producer once the broker answers again: the expired batch
+        # left a sequence gap, so the epoch is bumped and the new records go through
+        proxy.clear()
+        producer.append(topic, 0, None, values(10, prefix="next"), None, TS)
+        producer.flush()
+        assert producer.stats.epoch_bumps == 1
     finally:
         producer.close(timeout_ms=0)
         producer.client.close()
+    stored = stored_values(kafka_bootstrap, topic)
+    # the stalled requests reached the broker (only their responses were held back)
+    assert stored[-10:] == [f"next{i}".encode() for i in range(10)]
