@@ -330,11 +330,9 @@ class BrokerConnection:
         with self._lock:
             deadline = time.monotonic() + timeout / 1000
             self._ensure_connected(deadline)
-            if (
-                self._reauth_at is not None
-                and time.monotonic() >= self._reauth_at
-                and not self._protocol.in_flight
-            ):
+            # KIP-368 re-authentication also with requests in flight: the broker answers a
+            # connection's requests in order, so their responses come first and are kept
+            if self._reauth_at is not None and time.monotonic() >= self._reauth_at:
                 try:
                     self._authenticate(deadline)
                 except BaseException:
