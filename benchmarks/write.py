@@ -18,8 +18,10 @@ deleted.
 Memory: during every ``pykafka`` write the resident memory of this process's PySpark Python
 workers (the processes descending from this driver whose command line names ``pyspark.daemon``
 or ``pyspark.worker``) is sampled every 20 ms (:class:`WorkerMemory`; psutil when installed,
-else ``/proc``); reported are the largest single worker's RSS before the write and at its
-peak, next to ``kafka.buffer.memory`` and the Arrow batch the worker receives
+else ``/proc``); reported are PySpark's daemon's RSS (a fresh worker starts from it: workers
+are forked from the daemon), the largest worker's RSS during the 1,000-row warm-up write
+(the sink's imports and a producer) and the largest single worker's RSS during the timed
+writes, next to ``kafka.buffer.memory`` and the Arrow batch the worker receives
 (``spark.sql.execution.arrow.maxRecordsPerBatch`` rows).
 
 Usage::
@@ -117,25 +119,27 @@ def end_offsets_sum(bootstrap: str, topic: str, partitions: int) -> int:
 # ----------------------------------------------------------------------------------- memory
 
 
-def _worker_rss_psutil() -> dict[int, int]:
+def _worker_rss_psutil() -> dict[int, tuple[int, int]]:
     import psutil
 
     out = {}
     for proc in psutil.Process(os.getpid()).children(recursive=True):
         with contextlib.suppress(psutil.Error):
             if _is_worker(" ".join(proc.cmdline())):
-                out[proc.pid] = proc.memory_info().rss
+                out[proc.pid] = (proc.ppid(), proc.memory_info().rss)
     return out
 
 
-def _worker_rss_proc() -> dict[int, int]:
+def _worker_rss_proc() -> dict[int, tuple[int, int]]:
     children: dict[int, list[int]] = {}
+    parent: dict[int, int] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             with contextlib.suppress(OSError, ValueError, IndexError):
                 stat = Path(entry.path, "stat").read_text()
                 ppid = int(stat.rsplit(")", 1)[1].split()[1])
                 children.setdefault(ppid, []).append(int(entry.name))
+                parent[int(entry.name)] = ppid
     out = {}
     todo = list(children.get(os.getpid(), []))
     while todo:
@@ -146,7 +150,7 @@ def _worker_rss_proc() -> dict[int, int]:
             if _is_worker(cmdline):
                 for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                     if line.startswith("VmRSS:"):
-                        out[pid] = int(line.split()[1]) * 1024
+                        out[pid] = (parent[pid], int(line.split()[1]) * 1024)
     return out
 
 
@@ -154,7 +158,7 @@ def _is_worker(cmdline: str) -> bool:
     return "pyspark.daemon" in cmdline or "pyspark.worker" in cmdline
 
 
-def _rss_sampler() -> Callable[[], dict[int, int]]:
+def _rss_sampler() -> Callable[[], dict[int, tuple[int, int]]]:
     try:
         import psutil  # noqa: F401
     except ImportError:
@@ -165,22 +169,27 @@ def _rss_sampler() -> Callable[[], dict[int, int]]:
 class WorkerMemory:
     """Samples the resident memory of this process's PySpark Python workers while in use.
 
-    ``with WorkerMemory() as m: ...``: one sample on entry (``before_mb``), then one every
-    ``interval_s`` seconds on a daemon thread until exit. Workers are the processes
-    descending from this one (the driver; in local mode the JVM and its workers are its
-    children) whose command line names ``pyspark.daemon`` or ``pyspark.worker``: PySpark's
-    daemon and the workers it forks, which keep its command line. Sizes in MiB.
+    ``with WorkerMemory() as m: ...``: one sample on entry, then one every ``interval_s``
+    seconds on a daemon thread until exit, one on exit. The processes sampled descend from
+    this one (the driver; in local mode the JVM and its Python processes are its children)
+    and name ``pyspark.daemon`` or ``pyspark.worker`` on their command line: PySpark's daemon,
+    started once, and the workers it forks (which keep its command line), each running
+    tasks one after another. A forked worker starts with the daemon's pages (shared until
+    written), so the daemon's RSS is what a fresh worker starts from. Sizes in MiB.
 
     Attributes:
-        before_mb: largest single worker RSS at entry (0 when none ran yet).
-        peak_mb: largest single worker RSS seen in any sample.
-        peak_sum_mb: largest sum over the workers of one sample.
-        workers: distinct worker processes seen.
+        daemon_mb: the daemon's RSS (largest sample; a process whose parent is no worker).
+        before_mb: largest forked worker's RSS at entry (0 when none ran yet).
+        peak_mb: largest forked worker's RSS in any sample.
+        peak_sum_mb: largest sum over the daemon and its workers of one sample (shared pages
+            counted in each process).
+        workers: distinct forked workers seen.
         samples: samples taken.
     """
 
     def __init__(self, interval_s: float = SAMPLE_INTERVAL_S) -> None:
         self.interval_s = interval_s
+        self.daemon_mb = 0.0
         self.before_mb = 0.0
         self.peak_mb = 0.0
         self.peak_sum_mb = 0.0
@@ -198,10 +207,13 @@ class WorkerMemory:
     def _take(self) -> float:
         rss = self._sample()
         self.samples += 1
-        self._pids.update(rss)
-        biggest = max(rss.values(), default=0) / 2**20
+        forked = {pid: size for pid, (ppid, size) in rss.items() if ppid in rss}
+        daemons = [size for pid, (_ppid, size) in rss.items() if pid not in forked]
+        self._pids.update(forked)
+        biggest = max(forked.values(), default=0) / 2**20
         self.peak_mb = max(self.peak_mb, biggest)
-        self.peak_sum_mb = max(self.peak_sum_mb, sum(rss.values()) / 2**20)
+        self.daemon_mb = max([self.daemon_mb, *(d / 2**20 for d in daemons)])
+        self.peak_sum_mb = max(self.peak_sum_mb, sum(s for _p, s in rss.values()) / 2**20)
         return biggest
 
     def _run(self) -> None:
@@ -230,6 +242,9 @@ class WriteMemory:
 
     Attributes:
         case: codec.
+        daemon_mb: PySpark daemon's RSS (MiB), where a fresh worker starts.
+        warm_mb: largest worker RSS (MiB) during the warm-up write (1,000 rows): a worker
+            with the sink's imports and a producer.
         before_mb: largest single worker RSS (MiB) before the write.
         peak_mb: largest single worker RSS (MiB) during the write.
         peak_sum_mb: largest sum over all workers of one sample (MiB).
@@ -242,6 +257,8 @@ class WriteMemory:
     """
 
     case: str
+    daemon_mb: float
+    warm_mb: float
     before_mb: float
     peak_mb: float
     peak_sum_mb: float
@@ -338,9 +355,13 @@ def bench_write(
     memory: list[WriteMemory] = []
     data = bench_write_data(spark, records, key_size, value_size, partitions)
     with _cached(data) as df:
+        warm_mb = 0.0
         for fmt, _name in sinks:  # once per sink, untimed
             topic = f"bench-write-warmup-{fmt}-{run_id}"
-            _time_write(df.limit(WARM_UP_ROWS), fmt, bootstrap, topic, partitions, None)
+            with WorkerMemory() as warm:
+                _time_write(df.limit(WARM_UP_ROWS), fmt, bootstrap, topic, partitions, None)
+            if fmt == "pykafka":
+                warm_mb = warm.peak_mb
             _check_and_drop(bootstrap, topic, partitions, min(records, WARM_UP_ROWS), fmt)
         for codec in codecs:
             runs: dict[str, list[float]] = {name: [] for _fmt, name in sinks}
@@ -374,6 +395,8 @@ def bench_write(
                 memory.append(
                     WriteMemory(
                         codec,
+                        max(m.daemon_mb for m in meters),
+                        warm_mb,
                         max(m.before_mb for m in meters),
                         max(m.peak_mb for m in meters),
                         max(m.peak_sum_mb for m in meters),
@@ -391,15 +414,16 @@ def bench_write(
 def format_memory_table(memory: Sequence[WriteMemory]) -> str:
     """Markdown table of :class:`WriteMemory` rows."""
     lines = [
-        "| codec | worker RSS before (MiB) | peak worker RSS (MiB) | peak - before (MiB) | "
-        "all workers peak (MiB) | workers | kafka.buffer.memory (MiB) | Arrow batch rows | "
-        "Arrow batch (MiB) | rows per task |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| codec | daemon RSS (MiB) | worker after warm-up (MiB) | peak worker RSS (MiB) | "
+        "peak - warm-up (MiB) | all Python workers peak (MiB) | workers | "
+        "kafka.buffer.memory (MiB) | Arrow batch rows | Arrow batch (MiB) | rows per task |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for m in memory:
         lines.append(
-            f"| {m.case} | {m.before_mb:.0f} | {m.peak_mb:.0f} | {m.peak_mb - m.before_mb:.0f} | "
-            f"{m.peak_sum_mb:.0f} | {m.workers} | {m.buffer_memory / 2**20:.0f} | "
+            f"| {m.case} | {m.daemon_mb:.0f} | {m.warm_mb:.0f} | {m.peak_mb:.0f} | "
+            f"{m.peak_mb - m.warm_mb:.0f} | {m.peak_sum_mb:.0f} | {m.workers} | "
+            f"{m.buffer_memory / 2**20:.0f} | "
             f"{m.arrow_batch_rows:,} | {m.arrow_batch_mb:.2f} | {m.rows_per_task:,} |"
         )
     return "\n".join(lines)

@@ -4,6 +4,8 @@ scale (smoke test: it checks that both sinks ran and were counted, never how fas
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -22,30 +24,45 @@ def test_cli_registers_write():
     assert args.which == ["write"] and args.records == 10 and args.codecs == "lz4"
 
 
-def test_both_samplers_find_a_worker_child_and_its_memory():
-    # a child whose command line names pyspark.daemon, as PySpark's daemon and its forks do
-    child = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; b = bytearray(64 << 20); time.sleep(60)",
-         "pyspark.daemon"]
-    )  # fmt: skip
+#: A "daemon" (its command line names pyspark.daemon) forking one "worker" that holds 64 MiB
+#: more, as PySpark's daemon forks the workers, which keep its command line.
+DAEMON = """
+import os, time
+if os.fork() == 0:
+    held = bytearray(64 << 20)
+time.sleep(60)
+"""
+
+
+def test_both_samplers_tell_the_daemon_from_its_forked_worker():
+    daemon = subprocess.Popen([sys.executable, "-c", DAEMON, "pyspark.daemon"])
+    worker = None
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             by_proc = write._worker_rss_proc()
-            if by_proc.get(child.pid, 0) > 64 << 20:
+            if any(rss > 64 << 20 for ppid, rss in by_proc.values() if ppid == daemon.pid):
                 break
             time.sleep(0.1)
-        assert by_proc[child.pid] > 64 << 20
+        assert by_proc[daemon.pid][0] != daemon.pid
+        (worker,) = [pid for pid, (ppid, _rss) in by_proc.items() if ppid == daemon.pid]
+        ours = {daemon.pid, worker}  # other tests' Spark sessions may have workers too
+        assert {pid for pid, (ppid, _rss) in by_proc.items() if ours & {pid, ppid}} == ours
+        assert by_proc[worker][1] > by_proc[daemon.pid][1] + (60 << 20)
         by_psutil = write._worker_rss_psutil()
-        assert set(by_psutil) == set(by_proc)
-        assert abs(by_psutil[child.pid] - by_proc[child.pid]) < 8 << 20
+        assert ours <= set(by_psutil)
+        assert by_psutil[worker][0] == daemon.pid
+        assert abs(by_psutil[worker][1] - by_proc[worker][1]) < 8 << 20
         with write.WorkerMemory(interval_s=0.01) as meter:
             time.sleep(0.1)
-        assert meter.workers == 1 and meter.samples >= 3
-        assert meter.peak_mb >= meter.before_mb > 64
+        assert meter.workers >= 1 and meter.samples >= 3
+        assert meter.peak_mb >= meter.before_mb > 60
+        assert meter.daemon_mb > 0 and meter.peak_sum_mb >= meter.peak_mb + meter.daemon_mb - 1
     finally:
-        child.kill()
-        child.wait()
+        if worker is not None:
+            os.kill(worker, signal.SIGKILL)
+        daemon.kill()
+        daemon.wait()
 
 
 def test_a_worker_is_a_pyspark_daemon_or_worker():
@@ -73,5 +90,5 @@ def test_bench_write_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
     memory = {m["case"]: m for m in data["write_memory"]}
     assert set(memory) == {"none", "zstd"}
     for m in memory.values():
-        assert m["workers"] >= 1 and m["peak_mb"] > 0
+        assert m["workers"] >= 1 and m["peak_mb"] > m["daemon_mb"] > 0 and m["warm_mb"] > 0
         assert m["buffer_memory"] == 33_554_432 and m["arrow_batch_rows"] == 10_000
