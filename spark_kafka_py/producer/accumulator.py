@@ -26,6 +26,7 @@ import crc32c
 import pyarrow as pa
 
 from spark_kafka_py.errors import KafkaTimeoutError
+from spark_kafka_py.records.decoder import decode_records
 from spark_kafka_py.records.encoder import build_batch, encode_records_section
 from spark_kafka_py.records.format import (
     ATTRIBUTES_OFFSET,
@@ -298,6 +299,80 @@ class RecordAccumulator:
         batch.sections = []
         batch.in_flight = False
         self.cond.notify_all()
+
+    def split(self, batch: ProducerBatch) -> list[ProducerBatch]:
+        """Two sealed batches holding the records of ``batch`` (at least 2 records), halves in
+        order, for a batch the broker refused as too large (MESSAGE_TOO_LARGE; Java's producer
+        splits such batches too, ``RecordAccumulator.splitAndReenqueue``). Sequences continue
+        from ``batch.base_sequence``, so the partition's later batches keep theirs (KIP-98).
+        Each piece keeps ``batch``'s creation time and attempts. Pure: the queues and the
+        memory count are the caller's business."""
+        assert batch.data is not None and batch.record_count > 1
+        rows = decode_records(
+            batch.data,
+            topic=batch.topic,
+            partition=batch.partition,
+            start_offset=0,
+            end_offset=1 << 62,
+            include_headers=True,
+        ).batch
+        ts_type = rows.schema.field("timestamp").type
+        per_ms = {"s": 1 / 1000, "ms": 1, "us": 1000, "ns": 1_000_000}[ts_type.unit]
+        stamps = [t // per_ms for t in rows.column("timestamp").cast(pa.int64()).to_pylist()]
+        keys, values, headers = (rows.column(n) for n in ("key", "value", "headers"))
+        half = rows.num_rows // 2
+        pieces = []
+        for start, stop in ((0, half), (half, rows.num_rows)):
+            piece = ProducerBatch(
+                batch.topic,
+                batch.partition,
+                batch.created,
+                stamps[start],
+                max(stamps[start:stop]),
+                attempts=batch.attempts,
+                last_error=batch.last_error,
+            )
+            sections = []
+            run = start
+            while run < stop:  # rows of one timestamp share one timestamp delta
+                end = run + 1
+                while end < stop and stamps[end] == stamps[run]:
+                    end += 1
+                section, taken = encode_records_section(
+                    keys.slice(run, end - run),
+                    values.slice(run, end - run),
+                    headers.slice(run, end - run),
+                    0,
+                    first_offset_delta=run - start,
+                    timestamp_delta=stamps[run] - stamps[start],
+                    budget=1 << 62,
+                )
+                assert taken == end - run
+                sections.append(section)
+                run = end
+            piece.record_count = stop - start
+            piece.data = build_batch(
+                b"".join(sections),
+                count=piece.record_count,
+                last_offset_delta=piece.record_count - 1,
+                base_timestamp=piece.base_timestamp,
+                max_timestamp=piece.max_timestamp,
+                codec=self.codec,
+                level=self.level,
+            )
+            if batch.base_sequence >= 0:
+                piece.base_sequence = (batch.base_sequence + start) % _SEQUENCE_MODULO
+            pieces.append(piece)
+        return pieces
+
+    def replace(self, batch: ProducerBatch, pieces: list[ProducerBatch]) -> None:
+        """Put ``pieces`` (from :meth:`split`) in place of ``batch`` and queue them. Call
+        locked."""
+        self.done(batch)
+        for piece in pieces:
+            self.incomplete.add(piece)
+            self.used_bytes += piece.held_bytes
+            self.requeue(piece)
 
     def queued(self) -> list[ProducerBatch]:
         """Every batch in a queue (not in flight), oldest first per partition. Call locked."""

@@ -116,6 +116,7 @@ class ProducerStats:
         bytes: bytes of batches written (retries included).
         epoch_bumps: producer epoch bumps or producer id resets (KIP-360).
         max_in_flight: most Produce requests in flight at once on one connection.
+        splits: batches split in two after MESSAGE_TOO_LARGE.
     """
 
     records: int = 0
@@ -125,6 +126,7 @@ class ProducerStats:
     bytes: int = 0
     epoch_bumps: int = 0
     max_in_flight: int = 0
+    splits: int = 0
 
 
 @dataclass(frozen=True)
@@ -588,12 +590,23 @@ class Sender:
                 self._bump_needed = True  # KIP-360: the broker lost our state; new epoch
             self._retry_or_fail(batch, f"{code.name} from the partition leader for {tp}", code)
             return
+        if code == ec.MESSAGE_TOO_LARGE and batch.record_count > 1:
+            # as Java's producer: split the batch in two and send the halves (sequences kept)
+            pieces = self.acc.split(batch)
+            self.acc.replace(batch, pieces)
+            self.stats.retries += 1
+            self.stats.splits += 1
+            log.info("%r was too large for the broker: split in %d", batch, len(pieces))
+            return
         if code in (ec.MESSAGE_TOO_LARGE, ec.RECORD_LIST_TOO_LARGE):
+            what = (
+                f"a batch of {len(batch.data or b'')} bytes ({batch.record_count} records)"
+                if batch.record_count > 1
+                else f"a record of {len(batch.data or b'')} bytes (in a batch of its own)"
+            )
             detail = (
-                f"the broker refused a batch of {len(batch.data or b'')} bytes "
-                f"({batch.record_count} records): it is larger than the topic's "
-                "max.message.bytes (or the broker's message.max.bytes); lower kafka.batch.size "
-                "or raise the topic's max.message.bytes"
+                f"the broker refused {what}: it is larger than the topic's max.message.bytes "
+                "(or the broker's message.max.bytes)"
             )
             self._fail(batch, ProduceError(code, batch.topic, batch.partition, detail))
             return

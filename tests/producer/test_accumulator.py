@@ -16,6 +16,7 @@ from spark_kafka_py.records.compression import CODEC_GZIP, CODEC_NONE
 from spark_kafka_py.records.format import V2_HEADER, V2_PREFIX
 
 TS = 1_700_000_000_000
+HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
 
 def acc(**kw: int) -> RecordAccumulator:
@@ -109,3 +110,38 @@ def test_full_buffer_blocks_then_times_out_naming_the_options() -> None:
     assert f"kafka.buffer.memory={a.buffer_memory}" in text and "kafka.max.block.ms=300" in text
     assert "t-1" in text
     assert a.memory_waiters == 0
+
+
+@pytest.mark.parametrize("codec", [CODEC_NONE, CODEC_GZIP])
+def test_split_keeps_records_timestamps_and_sequences(codec: int) -> None:
+    a = acc(codec=codec)
+    keys = pa.array([f"k{i}" for i in range(7)], pa.string())
+    headers = pa.array([[{"key": "h", "value": b"x"}]] * 7, HEADERS)
+    a.append("t", 0, keys, vals(3), headers.slice(0, 3), TS, max_block_ms=0)
+    a.append("t", 0, keys.slice(3), vals(4), headers.slice(3), TS + 9, max_block_ms=0)
+    (batch,) = a.queues[("t", 0)]
+    a.seal(batch)
+    batch.base_sequence = 40
+    first, second = a.split(batch)
+    assert (first.record_count, second.record_count) == (3, 4)
+    assert (first.base_sequence, second.base_sequence) == (40, 43)
+    assert (first.base_timestamp, second.base_timestamp) == (TS, TS + 9)
+    rows = []
+    for piece in (first, second):
+        assert piece.data is not None
+        out = decode_records(
+            piece.data, topic="t", partition=0, start_offset=0, end_offset=99, include_headers=True
+        ).batch
+        rows += zip(
+            out.column("key").to_pylist(),
+            out.column("value").to_pylist(),
+            out.column("headers").to_pylist(),
+            strict=True,
+        )
+    assert [r[0] for r in rows] == [f"k{i}".encode() for i in range(7)]
+    assert [r[1] for r in rows] == vals(3).to_pylist() + vals(4).to_pylist()
+    assert all(r[2] == [{"key": "h", "value": b"x"}] for r in rows)
+    with a.cond:
+        a.replace(batch, [first, second])
+    assert list(a.queues[("t", 0)]) == [first, second]
+    assert a.used_bytes == len(first.data) + len(second.data)

@@ -201,3 +201,29 @@ def test_append_to_a_missing_partition_or_topic_fails_after_max_block(
             producer.append(topic, -1, None, values(1), None, TS)
         producer.flush()
         assert producer.stats.requests == 0
+
+
+def test_batches_too_large_for_the_topic_are_split(kafka_bootstrap: str, new_topic) -> None:
+    topic = new_topic(configs={"max.message.bytes": "3000"})
+    keys = pa.array([f"k{i}" for i in range(1000)], pa.string())
+    headers = pa.array(
+        [[{"key": "i", "value": str(i).encode()}] for i in range(1000)], HEADERS_TYPE
+    )
+    with KafkaProducer(settings(kafka_bootstrap, batch_size=64_000, linger_ms=50)) as producer:
+        producer.append(topic, 0, keys, values(1000, prefix="x" * 40), headers, TS)
+        producer.append(topic, 0, None, values(10, prefix="later"), None, TS + 5)
+        producer.flush()
+        stats = producer.stats
+        assert stats.splits >= 3 and stats.records == 1010
+    stored = read_back(kafka_bootstrap, topic)
+    assert stored.rows.column("value").to_pylist() == [
+        f"{'x' * 40}{i}".encode() for i in range(1000)
+    ] + [f"later{i}".encode() for i in range(10)]
+    assert stored.rows.column("key").to_pylist()[:2] == [b"k0", b"k1"]
+    assert stored.rows.column("headers").to_pylist()[999] == [{"key": "i", "value": b"999"}]
+    counts = [b.count for b in stored.batches]
+    assert [b.base_sequence for b in stored.batches] == [
+        sum(counts[:i]) for i in range(len(counts))
+    ]
+    ts = stored.rows.column("timestamp").cast(pa.int64()).to_pylist()
+    assert ts[0] // 1000 == TS and ts[-1] // 1000 == TS + 5
