@@ -8,8 +8,8 @@ It may import ``client/``, ``protocol/`` and ``records/``, never ``spark/`` or `
 
 from spark_kafka_py.producer.partitioner import murmur2, partition_for_key, to_positive
 from spark_kafka_py.producer.producer import KafkaProducer
-from spark_kafka_py.producer.sender import ProducerStats
 from spark_kafka_py.producer.settings import ProducerSettings, parse_acks
+from spark_kafka_py.producer.state import ProducerStats
 
 __all__ = [
     "KafkaProducer",

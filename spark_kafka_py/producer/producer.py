@@ -28,8 +28,9 @@ from spark_kafka_py.errors import (
     ProduceError,
 )
 from spark_kafka_py.producer.accumulator import RecordAccumulator
-from spark_kafka_py.producer.sender import ProducerStats, Sender
+from spark_kafka_py.producer.sender import Sender
 from spark_kafka_py.producer.settings import ProducerSettings
+from spark_kafka_py.producer.state import ProducerStats
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.records.encoder import Header, record_size_upper_bound
 from spark_kafka_py.records.format import MAX_RECORD_OVERHEAD, RECORD_BATCH_OVERHEAD

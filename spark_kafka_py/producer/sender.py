@@ -43,8 +43,6 @@ from dataclasses import dataclass
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.client.connection import BrokerConnection, Pipelined
 from spark_kafka_py.errors import (
-    KafkaApiError,
-    KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
     ProduceError,
@@ -52,29 +50,23 @@ from spark_kafka_py.errors import (
 from spark_kafka_py.producer.accumulator import (
     ProducerBatch,
     RecordAccumulator,
-    TopicPartition,
-    stamp_batch,
 )
 from spark_kafka_py.producer.settings import MAX_IN_FLIGHT_IDEMPOTENT, ProducerSettings
+from spark_kafka_py.producer.state import PRODUCE_BY_TOPIC_ID_VERSION, ProducerState
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.init_producer_id import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
 from spark_kafka_py.protocol.messages.produce import (
     ACKS_NONE,
     PartitionProduceData,
-    PartitionProduceResponse,
     ProduceRequest,
-    ProduceResponse,
     TopicProduceData,
 )
 from spark_kafka_py.protocol.primitives import ZERO_UUID
-from spark_kafka_py.records.format import PRODUCER_ID_OFFSET
 
-__all__ = ["ProducerStats", "Sender"]
+__all__ = ["Sender"]
 
 log = logging.getLogger(__name__)
 
@@ -83,50 +75,9 @@ log = logging.getLogger(__name__)
 _IDEMPOTENT_TXN_TIMEOUT_MS = 2**31 - 1
 #: The largest producer epoch (int16); past it an idempotent producer gets a new producer id.
 _MAX_EPOCH = 2**15 - 1
-#: Produce v13 names topics by id (KIP-516); without a topic id we stay at v12.
-_PRODUCE_BY_TOPIC_ID_VERSION = 13
 #: Per-request bytes of a ProduceRequest besides its batches, generously bounded
 #: (header, transactional id, acks, timeout, arrays, a topic name per batch).
 _REQUEST_OVERHEAD = 512
-#: Errors after which the partition's leader may have moved: refresh metadata first.
-_REFRESH_METADATA_ON = frozenset(
-    {
-        ec.NOT_LEADER_OR_FOLLOWER,
-        ec.LEADER_NOT_AVAILABLE,
-        ec.UNKNOWN_TOPIC_OR_PARTITION,
-        ec.UNKNOWN_TOPIC_ID,
-        ec.KAFKA_STORAGE_ERROR,
-        ec.FENCED_LEADER_EPOCH,
-        ec.UNKNOWN_LEADER_EPOCH,
-        ec.NOT_CONTROLLER,
-        ec.NETWORK_EXCEPTION,
-    }
-)
-
-
-@dataclass
-class ProducerStats:
-    """Counters of one producer (since it was created).
-
-    Attributes:
-        records: records acknowledged (with ``acks=0``: written).
-        batches: batches acknowledged.
-        requests: Produce requests written.
-        retries: batches requeued after a retriable error.
-        bytes: bytes of batches written (retries included).
-        epoch_bumps: producer epoch bumps or producer id resets (KIP-360).
-        max_in_flight: most Produce requests in flight at once on one connection.
-        splits: batches split in two after MESSAGE_TOO_LARGE.
-    """
-
-    records: int = 0
-    batches: int = 0
-    requests: int = 0
-    retries: int = 0
-    bytes: int = 0
-    epoch_bumps: int = 0
-    max_in_flight: int = 0
-    splits: int = 0
 
 
 @dataclass(frozen=True)
@@ -177,7 +128,9 @@ class _Reader:
                 except KafkaError as exc:
                     self.sender.complete_error(self.node, item.batches, exc)
                 else:
-                    self.sender.complete(self.node, item, response)
+                    self.sender.complete(
+                        self.node, item.batches, response, item.pending.version, item.names_by_id
+                    )
             except Exception as exc:  # a bug: its batches fail with it, flush() raises it
                 log.exception("reading Produce responses from broker %d failed", self.node)
                 self.sender.fail_request(item.batches, exc)
@@ -185,32 +138,17 @@ class _Reader:
                 self.items.popleft()
 
 
-class Sender:
-    """The sender of one :class:`~spark_kafka_py.producer.producer.KafkaProducer`.
-
-    State shared with the appending thread lives under ``accumulator.cond``.
-    """
+class Sender(ProducerState):
+    """The sender of one :class:`~spark_kafka_py.producer.producer.KafkaProducer`: the I/O
+    around :class:`~spark_kafka_py.producer.state.ProducerState` (shared with the appending
+    thread under ``accumulator.cond``)."""
 
     def __init__(
         self, settings: ProducerSettings, client: KafkaClient, accumulator: RecordAccumulator
     ) -> None:
-        self.settings = settings
+        super().__init__(settings, accumulator)
         self.client = client
-        self.acc = accumulator
-        self.cond = accumulator.cond
-        self.idempotent = settings.enable_idempotence
-        self.producer_id = NO_PRODUCER_ID
-        self.producer_epoch = NO_PRODUCER_EPOCH
-        self.stats = ProducerStats()
-        #: the first failure not yet raised to the caller
-        self.failure: BaseException | None = None
-        self._next_sequence: dict[TopicPartition, int] = {}
-        self._in_flight: collections.Counter[TopicPartition] = collections.Counter()
-        self._node_in_flight: collections.Counter[int] = collections.Counter()
-        self._bump_needed = False
-        self._metadata_wanted = True
         self._last_metadata_attempt = -1e9
-        self._last_metadata_error: str | None = None
         self._init_retry_at = 0.0
         self._readers: dict[int, _Reader] = {}
         self._stopping = False
@@ -243,12 +181,6 @@ class Sender:
         """Wait for the reader threads (closing the connections first makes it quick)."""
         for reader in list(self._readers.values()):
             reader.thread.join(timeout_s)
-
-    def take_failure(self) -> BaseException | None:
-        """The first failure since the last call (cleared: the producer goes on)."""
-        with self.cond:
-            failure, self.failure = self.failure, None
-            return failure
 
     # -- the sender thread ----------------------------------------------------------------
     def _run(self) -> None:
@@ -290,17 +222,6 @@ class Sender:
                     if queue and queue[0] is batch:  # done() removed it unless already done
                         queue.popleft()
 
-    def _timeout_error(self, batch: ProducerBatch) -> KafkaTimeoutError:
-        last = batch.last_error or self._last_metadata_error
-        return KafkaTimeoutError(
-            f"producing to {batch.topic}-{batch.partition}: {batch.record_count} records not "
-            f"acknowledged within kafka.delivery.timeout.ms={self.settings.delivery_timeout_ms}"
-            f" ms since they were written ({batch.attempts} attempts"
-            + (f"; last error: {last}" if last else "")
-            + ")"
-        )
-
-    # -- producer id ----------------------------------------------------------------------
     def _ensure_producer_id(self, now: float) -> bool:
         """Whether batches may be drained; gets or bumps the producer id when due."""
         with self.cond:
@@ -344,16 +265,6 @@ class Sender:
             self._bump_needed = False
             log.info("producer id %d epoch %d", self.producer_id, self.producer_epoch)
         return True
-
-    def _reset_sequences(self) -> None:
-        """After an epoch bump or a new producer id: sequences start again at 0, queued
-        batches are renumbered when drained next (in their queue order). Call locked."""
-        self.stats.epoch_bumps += 1
-        self._bump_needed = False
-        self._next_sequence.clear()
-        for batch in self.acc.queued():
-            batch.base_sequence = -1
-        log.info("producer %d bumped to epoch %d", self.producer_id, self.producer_epoch)
 
     def _init_producer_id(self) -> InitProducerIdResponse:
         """InitProducerId without a transactional id: the broker hands out a new producer id
@@ -445,27 +356,6 @@ class Sender:
                 self.stats.max_in_flight = max(self.stats.max_in_flight, self._node_in_flight[node])
             return list(by_node.items()), wake
 
-    def _prepare(self, batch: ProducerBatch) -> None:
-        """Mark in flight; give it its sequence and producer id (KIP-98). Call locked."""
-        batch.in_flight = True
-        batch.attempts += 1
-        self._in_flight[batch.tp] += 1
-        if not self.idempotent:
-            return
-        if batch.base_sequence < 0:
-            seq = self._next_sequence.get(batch.tp, 0)
-            batch.base_sequence = seq
-            self._next_sequence[batch.tp] = (seq + batch.record_count) % (1 << 31)
-        stamped = (batch.producer_id, batch.producer_epoch)
-        if stamped != (self.producer_id, self.producer_epoch) or _sequence_of(batch) != (
-            batch.base_sequence
-        ):
-            assert batch.data is not None
-            batch.data = stamp_batch(
-                batch.data, self.producer_id, self.producer_epoch, batch.base_sequence
-            )
-            batch.producer_id, batch.producer_epoch = self.producer_id, self.producer_epoch
-
     def _send(self, node: int, batches: list[ProducerBatch]) -> None:
         s = self.settings
         metadata = self.client.cached_metadata
@@ -490,7 +380,7 @@ class Sender:
                 for topic, parts in topics.items()
             ),
         )
-        max_version = None if len(ids) == len(topics) else _PRODUCE_BY_TOPIC_ID_VERSION - 1
+        max_version = None if len(ids) == len(topics) else PRODUCE_BY_TOPIC_ID_VERSION - 1
         try:
             conn = self.client.connection(node)
             pending = conn.send_pipelined(
@@ -515,176 +405,3 @@ class Sender:
             reader = self._readers[node] = _Reader(self, node)
         names_by_id = {v: k for k, v in ids.items()}
         reader.put(_Request(conn, pending, tuple(batches), names_by_id))
-
-    # -- completion (reader threads, or the sender thread on a failed write) ---------------
-    def complete(self, node: int, request: _Request, response: ProduceResponse) -> None:
-        """Handle a Produce response: every batch acknowledged, retried or failed."""
-        by_version = request.pending.version >= _PRODUCE_BY_TOPIC_ID_VERSION
-        results: dict[TopicPartition, PartitionProduceResponse] = {}
-        for topic in response.responses:
-            name = request.names_by_id.get(topic.topic_id, "") if by_version else topic.name
-            for part in topic.partition_responses:
-                results[(name, part.index)] = part
-        with self.cond:
-            self._node_in_flight[node] -= 1
-            for batch in request.batches:
-                self._in_flight[batch.tp] -= 1
-            for batch in request.batches:
-                part = results.pop(batch.tp, None)
-                if part is None:
-                    self._retry_or_fail(
-                        batch,
-                        f"the Produce response of broker {node} has no result for "
-                        f"{batch.topic}-{batch.partition}",
-                        None,
-                    )
-                else:
-                    self._handle_partition(batch, part)
-            if results and self.failure is None:
-                self.failure = KafkaError(
-                    f"broker {node} answered Produce for partitions not asked for: "
-                    f"{sorted(results)}"
-                )
-            self.cond.notify_all()
-
-    def complete_error(
-        self,
-        node: int,
-        batches: tuple[ProducerBatch, ...] | list[ProducerBatch],
-        exc: BaseException,
-    ) -> None:
-        """A request failed as a whole (connection lost, timeout, no common version)."""
-        retriable = isinstance(exc, KafkaTimeoutError) or (
-            isinstance(exc, KafkaConnectionError | KafkaApiError) and exc.retriable
-        )
-        with self.cond:
-            self._node_in_flight[node] -= 1
-            self._metadata_wanted = True
-            for batch in batches:
-                self._in_flight[batch.tp] -= 1
-            for batch in batches:
-                if retriable:
-                    self._retry_or_fail(batch, str(exc), None)
-                else:
-                    self._fail(batch, exc)
-            self.cond.notify_all()
-
-    def fail_request(self, batches: tuple[ProducerBatch, ...], exc: BaseException) -> None:
-        """Fail every batch of a request whose handling broke (the first failure is kept for
-        :meth:`take_failure`)."""
-        with self.cond:
-            for batch in batches:
-                self._fail(batch, exc)
-            self.cond.notify_all()
-
-    def _handle_partition(self, batch: ProducerBatch, part: PartitionProduceResponse) -> None:
-        code = ec.error_for(part.error_code)
-        if code == ec.NONE or (self.idempotent and code == ec.DUPLICATE_SEQUENCE_NUMBER):
-            self._succeed(batch)
-            return
-        tp = f"{batch.topic}-{batch.partition}"
-        if code in _REFRESH_METADATA_ON:
-            self._metadata_wanted = True
-        if self.idempotent and code in (ec.OUT_OF_ORDER_SEQUENCE_NUMBER, ec.UNKNOWN_PRODUCER_ID):
-            if self._is_oldest(batch):
-                self._bump_needed = True  # KIP-360: the broker lost our state; new epoch
-            self._retry_or_fail(batch, f"{code.name} from the partition leader for {tp}", code)
-            return
-        if code == ec.MESSAGE_TOO_LARGE and batch.record_count > 1:
-            # as Java's producer: split the batch in two and send the halves (sequences kept)
-            pieces = self.acc.split(batch)
-            self.acc.replace(batch, pieces)
-            self.stats.retries += 1
-            self.stats.splits += 1
-            log.info("%r was too large for the broker: split in %d", batch, len(pieces))
-            return
-        if code in (ec.MESSAGE_TOO_LARGE, ec.RECORD_LIST_TOO_LARGE):
-            what = (
-                f"a batch of {len(batch.data or b'')} bytes ({batch.record_count} records)"
-                if batch.record_count > 1
-                else f"a record of {len(batch.data or b'')} bytes (in a batch of its own)"
-            )
-            detail = (
-                f"the broker refused {what}: it is larger than the topic's max.message.bytes "
-                "(or the broker's message.max.bytes)"
-            )
-            self._fail(batch, ProduceError(code, batch.topic, batch.partition, detail))
-            return
-        if code.retriable:
-            self._retry_or_fail(batch, f"{code.name} for {tp}", code)
-            return
-        detail = code.description
-        if part.error_message:
-            detail += f" Broker: {part.error_message}"
-        if part.record_errors:
-            detail += " Records: " + "; ".join(
-                f"#{r.batch_index}: {r.batch_index_error_message}" for r in part.record_errors
-            )
-        self._fail(batch, ProduceError(code, batch.topic, batch.partition, detail))
-
-    def _is_oldest(self, batch: ProducerBatch) -> bool:
-        """Whether no batch of its partition with a lower sequence is unacknowledged."""
-        return all(
-            other.base_sequence < 0 or other.base_sequence >= batch.base_sequence
-            for other in self.acc.incomplete
-            if other.tp == batch.tp
-        )
-
-    def _retry_or_fail(self, batch: ProducerBatch, error: str, code: ec.ErrorCode | None) -> None:
-        now = time.monotonic()
-        batch.last_error = error
-        batch.in_flight = False
-        if (now - batch.created) * 1000 >= self.settings.delivery_timeout_ms:
-            self._fail(batch, self._timeout_error(batch))
-        elif batch.attempts > self.settings.retries:
-            if code is not None:
-                self._fail(
-                    batch,
-                    ProduceError(
-                        code,
-                        batch.topic,
-                        batch.partition,
-                        f"{code.description} (kafka.retries={self.settings.retries} exhausted)",
-                    ),
-                )
-            else:
-                self._fail(
-                    batch,
-                    KafkaError(
-                        f"producing to {batch.topic}-{batch.partition} failed after "
-                        f"{batch.attempts} attempts (kafka.retries={self.settings.retries}): "
-                        f"{error}"
-                    ),
-                )
-        else:
-            batch.retry_at = now + self.settings.client.retry_backoff_ms / 1000
-            self.acc.requeue(batch)
-            self.stats.retries += 1
-
-    def _succeed(self, batch: ProducerBatch) -> None:
-        self.stats.records += batch.record_count
-        self.stats.batches += 1
-        self.acc.done(batch)
-
-    def _fail(self, batch: ProducerBatch, exc: BaseException) -> None:
-        if batch not in self.acc.incomplete:
-            return
-        log.debug("batch %r failed: %s", batch, exc)
-        if self.failure is None:
-            self.failure = exc
-        if self.idempotent and batch.base_sequence >= 0:
-            self._bump_needed = True  # a gap in the partition's sequences (Java does so too)
-        self.acc.done(batch)
-
-    def _fail_all_queued(self, exc: BaseException) -> None:
-        for batch in self.acc.queued():
-            self._fail(batch, exc)
-        self.cond.notify_all()
-
-
-def _sequence_of(batch: ProducerBatch) -> int:
-    """The base sequence written in a sealed batch's header (KIP-98)."""
-    assert batch.data is not None
-    return int.from_bytes(
-        batch.data[PRODUCER_ID_OFFSET + 10 : PRODUCER_ID_OFFSET + 14], "big", signed=True
-    )
