@@ -16,7 +16,7 @@ Threads:
   ``max.in.flight.requests.per.connection`` requests in flight per broker;
 - one reader thread per broker (``pykafka-producer-reader-<node>``) reads that broker's
   responses in order (Kafka answers the requests of a connection in order) and completes
-  their batches.
+  their batches (what each partition's result does: :mod:`spark_kafka_py.producer.state`).
 
 Idempotence: a batch gets its base sequence (the partition's next) when first drained and
 keeps it on retries; the order of a partition is kept because its batches go, in sequence
