@@ -358,6 +358,9 @@ OPTIONS: tuple[Option, ...] = (
          unit="ms", minimum=0),
     _opt("kafka.retries", "int", 2_147_483_647,
          "retries of a failed Produce, within `kafka.delivery.timeout.ms`", {SINK}, minimum=0),
+    _opt("kafka.transaction.timeout.ms", "int", 60_000,
+         "a task's transaction is aborted by the broker if not ended within this long "
+         "(exactly-once)", {SINK}, unit="ms", minimum=1),
     _opt("kafka.partitioner.ignore.keys", "boolean", False,
          "spread keyed records as unkeyed ones instead of by `murmur2(key)` (KIP-794)", {SINK}),
     # -- security (parsed by spark_kafka_py.client.security; see docs/security.md) ---------------
