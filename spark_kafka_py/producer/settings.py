@@ -64,6 +64,12 @@ class ProducerSettings:
             answered, per broker.
         delivery_timeout_ms: a record not acknowledged this long after ``append`` fails.
         retries: retries of a batch after a retriable error (within ``delivery_timeout_ms``).
+        transactional_id: ``transactional.id``: set, the producer writes in transactions
+            (KIP-98; :mod:`spark_kafka_py.producer.transactions`); needs idempotence and
+            ``acks=all``.
+        transaction_timeout_ms: ``transaction.timeout.ms``: the broker aborts a transaction
+            not ended this long after it began (at most the broker's
+            ``transaction.max.timeout.ms``).
 
     Raises:
         ConfigError: a value out of range, or one of Java's cross-checks failing; the message
@@ -85,6 +91,8 @@ class ProducerSettings:
     )
     delivery_timeout_ms: int = default("kafka.delivery.timeout.ms")
     retries: int = default("kafka.retries")
+    transactional_id: str | None = None
+    transaction_timeout_ms: int = default("kafka.transaction.timeout.ms")
 
     def __post_init__(self) -> None:
         if self.acks not in (ACKS_ALL, ACKS_LEADER, ACKS_NONE):
@@ -103,6 +111,7 @@ class ProducerSettings:
             "max_in_flight_requests_per_connection": 1,
             "delivery_timeout_ms": 0,
             "retries": 0,
+            "transaction_timeout_ms": 1,
         }
         for name, low in minimums.items():
             value = getattr(self, name)
@@ -127,6 +136,15 @@ class ProducerSettings:
                     f"{self.max_in_flight_requests_per_connection} conflicts with "
                     "kafka.enable.idempotence=true: an idempotent producer keeps at most "
                     f"{MAX_IN_FLIGHT_IDEMPOTENT} requests in flight (KIP-98){fix}"
+                )
+        if self.transactional_id is not None:
+            if not self.transactional_id:
+                raise ConfigError("the transactional id must not be empty")
+            if not self.enable_idempotence:
+                raise ConfigError(
+                    "kafka.enable.idempotence=false conflicts with a transactional producer "
+                    f"(transactional id {self.transactional_id!r}): transactions need "
+                    "idempotence (as Kafka's producer requires)"
                 )
         request_timeout_ms = self.client.request_timeout_ms
         if self.delivery_timeout_ms < self.linger_ms + request_timeout_ms:

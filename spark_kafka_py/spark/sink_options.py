@@ -131,6 +131,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         ),
         delivery_timeout_ms=int(_value(opts, "kafka.delivery.timeout.ms")),
         retries=int(_value(opts, "kafka.retries")),
+        transaction_timeout_ms=int(_value(opts, "kafka.transaction.timeout.ms")),
     )
     return SinkOptions(
         producer=producer,
