@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
                         args.value_size,
                         partitions=args.partitions,
                         repeat=args.repeat,
+                        buffer_memory=args.buffer_memory,
                     )
                     results += written
                     print(format_table(written), flush=True)
@@ -278,6 +279,12 @@ def add_parser(subparsers: Any) -> None:
         "--memory-fetch-bytes",
         default="1048576,8388608",
         help="max.partition.fetch.bytes values of the memory benchmark",
+    )
+    p.add_argument(
+        "--buffer-memory",
+        type=int,
+        default=33_554_432,
+        help="kafka.buffer.memory of both sinks in the write benchmark, bytes",
     )
     p.add_argument("--bootstrap-servers", help="use this cluster instead of a local broker")
     p.add_argument("--json", help="also write the results to this JSON file")

@@ -10,10 +10,10 @@ each sink writes 1,000 rows once (the session's one-time costs: PySpark's lookup
 data source, the Python workers, the Java producer's classes). Timed: per codec (``--codecs``,
 ``kafka.compression.type``) and run (``--repeat``), each sink in turn writes every row into a
 fresh topic of ``partitions`` partitions with the sinks' defaults for everything else (``acks``
-``all``, idempotence on, ``linger.ms`` 5, ``batch.size`` 16 KiB, ``buffer.memory`` 32 MiB: the
-Java producer's defaults, which the pykafka sink shares). After each write the topic's end
-offsets must sum to the rows written (:class:`WriteCountError` otherwise); the topic is then
-deleted.
+``all``, idempotence on, ``linger.ms`` 5, ``batch.size`` 16 KiB: the Java producer's defaults,
+which the pykafka sink shares) except ``kafka.buffer.memory`` (``--buffer-memory``, default
+32 MiB as Java's). After each write the topic's end offsets must sum to the rows written
+(:class:`WriteCountError` otherwise); the topic is then deleted.
 
 Memory: during every ``pykafka`` write the resident memory of this process's PySpark Python
 workers (the processes descending from this driver whose command line names ``pyspark.daemon``
@@ -274,7 +274,13 @@ class WriteMemory:
 
 
 def _time_write(
-    df: Any, fmt: str, bootstrap: str, topic: str, partitions: int, codec: str | None
+    df: Any,
+    fmt: str,
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    codec: str | None,
+    buffer_memory: int = BUFFER_MEMORY_DEFAULT,
 ) -> float:
     from spark_kafka_py.testing.tools import create_topic
 
@@ -283,6 +289,7 @@ def _time_write(
         df.write.format(fmt)
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", topic)
+        .option("kafka.buffer.memory", str(buffer_memory))
         .mode("append")
     )
     if codec is not None:
@@ -326,6 +333,7 @@ def bench_write(
     *,
     partitions: int = 4,
     repeat: int = 2,
+    buffer_memory: int = BUFFER_MEMORY_DEFAULT,
     sinks: Sequence[tuple[str, str]] = SINKS,
 ) -> tuple[list[BenchResult], list[WriteMemory]]:
     """Write throughput of each sink per codec, and the pykafka workers' memory.
@@ -339,6 +347,7 @@ def bench_write(
         records, key_size, value_size: rows and bytes per key and value.
         partitions: partitions of every topic written, and write tasks.
         repeat: timed writes per sink and codec; the table has the medians.
+        buffer_memory: ``kafka.buffer.memory`` of every write, both sinks (bytes).
         sinks: ``(format, table name)``, ours first.
 
     Returns:
@@ -359,7 +368,9 @@ def bench_write(
         for fmt, _name in sinks:  # once per sink, untimed
             topic = f"bench-write-warmup-{fmt}-{run_id}"
             with WorkerMemory() as warm:
-                _time_write(df.limit(WARM_UP_ROWS), fmt, bootstrap, topic, partitions, None)
+                _time_write(
+                    df.limit(WARM_UP_ROWS), fmt, bootstrap, topic, partitions, None, buffer_memory
+                )
             if fmt == "pykafka":
                 warm_mb = warm.peak_mb
             _check_and_drop(bootstrap, topic, partitions, min(records, WARM_UP_ROWS), fmt)
@@ -371,7 +382,9 @@ def bench_write(
                     topic = f"bench-write-{fmt}-{codec}-{records}-{run_id}-{i}"
                     meter = WorkerMemory() if fmt == "pykafka" else contextlib.nullcontext()
                     with meter:
-                        secs = _time_write(df, fmt, bootstrap, topic, partitions, codec)
+                        secs = _time_write(
+                            df, fmt, bootstrap, topic, partitions, codec, buffer_memory
+                        )
                     _check_and_drop(bootstrap, topic, partitions, records, fmt)
                     runs[name].append(secs)
                     if isinstance(meter, WorkerMemory):
@@ -401,7 +414,7 @@ def bench_write(
                         max(m.peak_mb for m in meters),
                         max(m.peak_sum_mb for m in meters),
                         max(m.workers for m in meters),
-                        BUFFER_MEMORY_DEFAULT,
+                        buffer_memory,
                         arrow_rows,
                         arrow_rows * (record_bytes + 8) / 2**20,
                         math.ceil(records / partitions),

@@ -76,7 +76,7 @@ def test_bench_write_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
     report = tmp_path / "bench.json"
     cmd = [
         sys.executable, "-m", "spark_kafka_py.cli", "bench", "write",
-        "--records", "3000", "--codecs", "none,zstd", "--repeat", "1",
+        "--records", "3000", "--codecs", "none,zstd", "--repeat", "1", "--buffer-memory", "8388608",
         "--bootstrap-servers", kafka_bootstrap, "--json", str(report),
     ]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=ROOT)
@@ -91,4 +91,4 @@ def test_bench_write_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
     assert set(memory) == {"none", "zstd"}
     for m in memory.values():
         assert m["workers"] >= 1 and m["peak_mb"] > m["daemon_mb"] > 0 and m["warm_mb"] > 0
-        assert m["buffer_memory"] == 33_554_432 and m["arrow_batch_rows"] == 10_000
+        assert m["buffer_memory"] == 8_388_608 and m["arrow_batch_rows"] == 10_000
