@@ -323,6 +323,17 @@ OPTIONS: tuple[Option, ...] = (
     _opt("topic", "string", None,
          "write every row to this topic; overrides the `topic` column (required without one)",
          {SINK}),
+    _opt("deliveryGuarantee", "enum", "at-least-once",
+         "`at-least-once` (as Spark's sink) or `exactly-once`: each micro-batch's rows become "
+         "visible to `read_committed` readers once, at Spark's commit (streaming writes)",
+         {SINK}, choices=("at-least-once", "exactly-once"), spark="ours only"),
+    _opt("transactionalIdPrefix", "string", None,
+         "required for `exactly-once`: tasks write in transactions `<prefix>-<task partition>`; "
+         "stable across restarts of a query, never shared by two queries", {SINK},
+         spark="ours only"),
+    _opt("commitLogTopic", "string", "spark-kafka-py-commits",
+         "`exactly-once`: compacted topic where the driver records the micro-batch it commits "
+         "(created if missing)", {SINK}, spark="ours only"),
     _opt("kafka.acks", "enum", "all",
          "`all` (`-1`): the leader waits for the in-sync replicas; `1`: the leader only; `0`: "
          "no response", {SINK}, choices=("all", "-1", "0", "1")),
