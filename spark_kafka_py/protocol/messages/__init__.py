@@ -16,6 +16,14 @@ from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnResponse,
 )
 from spark_kafka_py.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from spark_kafka_py.protocol.messages.create_topics import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from spark_kafka_py.protocol.messages.describe_transactions import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+)
 from spark_kafka_py.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from spark_kafka_py.protocol.messages.fetch import FetchRequest, FetchResponse
 from spark_kafka_py.protocol.messages.find_coordinator import (
@@ -61,6 +69,10 @@ __all__ = [
     "AddPartitionsToTxnResponse",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
+    "CreateTopicsRequest",
+    "CreateTopicsResponse",
+    "DescribeTransactionsRequest",
+    "DescribeTransactionsResponse",
     "EndTxnRequest",
     "EndTxnResponse",
     "FetchRequest",
@@ -118,6 +130,8 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         AddOffsetsToTxnRequest,
         EndTxnRequest,
         TxnOffsetCommitRequest,
+        CreateTopicsRequest,
+        DescribeTransactionsRequest,
     )
 }
 #: API key -> response class.
