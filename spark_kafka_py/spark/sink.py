@@ -24,11 +24,13 @@ closed when the worker exits.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +50,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from spark_kafka_py.errors import ConfigError, InvalidRecordError
+from spark_kafka_py.errors import ConfigError, InvalidRecordError, KafkaError
 from spark_kafka_py.producer.partitioner import StickyPartitioner, partitions_for_keys
 from spark_kafka_py.producer.producer import KafkaProducer
 from spark_kafka_py.producer.settings import ProducerSettings
@@ -65,6 +67,9 @@ __all__ = [
     "shared_producer",
     "write_batches",
 ]
+
+if TYPE_CHECKING:
+    from spark_kafka_py.producer.transactions import TransactionHandle
 
 log = logging.getLogger(__name__)
 
@@ -127,10 +132,14 @@ class KafkaWriteMessage(WriterCommitMessage):
     Attributes:
         records: rows written and acknowledged.
         partitions: per ``"topic-partition"``, rows written there.
+        transaction: ``deliveryGuarantee=exactly-once``: the task's transaction, flushed and
+            left open for the driver to commit (``None`` when the task wrote nothing).
     """
 
     records: int = 0
     partitions: dict[str, int] = field(default_factory=dict)
+    #: exactly-once: the task's open transaction, ended by the driver
+    transaction: Any = None  # a TransactionHandle
 
 
 # ---- one producer per settings in each Python worker --------------------------------------
@@ -360,21 +369,101 @@ class KafkaArrowWriter(DataSourceArrowWriter):
         )
 
 
+def write_transaction(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:
+    """Exactly-once: write one task's rows in a transaction left open for the driver.
+
+    The transactional id is ``<transactionalIdPrefix>-<Spark partition id>``: a retried
+    attempt of the task starts the same id again, which aborts the attempt it replaces (zombie
+    fencing, KIP-98).
+
+    Raises:
+        KafkaError: the write failed; the transaction is aborted (best effort: the retry's
+            InitProducerId aborts it anyway).
+    """
+    from pyspark import TaskContext
+
+    from spark_kafka_py.spark.exactly_once import transactional_id
+
+    context = TaskContext.get()
+    if context is None:  # pragma: no cover - Spark always runs writers in a task
+        raise ConfigError("deliveryGuarantee=exactly-once: no Spark task context in the writer")
+    assert options.transactional_id_prefix is not None
+    txn_id = transactional_id(options.transactional_id_prefix, context.partitionId())
+    producer = KafkaProducer(dataclasses.replace(options.producer, transactional_id=txn_id))
+    try:
+        producer.begin_transaction()
+        message = write_batches(options, batches, producer=producer)
+        handle = producer.prepare_commit()
+    except BaseException:
+        try:
+            producer.abort_transaction()
+        except KafkaError as exc:
+            log.warning("exactly-once: aborting %s after a failed write: %s", txn_id, exc)
+        raise
+    finally:
+        producer.close()
+    message.transaction = handle if handle.partitions else None
+    return message
+
+
+def _committer(options: SinkOptions) -> Any:
+    """The driver's :class:`~spark_kafka_py.spark.exactly_once.ExactlyOnceCommitter` (imported
+    here: at-least-once writes never load the transaction code)."""
+    from spark_kafka_py.spark.exactly_once import ExactlyOnceCommitter
+
+    return ExactlyOnceCommitter(options)
+
+
+def _handles(messages: list[WriterCommitMessage | None]) -> list[TransactionHandle]:
+    return [
+        m.transaction
+        for m in messages
+        if isinstance(m, KafkaWriteMessage) and m.transaction is not None
+    ]
+
+
 class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
     """``writeStream.format("pykafka")``: each micro-batch's tasks write as
-    :class:`KafkaArrowWriter` does (append, update and complete output modes, as Spark's sink:
-    complete mode writes the whole result table every micro-batch)."""
+    :class:`KafkaArrowWriter` does (append and complete output modes; complete mode writes the
+    whole result table every micro-batch, as Spark's sink).
+
+    With ``deliveryGuarantee=exactly-once`` each task writes in a transaction it leaves open
+    (:func:`write_transaction`) and the driver commits them all at Spark's commit of the
+    micro-batch (:class:`~spark_kafka_py.spark.exactly_once.ExactlyOnceCommitter`); creating
+    the writer finishes a commit a previous driver left half done.
+    """
 
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
+        if options.exactly_once:
+            committer = _committer(options)
+            try:
+                committer.recover()
+            finally:
+                committer.close()
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:  # type: ignore[override]
+        if self.options.exactly_once:
+            return write_transaction(self.options, iterator)
         return write_batches(self.options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+        if self.options.exactly_once:
+            committer = _committer(self.options)
+            try:
+                committer.commit(_handles(messages), batchId)
+            finally:
+                committer.close()
         _log_commit(messages, f"micro-batch {batchId}")
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+        if self.options.exactly_once:
+            committer = _committer(self.options)
+            try:
+                committer.abort(_handles(messages), batchId)
+            finally:
+                committer.close()
+            return
         written = sum(m.records for m in messages if isinstance(m, KafkaWriteMessage))
         log.warning(
             "pykafka sink: micro-batch %d failed; %d records of its successful tasks stay in "
@@ -400,13 +489,15 @@ def save_mode_error(overwrite: bool) -> None:
         )
 
 
-def options_for_write(options: Mapping[str, str], schema: StructType) -> SinkOptions:
+def options_for_write(
+    options: Mapping[str, str], schema: StructType, *, streaming: bool
+) -> SinkOptions:
     """Parse a write's options and check its input schema (both on the driver, before any
     task runs).
 
     Raises:
         ConfigError: a bad option or column.
     """
-    parsed = parse_sink_options(options)
+    parsed = parse_sink_options(options, streaming=streaming)
     check_sink_schema(schema, parsed.topic)
     return parsed

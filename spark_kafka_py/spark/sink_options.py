@@ -62,12 +62,18 @@ class SinkOptions:
             says), or ``None`` (the ``topic`` column decides).
         partitioner_ignore_keys: ``kafka.partitioner.ignore.keys``: keyed rows without a
             ``partition`` are spread as unkeyed ones (KIP-794).
+        exactly_once: ``deliveryGuarantee=exactly-once`` (see docs/sink.md).
+        transactional_id_prefix: ``transactionalIdPrefix``; set when ``exactly_once``.
+        commit_log_topic: ``commitLogTopic``, the driver's commit record (``exactly_once``).
         kafka_params: the ``kafka.*`` options as given, secrets hidden (for messages).
     """
 
     producer: ProducerSettings
     topic: str | None = None
     partitioner_ignore_keys: bool = False
+    exactly_once: bool = False
+    transactional_id_prefix: str | None = None
+    commit_log_topic: str = "spark-kafka-py-commits"
     kafka_params: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -75,11 +81,12 @@ def _value(opts: Mapping[str, str], name: str) -> Any:
     return option(name).read(opts)
 
 
-def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
+def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) -> SinkOptions:
     """Validate the options of one write, once, on the driver.
 
     Args:
         options: the options PySpark passed (any case; looked up lower-cased).
+        streaming: ``writeStream`` (``True``) or ``df.write`` (``False``).
 
     Returns:
         The frozen :class:`SinkOptions`.
@@ -88,7 +95,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         ConfigError: naming the option that is missing (``kafka.bootstrap.servers``),
             rejected by Spark's sink (``kafka.key.serializer``, ``kafka.value.serializer``),
             malformed, out of range, or in conflict with another (idempotence with
-            ``acks`` other than ``all``, ...).
+            ``acks`` other than ``all``; ``exactly-once`` without ``transactionalIdPrefix``,
+            with ``acks`` other than ``all``, with idempotence off, or on a batch write).
     """
     opts = {str(k).lower(): str(v) for k, v in options.items()}
     if not opts.get("kafka.bootstrap.servers", "").strip():
@@ -115,6 +123,10 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise ConfigError("Option 'topic' must not be empty")
+    exactly_once = _value(opts, "deliveryGuarantee") == "exactly-once"
+    prefix = _value(opts, "transactionalIdPrefix")
+    if exactly_once:
+        _check_exactly_once(opts, prefix, streaming=streaming)
     producer = ProducerSettings(
         client=parse_client_config(opts, kafka),
         acks=_ACKS[str(_value(opts, "kafka.acks"))],
@@ -136,6 +148,39 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     return SinkOptions(
         producer=producer,
         topic=topic,
+        exactly_once=exactly_once,
+        transactional_id_prefix=prefix.strip() if exactly_once else None,
+        commit_log_topic=_value(opts, "commitLogTopic"),
         partitioner_ignore_keys=_value(opts, "kafka.partitioner.ignore.keys"),
         kafka_params=redact_options(kafka),
     )
+
+
+def _check_exactly_once(opts: Mapping[str, str], prefix: str | None, *, streaming: bool) -> None:
+    """The combinations ``deliveryGuarantee=exactly-once`` needs (issue 13).
+
+    Raises:
+        ConfigError: naming the option in conflict.
+    """
+    if not streaming:
+        raise ConfigError(
+            "Option 'deliveryGuarantee'='exactly-once' applies to writeStream: a batch write "
+            "has no micro-batch commit to make its rows visible at; use at-least-once"
+        )
+    if prefix is None or not prefix.strip():
+        raise ConfigError(
+            "Option 'deliveryGuarantee'='exactly-once' needs 'transactionalIdPrefix': a name "
+            "stable across restarts of this query and used by no other query"
+        )
+    if _ACKS[str(_value(opts, "kafka.acks"))] != -1:
+        raise ConfigError(
+            "Option 'deliveryGuarantee'='exactly-once' needs 'kafka.acks'='all' (transactions "
+            f"are idempotent), got {opts.get('kafka.acks')!r}"
+        )
+    if not _value(opts, "kafka.enable.idempotence"):
+        raise ConfigError(
+            "Option 'deliveryGuarantee'='exactly-once' needs 'kafka.enable.idempotence'='true' "
+            "(Kafka transactions are idempotent)"
+        )
+    if not _value(opts, "commitLogTopic").strip():
+        raise ConfigError("Option 'commitLogTopic' must not be empty")

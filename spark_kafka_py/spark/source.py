@@ -358,8 +358,8 @@ class PyKafkaDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> KafkaArrowWriter:
         """``df.write.format("pykafka")`` (mode Append; Spark's sink refuses Overwrite)."""
         save_mode_error(overwrite)
-        return KafkaArrowWriter(options_for_write(self.options, schema))
+        return KafkaArrowWriter(options_for_write(self.options, schema, streaming=False))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamArrowWriter:
         """``writeStream.format("pykafka")`` in any output mode Spark's sink accepts."""
-        return KafkaStreamArrowWriter(options_for_write(self.options, schema))
+        return KafkaStreamArrowWriter(options_for_write(self.options, schema, streaming=True))

@@ -164,3 +164,23 @@ def test_schema_accepts_sparks_columns_and_ignores_others() -> None:
 def test_schema_errors_are_sparks(fields: tuple, topic: str | None, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         check_sink_schema(schema(*fields), topic)
+
+
+def test_exactly_once_needs_a_prefix_acks_all_idempotence_and_a_stream() -> None:
+    eo = {"deliveryGuarantee": "exactly-once"}
+    o = parse_sink_options(opts(**eo, transactionalIdPrefix=" orders-upper "))
+    assert (o.exactly_once, o.transactional_id_prefix) == (True, "orders-upper")
+    assert o.commit_log_topic == "spark-kafka-py-commits"
+    assert parse_sink_options(opts()).exactly_once is False
+    with pytest.raises(ConfigError, match="needs 'transactionalIdPrefix'"):
+        parse_sink_options(opts(**eo))
+    with pytest.raises(ConfigError, match=r"needs 'kafka.acks'='all'"):
+        parse_sink_options(opts(**eo, transactionalIdPrefix="p", **{"kafka.acks": "1"}))
+    with pytest.raises(ConfigError, match=r"needs 'kafka.enable.idempotence'='true'"):
+        parse_sink_options(
+            opts(**eo, transactionalIdPrefix="p", **{"kafka.enable.idempotence": "false"})
+        )
+    with pytest.raises(ConfigError, match="applies to writeStream"):
+        parse_sink_options(opts(**eo, transactionalIdPrefix="p"), streaming=False)
+    with pytest.raises(ConfigError, match="'deliveryGuarantee'"):
+        parse_sink_options(opts(deliveryGuarantee="at-most-once"))
