@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,12 @@ from spark_kafka_py.consumer.fetcher import PartitionFetcher
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.testing.faultproxy import FaultProxy
-from spark_kafka_py.testing.tools import ProducedRecord, produce
+from spark_kafka_py.testing.tools import ProducedRecord, produce, run_tool
+
+#: Kafka's ``kafka-transactions.sh`` (KIP-664).
+TRANSACTIONS_COMMAND = "org.apache.kafka.tools.TransactionsCommand"
+#: Transaction states that are not finished (``Empty`` and ``Complete*`` are).
+UNFINISHED_TXN_STATES = frozenset({"Ongoing", "PrepareCommit", "PrepareAbort"})
 
 
 def produce_values(bootstrap: str, topic: str, count: int, partitions: int = 1) -> None:
@@ -95,3 +101,48 @@ def fetcher_via(
     """A client whose every connection goes through ``proxy`` (or direct), and a fetcher."""
     client = KafkaClient(settings.client, socket_factory=proxy.socket_factory() if proxy else None)
     return client, PartitionFetcher(client, tp, settings, poll_timeout_ms=poll_timeout_ms)
+
+
+def list_transactions(bootstrap: str) -> dict[str, str]:
+    """``kafka-transactions.sh list``: transactional id -> state (``Ongoing``,
+    ``CompleteCommit``, ...) of every transactional id the coordinators know.
+
+    Raises:
+        KafkaToolError: the tool failed.
+    """
+    out = run_tool(TRANSACTIONS_COMMAND, ["--bootstrap-server", bootstrap, "list"]).stdout
+    lines = [line.split() for line in out.splitlines() if line.strip()]
+    if not lines or lines[0][:1] != ["TransactionalId"]:
+        raise AssertionError(f"unexpected kafka-transactions.sh list output:\n{out}")
+    state_col = lines[0].index("TransactionState")
+    return {cols[0]: cols[state_col] for cols in lines[1:]}
+
+
+def describe_transaction_tool(bootstrap: str, transactional_id: str) -> str:
+    """``kafka-transactions.sh describe --transactional-id ID``, as printed (for messages)."""
+    return run_tool(
+        TRANSACTIONS_COMMAND,
+        ["--bootstrap-server", bootstrap, "describe", "--transactional-id", transactional_id],
+        check=False,
+    ).stdout
+
+
+def wait_no_open_transaction(
+    bootstrap: str, prefix: str, *, timeout_s: float = 60
+) -> dict[str, str]:
+    """Wait until no transactional id starting with ``prefix-`` is unfinished
+    (:data:`UNFINISHED_TXN_STATES`); return the prefix's ids and states.
+
+    Raises:
+        AssertionError: some are still unfinished after ``timeout_s`` (with their description).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        mine = {t: s for t, s in list_transactions(bootstrap).items() if t.startswith(prefix + "-")}
+        unfinished = sorted(t for t, s in mine.items() if s in UNFINISHED_TXN_STATES)
+        if not unfinished:
+            return mine
+        if time.monotonic() > deadline:
+            described = "\n".join(describe_transaction_tool(bootstrap, t) for t in unfinished)
+            raise AssertionError(f"transactions left open after {timeout_s} s:\n{described}")
+        time.sleep(2)

@@ -1,0 +1,330 @@
+"""Issue 13's fault matrix: an exactly-once Kafka -> Spark -> Kafka query (``deliveryGuarantee=
+exactly-once``) that crashes, is restarted on its checkpoint and run to the end leaves every
+input record's output exactly once for ``read_committed`` readers, and no transaction open.
+
+The job (tests/faults/_eo_job.py): ``readStream.format("pykafka")`` over a keyed input topic
+(2,000 records ``k<i>``/``<i>`` over 4 partitions, ``maxOffsetsPerTrigger=400``: several
+micro-batches) -> value ``out-<i>`` -> ``writeStream.format("pykafka")`` with
+``deliveryGuarantee=exactly-once`` and a ``transactionalIdPrefix`` of its own per test.
+
+Crash points:
+
+- the driver SIGKILLed (its whole process group: Python driver, Spark JVM, Python workers) at
+  each step of ``ExactlyOnceCommitter.commit`` (test hook ``SPARK_KAFKA_PY_EO_PAUSE_AT``):
+  ``before-commit`` (tasks wrote, nothing recorded), ``mid-commit`` (batch recorded as
+  committing, its first transaction committed), ``after-commit`` (all committed and recorded,
+  Spark's checkpoint not: Spark replays the batch); the query is restarted in this process on
+  the same checkpoint with ``Trigger.AvailableNow``;
+- a task attempt that fails (a UDF raising on attempt 0) and is retried by Spark;
+- an executor's Python worker killed mid-write (``os._exit`` from the UDF on attempt 0);
+- the leader of an output partition SIGKILLed while the query writes, on a 3-broker cluster.
+
+Each ends with three checks: ``kafka-transactions.sh list`` shows no transaction of the prefix
+unfinished (first: an open transaction would hold back the last stable offset), Kafka's Java
+KafkaConsumer with ``isolation.level=read_committed`` and our reader
+(``spark.read.format("pykafka")``, ``kafka.isolation.level=read_committed``) both see each
+input id's output exactly once, with its key.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from spark_kafka_py.spark.exactly_once import PAUSE_STEPS
+from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.tools import (
+    ProducedRecord,
+    create_topic,
+    partition_states,
+    produce,
+    read_all,
+    segment_files,
+    wait_for_full_isr,
+)
+
+from ._eo_job import start_query
+from .helpers import wait_no_open_transaction
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTITIONS = 4
+RECORDS = 2000
+MAX_OFFSETS = 400
+#: Seconds a driver may take to start and reach the commit hook on this loaded machine.
+START_TIMEOUT_S = 300
+
+
+def _produce_input(bootstrap: str, topic: str, count: int) -> None:
+    produce(
+        bootstrap,
+        topic,
+        [ProducedRecord(f"k{i}", str(i), partition=i % PARTITIONS) for i in range(count)],
+        batch_size=4096,
+        linger_ms=0,
+    )
+
+
+@pytest.fixture(scope="module")
+def input_topic(kafka_bootstrap: str) -> str:
+    """The keyed input topic, shared by the tests on the session's broker."""
+    topic = f"eo-input-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_bootstrap, topic, PARTITIONS, 1)
+    _produce_input(kafka_bootstrap, topic, RECORDS)
+    return topic
+
+
+def _prefix(name: str) -> str:
+    return f"eo-{name}-{uuid.uuid4().hex[:8]}"
+
+
+def _tail(path: Path, chars: int = 4000) -> str:
+    return path.read_text("utf-8", errors="replace")[-chars:] if path.exists() else ""
+
+
+def _spawn(args: list[str], log: Path, **env: str) -> subprocess.Popen[bytes]:
+    """``python -m tests.faults._eo_job *args`` in a process group of its own."""
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        **env,
+    }
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.faults._eo_job", *args],
+            cwd=ROOT,
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def _run_to_end(spark: SparkSession, *args: str, restarts: int = 0) -> int:
+    """Run the query in this process with ``Trigger.AvailableNow`` until it ends; when it fails
+    and ``restarts`` allows, start it again on its checkpoint. Returns the failures seen."""
+    failures = 0
+    while True:
+        q = start_query(spark, *args, max_offsets=MAX_OFFSETS, available_now=True)
+        if not q.awaitTermination(300):
+            q.stop()
+            pytest.fail("the restarted query did not end within 300 s")
+        if q.exception() is None:
+            return failures
+        failures += 1
+        if failures > restarts:
+            raise AssertionError(f"the query failed: {q.exception()}")
+
+
+def _assert_exactly_once(
+    spark: SparkSession, bootstrap: str, out_topic: str, prefix: str, count: int = RECORDS
+) -> None:
+    states = wait_no_open_transaction(bootstrap, prefix)
+    assert states, f"no transactional id of {prefix!r} known to the coordinators"
+    want = {f"out-{i}": f"k{i}" for i in range(count)}
+
+    java = read_all(bootstrap, out_topic, isolation_level="read_committed")
+    values = Counter(r.value.decode() for r in java if r.value is not None)
+    twice = sorted(v for v, n in values.items() if n > 1)
+    missing = sorted(set(want) - set(values))
+    assert not twice and not missing, (
+        f"Java read_committed: {len(java)} records; twice {twice[:10]}, missing {missing[:10]}"
+    )
+    assert len(java) == count
+    assert all(r.key is not None and r.key.decode() == want[r.value.decode()] for r in java)
+
+    ours = (
+        spark.read.format("pykafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", out_topic)
+        .option("kafka.isolation.level", "read_committed")
+        .load()
+        .selectExpr("CAST(key AS STRING) AS key", "CAST(value AS STRING) AS value")
+        .collect()
+    )
+    assert Counter(r.value for r in ours) == Counter(list(want))
+    assert all(want[r.value] == r.key for r in ours)
+
+
+# ---- the driver killed at each step of the commit ------------------------------------------
+
+
+@pytest.mark.parametrize("step", PAUSE_STEPS)
+def test_driver_killed_at_commit_step_then_restarted_exactly_once(
+    step: str,
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    input_topic: str,
+    new_topic: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    out_topic = new_topic(partitions=PARTITIONS)
+    prefix, cp, marker, log = _prefix(step), tmp_path / "cp", tmp_path / "paused", tmp_path / "log"
+    args = [kafka_bootstrap, input_topic, out_topic, str(cp), prefix]
+    driver = _spawn(
+        [*args, "--max-offsets", str(MAX_OFFSETS)],
+        log,
+        SPARK_KAFKA_PY_EO_PAUSE_AT=step,
+        SPARK_KAFKA_PY_EO_PAUSE_FILE=str(marker),
+    )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not marker.exists():
+            assert driver.poll() is None, f"the driver exited {driver.returncode}:\n{_tail(log)}"
+            assert time.monotonic() < deadline, f"no commit reached {step}:\n{_tail(log)}"
+            time.sleep(0.2)
+        time.sleep(0.5)  # the hook wrote the marker and sleeps: kill it there
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)  # the driver's own process group only
+        driver.wait(30)
+    paused_step, paused_batch = marker.read_text("utf-8").split()
+    assert paused_step == step
+    assert int(paused_batch) < RECORDS // MAX_OFFSETS - 1  # killed before the last batch
+
+    # restarted without the hook (the marker exists: it would not fire again either)
+    _run_to_end(spark, *args)
+    _assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix)
+
+
+# ---- task retries and killed Python workers ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "flag", "evidence"),
+    [
+        ("task-retry", "--fail-id", "test fault: task attempt 0 fails at input 1001"),
+        ("worker-killed", "--exit-id", "Python worker exited unexpectedly"),
+    ],
+)
+def test_failed_task_attempt_retried_exactly_once(
+    fault: str,
+    flag: str,
+    evidence: str,
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    input_topic: str,
+    new_topic: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    """Attempt 0 of the task that maps input 1001 (micro-batch 2) fails; Spark retries it
+    (``local[2,4]``); the retry's InitProducerId fences the failed attempt's transaction."""
+    out_topic = new_topic(partitions=PARTITIONS)
+    prefix, log = _prefix(fault), tmp_path / "log"
+    driver = _spawn(
+        [
+            kafka_bootstrap,
+            input_topic,
+            out_topic,
+            str(tmp_path / "cp"),
+            prefix,
+            "--master",
+            "local[2,4]",
+            "--max-offsets",
+            str(MAX_OFFSETS),
+            "--available-now",
+            flag,
+            "1001",
+        ],
+        log,
+    )
+    try:
+        code = driver.wait(START_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(30)
+        pytest.fail(f"the job did not end within {START_TIMEOUT_S} s:\n{_tail(log)}")
+    text = log.read_text("utf-8", errors="replace")
+    assert code == 0, f"the job exited {code}:\n{_tail(log)}"
+    assert evidence in text, f"the fault did not happen:\n{_tail(log)}"
+    _assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix)
+
+
+# ---- a partition leader killed mid-transaction on 3 brokers --------------------------------
+
+LEADER_RECORDS = 8000
+#: Bytes of output partition 0 on its leader's disk before the leader is killed.
+KILL_AFTER_BYTES = 12_000
+
+
+@pytest.fixture()
+def three_brokers(kafka_cluster_factory: Callable[..., LocalKafkaCluster]) -> LocalKafkaCluster:
+    return kafka_cluster_factory(3, heap="320m")
+
+
+def test_partition_leader_killed_mid_transaction_exactly_once(
+    three_brokers: LocalKafkaCluster, spark: SparkSession, tmp_path: Path
+) -> None:
+    """The output's partition-0 leader is SIGKILLed once its log holds some of the query's
+    writes (a write under way: a transaction is open until the driver's commit). The query
+    runs as its own driver (``local[2,4]``); if it fails, it is restarted on its checkpoint in
+    this process (at most twice). Then exactly once, with one broker still down."""
+    cluster = three_brokers
+    bootstrap = cluster.bootstrap_servers
+    in_topic, out_topic = (f"eo-leader-{n}-{uuid.uuid4().hex[:8]}" for n in ("in", "out"))
+    create_topic(bootstrap, in_topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
+    create_topic(bootstrap, out_topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
+    _produce_input(bootstrap, in_topic, LEADER_RECORDS)
+    leader = wait_for_full_isr(bootstrap, out_topic)[0].leader
+    prefix, cp, log = _prefix("leader"), tmp_path / "cp", tmp_path / "log"
+    args = [bootstrap, in_topic, out_topic, str(cp), prefix]
+
+    done = threading.Event()
+    killed: list[float] = []
+    errors: list[BaseException] = []
+
+    def on_disk() -> int:
+        files = segment_files(cluster.node(leader).data_dir, out_topic, 0)
+        return sum(f.stat().st_size for f in files if f.exists())
+
+    def kill_when_written() -> None:
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while on_disk() < KILL_AFTER_BYTES:
+                if done.is_set() or time.monotonic() > deadline:
+                    return
+                time.sleep(0.05)
+            cluster.kill(leader)
+            killed.append(time.monotonic())
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    killer = threading.Thread(target=kill_when_written, name="leader-killer", daemon=True)
+    killer.start()
+    driver = _spawn(
+        [*args, "--master", "local[2,4]", "--max-offsets", "1600", "--available-now"], log
+    )
+    try:
+        code = driver.wait(START_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(30)
+        code = None
+    finally:
+        done.set()
+        killer.join(60)
+    assert not errors, errors[0]
+    assert killed, f"the job ended (exit {code}) before the leader was killed:\n{_tail(log)}"
+    assert partition_states(bootstrap, out_topic)[0].leader not in (leader, -1)
+    if code != 0:  # the query failed over the kill: restart it on its checkpoint
+        print(f"the job exited {code} after the leader kill; restarting:\n{_tail(log, 1500)}")
+        _run_to_end(spark, *args, restarts=2)
+    _assert_exactly_once(spark, bootstrap, out_topic, prefix, LEADER_RECORDS)
+
+
+@pytest.fixture(autouse=True)
+def _no_pause_hook() -> Iterator[None]:
+    """The hooks must never fire in this process (the in-process restarts)."""
+    assert "SPARK_KAFKA_PY_EO_PAUSE_AT" not in os.environ
+    yield
