@@ -198,6 +198,48 @@ class ProduceError(KafkaApiError):
         self.partition = partition
 
 
+class TransactionError(KafkaApiError):
+    """A Kafka transaction could not be begun, extended or ended (issue 13).
+
+    The Kafka error a transaction coordinator returned to InitProducerId, AddPartitionsToTxn,
+    EndTxn or DescribeTransactions (KIP-98, KIP-664), e.g. INVALID_TXN_STATE for a transaction
+    ended the other way, TRANSACTIONAL_ID_NOT_FOUND; the message names the transactional id,
+    the producer id and epoch and, where it can tell, why.
+
+    Attributes:
+        transactional_id: the transactional id.
+        producer_id, producer_epoch: the producer's (-1 when unknown).
+        error, code, name, retriable, context: as :class:`KafkaApiError`.
+    """
+
+    def __init__(
+        self,
+        error: ErrorCode,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        description: str | None = None,
+        *,
+        action: str = "in a transaction",
+    ) -> None:
+        super().__init__(
+            error,
+            f"{action} of transactional id {transactional_id!r} (producer id {producer_id}, "
+            f"epoch {producer_epoch})",
+            description,
+        )
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+
+
+class ProducerFencedError(TransactionError):
+    """The producer's epoch is no longer the transactional id's current one (PRODUCER_FENCED or
+    INVALID_PRODUCER_EPOCH): a newer producer with the same transactional id began (zombie
+    fencing, KIP-98), or the broker aborted the transaction after ``transaction.timeout.ms``
+    and bumped the epoch. The transaction of the old epoch is aborted."""
+
+
 class DataLossError(KafkaError):
     """Records the query should read are gone (``failOnDataLoss=true``).
 

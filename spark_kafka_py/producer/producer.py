@@ -26,11 +26,18 @@ from spark_kafka_py.errors import (
     KafkaConnectionError,
     KafkaError,
     ProduceError,
+    ProducerFencedError,
 )
 from spark_kafka_py.producer.accumulator import RecordAccumulator
 from spark_kafka_py.producer.sender import Sender
 from spark_kafka_py.producer.settings import ProducerSettings
 from spark_kafka_py.producer.state import ProducerStats
+from spark_kafka_py.producer.transactions import (
+    TransactionHandle,
+    add_partitions_to_transaction,
+    end_transaction,
+    fence,
+)
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.records.encoder import Header, record_size_upper_bound
 from spark_kafka_py.records.format import MAX_RECORD_OVERHEAD, RECORD_BATCH_OVERHEAD
@@ -46,6 +53,8 @@ _LENGTH_SLACK = 15
 _HEADER_SLACK = 10
 #: Metadata errors of a topic that is being created (Java's ``waitOnMetadata`` waits).
 _TOPIC_NOT_READY = frozenset({ec.LEADER_NOT_AVAILABLE, ec.UNKNOWN_TOPIC_OR_PARTITION})
+#: Produce errors telling a transactional producer that its epoch was fenced.
+_FENCED = frozenset({ec.PRODUCER_FENCED, ec.INVALID_PRODUCER_EPOCH})
 
 
 def _lengths(array: pa.Array | None) -> int:
@@ -97,6 +106,9 @@ class KafkaProducer:
         self._sender = Sender(settings, self.client, self._acc)
         self._sender.start()
         self._closed = False
+        #: transactional mode: None (no transaction), "open" (begun), "prepared" (flushed)
+        self._txn: str | None = None
+        self._txn_partitions: set[tuple[str, int]] = set()
 
     def __enter__(self) -> KafkaProducer:
         return self
@@ -253,11 +265,27 @@ class KafkaProducer:
         """
         if self._closed:
             raise KafkaError("the producer is closed")
+        tid = self.settings.transactional_id
+        if tid is not None and self._txn != "open":
+            raise KafkaError(
+                f"transactional producer {tid!r}: no transaction open; call "
+                "begin_transaction() first"
+            )
         failure = self._sender.take_failure()
         if failure is not None:
-            raise failure
+            raise self._fenced_or(failure)
         self._check_sizes(topic, partition, keys, values, headers)
         self._wait_on_metadata(topic, partition)
+        if tid is not None and (topic, partition) not in self._txn_partitions:
+            add_partitions_to_transaction(
+                self.client,
+                tid,
+                self.producer_id,
+                self.producer_epoch,
+                [(topic, partition)],
+                timeout_ms=self.settings.max_block_ms,
+            )
+            self._txn_partitions.add((topic, partition))
         self._acc.append(
             topic,
             partition,
@@ -340,6 +368,118 @@ class KafkaProducer:
         failure = self._sender.take_failure()
         if failure is not None:
             raise failure
+
+    # -- transactions (issue 13) --------------------------------------------------------------
+    def begin_transaction(self) -> None:
+        """Begin a transaction (``settings.transactional_id`` must be set).
+
+        Every call runs InitProducerId with the transactional id (Java's ``initTransactions``):
+        it fences older producers of the id and aborts any transaction of an older epoch still
+        open, including one this producer prepared and the driver has not ended yet; so reuse a
+        producer for the next transaction only after its previous one was ended.
+        Bounded by ``max.block.ms``.
+
+        Raises:
+            ConfigError: the broker refuses ``kafka.transaction.timeout.ms``.
+            TransactionError / KafkaTimeoutError: as
+                :func:`~spark_kafka_py.producer.transactions.fence`.
+            KafkaError: not transactional, closed, or a transaction already open.
+        """
+        tid = self._transactional_id()
+        if self._txn == "open":
+            raise KafkaError(f"transactional producer {tid!r}: a transaction is already open")
+        self.flush()  # nothing may be in flight when the epoch changes
+        s = self.settings
+        producer_id, epoch = fence(
+            self.client,
+            tid,
+            transaction_timeout_ms=s.transaction_timeout_ms,
+            timeout_ms=s.max_block_ms,
+        )
+        self._sender.set_transaction_producer(producer_id, epoch)
+        self._txn_partitions = set()
+        self._txn = "open"
+
+    def prepare_commit(self) -> TransactionHandle:
+        """Flush every record of the open transaction and return its handle, WITHOUT ending
+        the transaction: the driver ends it with
+        :func:`~spark_kafka_py.producer.transactions.end_transaction`.
+
+        Raises:
+            ProducerFencedError: a newer producer with the same transactional id began (or the
+                broker aborted the transaction after ``kafka.transaction.timeout.ms``).
+            ProduceError / KafkaTimeoutError / KafkaError: as :meth:`flush`; the transaction
+                stays open then: :meth:`abort_transaction` it.
+        """
+        tid = self._transactional_id()
+        if self._txn != "open":
+            raise KafkaError(f"transactional producer {tid!r}: no transaction open")
+        try:
+            self.flush()
+        except KafkaError as exc:
+            raise self._fenced_or(exc) from exc
+        self._txn = "prepared"
+        return TransactionHandle(
+            transactional_id=tid,
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            partitions=tuple(sorted(self._txn_partitions)),
+        )
+
+    def abort_transaction(self) -> None:
+        """Abort the open (or prepared) transaction with EndTxn (a task that failed midway).
+
+        Waits first for the batches already queued (their failures are logged, not raised:
+        the transaction is aborted with them). Nothing to do without a transaction, or when
+        no partition was added to it. Bounded by ``max.block.ms`` (plus the flush).
+
+        Raises:
+            ProducerFencedError: the epoch was fenced (the fencing already aborted the
+                transaction of this epoch).
+            TransactionError / KafkaTimeoutError: as
+                :func:`~spark_kafka_py.producer.transactions.end_transaction`.
+        """
+        tid = self._transactional_id()
+        if self._txn is None:
+            return
+        try:
+            self.flush()
+        except KafkaError as exc:
+            fenced = self._fenced_or(exc)
+            if isinstance(fenced, ProducerFencedError):
+                self._txn = None
+                raise fenced from exc
+            log.warning("transaction of %r: records not written before the abort: %s", tid, exc)
+        handle = TransactionHandle(
+            tid, self.producer_id, self.producer_epoch, tuple(sorted(self._txn_partitions))
+        )
+        self._txn = None
+        end_transaction(self.client, handle, commit=False, timeout_ms=self.settings.max_block_ms)
+
+    def _transactional_id(self) -> str:
+        tid = self.settings.transactional_id
+        if tid is None:
+            raise KafkaError("the producer is not transactional (no transactional id set)")
+        if self._closed:
+            raise KafkaError(f"transactional producer {tid!r} is closed")
+        return tid
+
+    def _fenced_or(self, exc: BaseException) -> BaseException:
+        """A transactional producer's fenced Produce error as :class:`ProducerFencedError`."""
+        tid = self.settings.transactional_id
+        if tid is not None and isinstance(exc, ProduceError) and exc.error in _FENCED:
+            return ProducerFencedError(
+                exc.error,
+                tid,
+                self.producer_id,
+                self.producer_epoch,
+                f"{exc.error.description} (producing to {exc.topic}-{exc.partition}); a newer "
+                "producer with the same transactional id began, or the broker aborted the "
+                "transaction after kafka.transaction.timeout.ms="
+                f"{self.settings.transaction_timeout_ms} ms",
+                action="writing",
+            )
+        return exc
 
     def close(self, timeout_ms: int | None = None) -> None:
         """Send what is queued (waiting up to ``timeout_ms``, ``None``: until acknowledged or

@@ -53,6 +53,7 @@ from spark_kafka_py.producer.accumulator import (
 )
 from spark_kafka_py.producer.settings import MAX_IN_FLIGHT_IDEMPOTENT, ProducerSettings
 from spark_kafka_py.producer.state import PRODUCE_BY_TOPIC_ID_VERSION, ProducerState
+from spark_kafka_py.producer.transactions import PRODUCE_TXN_MAX_VERSION
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
@@ -222,8 +223,31 @@ class Sender(ProducerState):
                     if queue and queue[0] is batch:  # done() removed it unless already done
                         queue.popleft()
 
+    def set_transaction_producer(self, producer_id: int, producer_epoch: int) -> None:
+        """A transactional producer's id and epoch from InitProducerId (the caller's thread,
+        :func:`~spark_kafka_py.producer.transactions.fence`): sequences start again at 0.
+        Call with nothing in flight."""
+        with self.cond:
+            self.producer_id, self.producer_epoch = producer_id, producer_epoch
+            self._reset_sequences()
+            self.cond.notify_all()
+
     def _ensure_producer_id(self, now: float) -> bool:
         """Whether batches may be drained; gets or bumps the producer id when due."""
+        if self.transactional:
+            # begin_transaction sets the producer id; a failed batch dooms the transaction
+            # (its sequences have a gap): what is queued fails until it is aborted
+            with self.cond:
+                if self.producer_id >= 0 and not self._bump_needed:
+                    return True
+                self._fail_all_queued(
+                    KafkaError(
+                        "an earlier batch of this transaction failed, or no transaction was "
+                        "begun: abort the transaction and begin a new one"
+                    )
+                )
+                self.cond.wait(0.5)
+                return False
         with self.cond:
             if self.producer_id >= 0 and not self._bump_needed:
                 return True
@@ -370,7 +394,7 @@ class Sender(ProducerState):
             if info is not None and info.topic_id is not None:
                 ids[topic] = info.topic_id
         request = ProduceRequest(
-            transactional_id=None,
+            transactional_id=s.transactional_id,
             acks=s.acks,
             timeout_ms=s.client.request_timeout_ms,
             topic_data=tuple(
@@ -381,6 +405,8 @@ class Sender(ProducerState):
             ),
         )
         max_version = None if len(ids) == len(topics) else PRODUCE_BY_TOPIC_ID_VERSION - 1
+        if self.transactional:  # we add partitions ourselves (KIP-890 part 2 not used)
+            max_version = PRODUCE_TXN_MAX_VERSION
         try:
             conn = self.client.connection(node)
             pending = conn.send_pipelined(

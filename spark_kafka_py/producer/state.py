@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import collections
 import logging
+import struct
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import crc32c
 
 from spark_kafka_py.errors import (
     KafkaApiError,
@@ -45,11 +48,19 @@ from spark_kafka_py.producer.settings import ProducerSettings
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.init_producer_id import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from spark_kafka_py.protocol.messages.produce import PartitionProduceResponse, ProduceResponse
-from spark_kafka_py.records.format import PRODUCER_ID_OFFSET
+from spark_kafka_py.records.format import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    PRODUCER_ID_OFFSET,
+    TRANSACTIONAL_FLAG_MASK,
+)
 
-__all__ = ["PRODUCE_BY_TOPIC_ID_VERSION", "ProducerState", "ProducerStats"]
+__all__ = ["PRODUCE_BY_TOPIC_ID_VERSION", "ProducerState", "ProducerStats", "mark_transactional"]
 
 log = logging.getLogger(__name__)
+
+_ATTRIBUTES = struct.Struct(">h")
+_CRC = struct.Struct(">I")
 
 #: Produce v13 names topics by id (KIP-516); without a topic id we stay at v12.
 PRODUCE_BY_TOPIC_ID_VERSION = 13
@@ -114,6 +125,7 @@ class ProducerState:
         self.acc = accumulator
         self.cond = accumulator.cond
         self.idempotent = settings.enable_idempotence
+        self.transactional = settings.transactional_id is not None
         self.producer_id = NO_PRODUCER_ID
         self.producer_epoch = NO_PRODUCER_EPOCH
         self.stats = ProducerStats()
@@ -172,6 +184,9 @@ class ProducerState:
                 batch.data, self.producer_id, self.producer_epoch, batch.base_sequence
             )
             batch.producer_id, batch.producer_epoch = self.producer_id, self.producer_epoch
+        if self.transactional:
+            assert batch.data is not None
+            batch.data = mark_transactional(batch.data)
 
     # -- completion (reader threads, or the sender thread on a failed write) ---------------
     def complete(
@@ -250,6 +265,18 @@ class ProducerState:
         tp = f"{batch.topic}-{batch.partition}"
         if code in _REFRESH_METADATA_ON:
             self._metadata_wanted = True
+        if self.transactional and code in (
+            ec.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            ec.UNKNOWN_PRODUCER_ID,
+            ec.INVALID_PRODUCER_EPOCH,
+            ec.PRODUCER_FENCED,
+            ec.INVALID_TXN_STATE,
+            ec.TRANSACTION_ABORTABLE,
+        ):
+            # a transactional producer cannot bump its epoch itself: the transaction fails
+            # and must be aborted (Java's abortable/fatal errors)
+            self._fail(batch, ProduceError(code, batch.topic, batch.partition))
+            return
         if self.idempotent and code in (ec.OUT_OF_ORDER_SEQUENCE_NUMBER, ec.UNKNOWN_PRODUCER_ID):
             if self._is_oldest(batch):
                 self._bump_needed = True  # KIP-360: the broker lost our state; new epoch
@@ -345,6 +372,18 @@ class ProducerState:
         for batch in self.acc.queued():
             self._fail(batch, exc)
         self.cond.notify_all()
+
+
+def mark_transactional(data: bytes) -> bytes:
+    """``data`` (one record batch v2) with the transactional attribute bit set (KIP-98) and its
+    CRC-32C recomputed; unchanged if already set."""
+    (attributes,) = _ATTRIBUTES.unpack_from(data, ATTRIBUTES_OFFSET)
+    if attributes & TRANSACTIONAL_FLAG_MASK:
+        return data
+    out = bytearray(data)
+    _ATTRIBUTES.pack_into(out, ATTRIBUTES_OFFSET, attributes | TRANSACTIONAL_FLAG_MASK)
+    _CRC.pack_into(out, CRC_OFFSET, crc32c.crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    return bytes(out)
 
 
 def _sequence_of(batch: ProducerBatch) -> int:

@@ -1,0 +1,587 @@
+"""Kafka transactions from any process: begin (fence), extend, describe and end a transaction
+by transactional id, producer id and epoch; and create a topic (issue 13).
+
+A Spark task writes its rows in a transaction it flushes but does not end, and hands the driver
+a :class:`TransactionHandle`; the driver ends it with :func:`end_transaction` (EndTxn by
+producer id and epoch, as Flink's Kafka committer recovers a transaction), from a client of its
+own. Facts from Kafka's message specs, KIP-98 (transactions), KIP-664 (DescribeTransactions)
+and Kafka's ``TransactionCoordinator``; no code taken.
+
+Transactions v1 on purpose (KIP-890 part 2, "transactions v2", is not used): the producer
+adds partitions itself with AddPartitionsToTxn (client versions 0-3), writes with Produce
+<= v11 and ends with EndTxn <= v4. With these versions the coordinator keeps the producer
+epoch across EndTxn, so a handle stays valid until the transaction ends and a retried EndTxn
+of the same outcome is answered NONE (the coordinator's ``CompleteCommit``/``CompleteAbort``
+state with the same epoch). EndTxn v5+ would bump the epoch at every end.
+
+What the coordinator does (checked against Kafka 4.3 by ``tests/producer/test_transactions*``):
+
+- InitProducerId with a transactional id whose transaction of an older epoch is open fences it:
+  the epoch is bumped, the open transaction aborted, CONCURRENT_TRANSACTIONS answered until
+  the abort markers are written; the retry then returns the same producer id with a higher
+  epoch.
+- EndTxn with a fenced epoch: PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before EndTxn v2).
+- A transaction open longer than its ``transaction.timeout.ms`` is aborted by the coordinator
+  (it checks every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, 10 s by
+  default) with an epoch bump, so its handle is then fenced.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.errors import (
+    ConfigError,
+    KafkaApiError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    ProducerFencedError,
+    TransactionError,
+)
+from spark_kafka_py.protocol import error_codes as ec
+from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnTopic,
+)
+from spark_kafka_py.protocol.messages.create_topics import (
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from spark_kafka_py.protocol.messages.describe_transactions import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+)
+from spark_kafka_py.protocol.messages.end_txn import EndTxnRequest
+from spark_kafka_py.protocol.messages.find_coordinator import (
+    KEY_TYPE_TRANSACTION,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+from spark_kafka_py.protocol.messages.init_producer_id import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
+
+__all__ = [
+    "ADD_PARTITIONS_TO_TXN_MAX_VERSION",
+    "END_TXN_MAX_VERSION",
+    "PRODUCE_TXN_MAX_VERSION",
+    "TransactionHandle",
+    "TransactionState",
+    "add_partitions_to_transaction",
+    "create_topic",
+    "describe_transaction",
+    "end_transaction",
+    "fence",
+]
+
+log = logging.getLogger(__name__)
+
+#: Produce v12+ adds partitions to the transaction implicitly (KIP-890 part 2); we add them.
+PRODUCE_TXN_MAX_VERSION = 11
+#: AddPartitionsToTxn v4+ is broker-to-coordinator only (KIP-890 part 1).
+ADD_PARTITIONS_TO_TXN_MAX_VERSION = 3
+#: EndTxn v5+ bumps the producer epoch at every transaction end (KIP-890 part 2).
+END_TXN_MAX_VERSION = 4
+
+#: The coordinator moved or is not known yet: look it up again.
+_FIND_AGAIN = frozenset({ec.NOT_COORDINATOR, ec.COORDINATOR_NOT_AVAILABLE})
+#: The coordinator is busy with this transactional id (loading, or writing the markers of the
+#: previous transaction): ask again after a backoff.
+_WAIT = frozenset({ec.COORDINATOR_LOAD_IN_PROGRESS, ec.CONCURRENT_TRANSACTIONS})
+#: The producer's epoch is not the current one.
+_FENCED = frozenset({ec.PRODUCER_FENCED, ec.INVALID_PRODUCER_EPOCH})
+#: Connection-level failures worth another try within the deadline.
+_NETWORK = (KafkaConnectionError, KafkaTimeoutError)
+
+
+@dataclass(frozen=True)
+class TransactionHandle:
+    """What a task hands the driver: enough to end its transaction from another process.
+
+    Attributes:
+        transactional_id: the transactional id.
+        producer_id, producer_epoch: the producer's (KIP-98) when it wrote.
+        partitions: the ``(topic, partition)`` pairs written in the transaction, sorted.
+    """
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[tuple[str, int], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict: ``{"transactional_id", "producer_id", "producer_epoch",
+        "partitions": [[topic, partition], ...]}``."""
+        return {
+            "transactional_id": self.transactional_id,
+            "producer_id": self.producer_id,
+            "producer_epoch": self.producer_epoch,
+            "partitions": [[t, p] for t, p in self.partitions],
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> TransactionHandle:
+        """The handle of :meth:`to_json`'s dict.
+
+        Raises:
+            ValueError: a field missing or of a wrong type.
+        """
+        try:
+            return cls(
+                transactional_id=str(d["transactional_id"]),
+                producer_id=int(d["producer_id"]),
+                producer_epoch=int(d["producer_epoch"]),
+                partitions=tuple((str(t), int(p)) for t, p in d.get("partitions", ())),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a transaction handle: {d!r} ({exc!r})") from exc
+
+
+@dataclass(frozen=True)
+class TransactionState:
+    """A transactional id at its coordinator (DescribeTransactions, KIP-664).
+
+    Attributes:
+        transactional_id: the id.
+        state: the coordinator's state name: ``Empty``, ``Ongoing``, ``PrepareCommit``,
+            ``PrepareAbort``, ``CompleteCommit``, ``CompleteAbort``, ``Dead``,
+            ``PrepareEpochFence``.
+        producer_id, producer_epoch: the current ones.
+        timeout_ms: the ``transaction.timeout.ms`` the producer registered (ms).
+        partitions: ``(topic, partition)`` in the open transaction (while ending: those
+            without markers yet), sorted.
+        start_time_ms: when the open transaction began (ms since the epoch), -1 if none.
+    """
+
+    transactional_id: str
+    state: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    partitions: tuple[tuple[str, int], ...] = ()
+    start_time_ms: int = -1
+
+
+# -- the coordinator -----------------------------------------------------------------------
+def _deadline(timeout_ms: int) -> float:
+    return time.monotonic() + timeout_ms / 1000
+
+
+def _backoff(
+    client: KafkaClient, deadline: float, what: str, last: object, timeout_ms: int
+) -> None:
+    """Sleep ``retry.backoff.ms`` or raise :class:`KafkaTimeoutError` past ``deadline``."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise KafkaTimeoutError(f"{what}: not done within {timeout_ms} ms (last: {last})")
+    time.sleep(min(client.config.retry_backoff_ms / 1000, left))
+
+
+def _find_coordinator(
+    client: KafkaClient, transactional_id: str, deadline: float, timeout_ms: int
+) -> int:
+    """The node id of ``transactional_id``'s transaction coordinator (FindCoordinator, key
+    type 1).
+
+    Raises:
+        KafkaApiError: a non-retriable error (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...).
+        KafkaTimeoutError: no answer within the deadline.
+    """
+    what = f"FindCoordinator for transactional id {transactional_id!r}"
+    while True:
+        try:
+            response: FindCoordinatorResponse = client.send(
+                client.least_loaded_node(),
+                FindCoordinatorRequest(
+                    key=transactional_id,
+                    key_type=KEY_TYPE_TRANSACTION,
+                    coordinator_keys=(transactional_id,),
+                ),
+            )
+        except _NETWORK as exc:
+            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
+                raise
+            last: object = exc
+        else:
+            if response.coordinators:
+                c = response.coordinators[0]
+                code, node = ec.error_for(c.error_code), c.node_id
+            else:
+                code, node = ec.error_for(response.error_code), response.node_id
+            if code == ec.NONE:
+                return node
+            if not code.retriable:
+                raise KafkaApiError(code, f"in {what}")
+            last = code.name
+        _backoff(client, deadline, what, last, timeout_ms)
+
+
+def _call(
+    client: KafkaClient,
+    transactional_id: str,
+    request: Any,
+    error_of: Callable[[Any], int],
+    *,
+    what: str,
+    timeout_ms: int,
+    max_version: int | None = None,
+    deadline: float | None = None,
+) -> tuple[Any, ec.ErrorCode]:
+    """Send ``request`` to the coordinator of ``transactional_id`` until it answers something
+    other than a coordinator move, loading or CONCURRENT_TRANSACTIONS (or a lost connection);
+    return the response and its error (``error_of(response)``).
+
+    Raises:
+        KafkaTimeoutError: still retrying after ``timeout_ms``.
+        KafkaApiError / KafkaConnectionError: from the coordinator lookup.
+    """
+    deadline = _deadline(timeout_ms) if deadline is None else deadline
+    node: int | None = None
+    while True:
+        try:
+            if node is None:
+                node = _find_coordinator(client, transactional_id, deadline, timeout_ms)
+            response = client.send(node, request, max_version=max_version)
+        except _NETWORK as exc:
+            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
+                raise
+            node, last = None, str(exc)
+        else:
+            code = ec.error_for(error_of(response))
+            if code in _FIND_AGAIN:
+                node = None
+            elif code not in _WAIT:
+                return response, code
+            last = code.name
+        _backoff(client, deadline, what, last, timeout_ms)
+
+
+# -- the API -------------------------------------------------------------------------------
+def fence(
+    client: KafkaClient,
+    transactional_id: str,
+    *,
+    transaction_timeout_ms: int,
+    timeout_ms: int,
+) -> tuple[int, int]:
+    """InitProducerId with ``transactional_id``: the current producer id and a new epoch.
+
+    Any open transaction of an older epoch is aborted first (zombie fencing, KIP-98): the
+    coordinator answers CONCURRENT_TRANSACTIONS until its abort markers are written, and this
+    waits that out (within ``timeout_ms``).
+
+    Args:
+        transaction_timeout_ms: ``transaction.timeout.ms`` for the producer's transactions.
+        timeout_ms: bound on the whole call, retries included (ms).
+
+    Returns:
+        ``(producer_id, producer_epoch)``.
+
+    Raises:
+        ConfigError: INVALID_TRANSACTION_TIMEOUT, naming ``kafka.transaction.timeout.ms`` and
+            the broker's ``transaction.max.timeout.ms``.
+        TransactionError: another coordinator error (e.g.
+            TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+        KafkaTimeoutError: not done within ``timeout_ms``.
+    """
+    request = InitProducerIdRequest(
+        transactional_id=transactional_id, transaction_timeout_ms=transaction_timeout_ms
+    )
+    response: InitProducerIdResponse
+    response, code = _call(
+        client,
+        transactional_id,
+        request,
+        lambda r: r.error_code,
+        what=f"InitProducerId for transactional id {transactional_id!r}",
+        timeout_ms=timeout_ms,
+    )
+    if code == ec.INVALID_TRANSACTION_TIMEOUT:
+        raise ConfigError(
+            f"kafka.transaction.timeout.ms={transaction_timeout_ms} is refused by the broker "
+            "(INVALID_TRANSACTION_TIMEOUT): it must not exceed the broker's "
+            "transaction.max.timeout.ms (900000 ms by default); lower the option or raise the "
+            "broker setting"
+        )
+    if code != ec.NONE:
+        raise TransactionError(code, transactional_id, -1, -1, action="initializing")
+    log.info(
+        "transactional id %r: producer id %d epoch %d",
+        transactional_id,
+        response.producer_id,
+        response.producer_epoch,
+    )
+    return response.producer_id, response.producer_epoch
+
+
+def add_partitions_to_transaction(
+    client: KafkaClient,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    partitions: Iterable[tuple[str, int]],
+    *,
+    timeout_ms: int,
+) -> None:
+    """AddPartitionsToTxn (client versions 0-3): the partitions join the open transaction
+    (which begins with the first of them). Needed before the first Produce to a partition.
+
+    Raises:
+        ProducerFencedError: PRODUCER_FENCED / INVALID_PRODUCER_EPOCH.
+        TransactionError: another partition error (e.g. TOPIC_AUTHORIZATION_FAILED,
+            INVALID_TXN_STATE), naming the partitions.
+        KafkaTimeoutError: not done within ``timeout_ms``.
+    """
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in sorted(set(partitions)):
+        by_topic.setdefault(topic, []).append(partition)
+    request = AddPartitionsToTxnRequest(
+        v3_and_below_transactional_id=transactional_id,
+        v3_and_below_producer_id=producer_id,
+        v3_and_below_producer_epoch=producer_epoch,
+        v3_and_below_topics=tuple(
+            AddPartitionsToTxnTopic(name=t, partitions=tuple(ps)) for t, ps in by_topic.items()
+        ),
+    )
+
+    def first_error(r: AddPartitionsToTxnResponse) -> int:
+        codes = [
+            p.partition_error_code
+            for t in r.results_by_topic_v3_and_below
+            for p in t.results_by_partition
+            if p.partition_error_code not in (ec.NONE, ec.OPERATION_NOT_ATTEMPTED)
+        ]
+        return codes[0] if codes else ec.NONE
+
+    _, code = _call(
+        client,
+        transactional_id,
+        request,
+        first_error,
+        what=f"AddPartitionsToTxn for transactional id {transactional_id!r}",
+        timeout_ms=timeout_ms,
+        max_version=ADD_PARTITIONS_TO_TXN_MAX_VERSION,
+    )
+    if code == ec.NONE:
+        return
+    where = ", ".join(f"{t}-{p}" for t, ps in by_topic.items() for p in ps)
+    cls = ProducerFencedError if code in _FENCED else TransactionError
+    raise cls(
+        code,
+        transactional_id,
+        producer_id,
+        producer_epoch,
+        f"{code.description} (partitions {where})",
+        action="adding partitions to the transaction",
+    )
+
+
+def describe_transaction(
+    client: KafkaClient, transactional_id: str, *, timeout_ms: int
+) -> TransactionState:
+    """The state of ``transactional_id`` at its coordinator (DescribeTransactions v0).
+
+    Raises:
+        TransactionError: TRANSACTIONAL_ID_NOT_FOUND (never used, or expired after the
+            broker's ``transactional.id.expiration.ms``), TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+        KafkaTimeoutError: not done within ``timeout_ms``.
+    """
+
+    def error_of(r: DescribeTransactionsResponse) -> int:
+        return r.transaction_states[0].error_code if r.transaction_states else ec.NONE
+
+    response: DescribeTransactionsResponse
+    response, code = _call(
+        client,
+        transactional_id,
+        DescribeTransactionsRequest(transactional_ids=(transactional_id,)),
+        error_of,
+        what=f"DescribeTransactions for transactional id {transactional_id!r}",
+        timeout_ms=timeout_ms,
+    )
+    if code != ec.NONE:
+        raise TransactionError(code, transactional_id, -1, -1, action="describing")
+    if not response.transaction_states:
+        raise KafkaError(
+            f"DescribeTransactions for transactional id {transactional_id!r} answered no state"
+        )
+    s = response.transaction_states[0]
+    return TransactionState(
+        transactional_id=s.transactional_id,
+        state=s.transaction_state,
+        producer_id=s.producer_id,
+        producer_epoch=s.producer_epoch,
+        timeout_ms=s.transaction_timeout_ms,
+        partitions=tuple(sorted((t.topic, p) for t in s.topics for p in t.partitions)),
+        start_time_ms=s.transaction_start_time_ms,
+    )
+
+
+def end_transaction(
+    client: KafkaClient, handle: TransactionHandle, *, commit: bool, timeout_ms: int
+) -> None:
+    """Commit or abort the transaction of ``handle`` (EndTxn <= v4 to its coordinator), from
+    any process.
+
+    A handle without partitions returns at once (nothing was written, no transaction began).
+    Idempotent: ending a transaction that already ended the same way (a retried commit after a
+    crash) returns normally; the coordinator answers NONE for it while the epoch is unchanged.
+    Retries coordinator moves, loading and CONCURRENT_TRANSACTIONS (the markers of this
+    transaction still being written) within ``timeout_ms``.
+
+    Raises:
+        ProducerFencedError: the handle's epoch is fenced: a newer producer with the same
+            transactional id began, or the broker aborted the transaction after
+            ``kafka.transaction.timeout.ms`` (both abort it); the message names both causes,
+            the current epoch and the registered timeout.
+        TransactionError: INVALID_TXN_STATE (e.g. committing a transaction that was aborted),
+            INVALID_PRODUCER_ID_MAPPING, TRANSACTIONAL_ID_NOT_FOUND, ...
+        KafkaTimeoutError: not done within ``timeout_ms``.
+    """
+    tid = handle.transactional_id
+    outcome = "commit" if commit else "abort"
+    if not handle.partitions:
+        return  # nothing was added: the coordinator has no transaction to end (as Java skips)
+    deadline = _deadline(timeout_ms)
+    _, code = _call(
+        client,
+        tid,
+        EndTxnRequest(
+            transactional_id=tid,
+            producer_id=handle.producer_id,
+            producer_epoch=handle.producer_epoch,
+            committed=commit,
+        ),
+        lambda r: r.error_code,
+        what=f"EndTxn ({outcome}) for transactional id {tid!r}",
+        timeout_ms=timeout_ms,
+        max_version=END_TXN_MAX_VERSION,
+        deadline=deadline,
+    )
+    if code == ec.NONE:
+        return
+    state = _state_or_none(client, tid, deadline)
+    done = "CompleteCommit" if commit else "CompleteAbort"
+    if (
+        state is not None
+        and state.state == done
+        and (state.producer_id, state.producer_epoch) == (handle.producer_id, handle.producer_epoch)
+    ):
+        log.info("transaction of %r already ended (%s); %s answered %s", tid, done, outcome, code)
+        return
+    now = f"; the coordinator reports {_describe(state)}"
+    if code in _FENCED:
+        limit = state.timeout_ms if state is not None else "?"
+        raise ProducerFencedError(
+            code,
+            tid,
+            handle.producer_id,
+            handle.producer_epoch,
+            "the transaction was aborted before this "
+            f"{outcome}: either it stayed open longer than kafka.transaction.timeout.ms "
+            f"(registered: {limit} ms) and the broker aborted it, or a newer producer with the "
+            f"same transactional id fenced it{now}",
+            action=f"ending ({outcome}) the transaction",
+        )
+    raise TransactionError(
+        code,
+        tid,
+        handle.producer_id,
+        handle.producer_epoch,
+        f"{code.description}{now}",
+        action=f"ending ({outcome}) the transaction",
+    )
+
+
+def _state_or_none(client: KafkaClient, tid: str, deadline: float) -> TransactionState | None:
+    """The id's state for an error message or the idempotence check; ``None`` if it cannot be
+    told (the original error is what the caller raises)."""
+    left_ms = max(int((deadline - time.monotonic()) * 1000), 1000)
+    try:
+        return describe_transaction(client, tid, timeout_ms=left_ms)
+    except KafkaError as exc:
+        log.info("DescribeTransactions for %r failed: %s", tid, exc)
+        return None
+
+
+def _describe(state: TransactionState | None) -> str:
+    if state is None:
+        return "nothing (DescribeTransactions failed)"
+    return (
+        f"state {state.state}, producer id {state.producer_id}, epoch {state.producer_epoch}, "
+        f"transaction.timeout.ms {state.timeout_ms}"
+    )
+
+
+def create_topic(
+    client: KafkaClient,
+    name: str,
+    *,
+    partitions: int,
+    replication_factor: int,
+    configs: Mapping[str, str],
+    timeout_ms: int,
+) -> bool:
+    """Create topic ``name`` (CreateTopics v2-7 to any broker; KRaft forwards it to the
+    controller).
+
+    Args:
+        partitions: partition count; -1 for the broker's ``num.partitions``.
+        replication_factor: -1 for the broker's ``default.replication.factor``.
+        configs: topic configuration (e.g. ``{"cleanup.policy": "compact"}``).
+        timeout_ms: how long the broker and this call wait (ms).
+
+    Returns:
+        True if created, False if it existed (TOPIC_ALREADY_EXISTS).
+
+    Raises:
+        KafkaApiError: another error (INVALID_REPLICATION_FACTOR, POLICY_VIOLATION,
+            TOPIC_AUTHORIZATION_FAILED, ...) naming the topic and the broker's message.
+        KafkaTimeoutError: not done within ``timeout_ms``.
+    """
+    request = CreateTopicsRequest(
+        topics=(
+            CreatableTopic(
+                name=name,
+                num_partitions=partitions,
+                replication_factor=replication_factor,
+                configs=tuple(CreatableTopicConfig(name=k, value=v) for k, v in configs.items()),
+            ),
+        ),
+        timeout_ms=timeout_ms,
+    )
+    deadline = _deadline(timeout_ms)
+    what = f"CreateTopics for topic {name!r}"
+    while True:
+        try:
+            response: CreateTopicsResponse = client.send(client.least_loaded_node(), request)
+        except _NETWORK as exc:
+            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
+                raise
+            last: object = exc
+        else:
+            result = next((t for t in response.topics if t.name == name), None)
+            if result is None:
+                raise KafkaError(f"{what}: the broker answered no result for the topic")
+            code = ec.error_for(result.error_code)
+            if code == ec.NONE:
+                return True
+            if code == ec.TOPIC_ALREADY_EXISTS:
+                return False
+            if not code.retriable:
+                detail = code.description
+                if result.error_message:
+                    detail += f" Broker: {result.error_message}"
+                raise KafkaApiError(code, f"creating topic {name!r}", detail)
+            last = code.name
+        _backoff(client, deadline, what, last, timeout_ms)
