@@ -14,16 +14,22 @@ epoch across EndTxn, so a handle stays valid until the transaction ends and a re
 of the same outcome is answered NONE (the coordinator's ``CompleteCommit``/``CompleteAbort``
 state with the same epoch). EndTxn v5+ would bump the epoch at every end.
 
-What the coordinator does (checked against Kafka 4.3 by ``tests/producer/test_transactions*``):
+What the coordinator does (seen on Kafka 4.3, asserted by ``tests/producer/test_transactions.py``):
 
-- InitProducerId with a transactional id whose transaction of an older epoch is open fences it:
-  the epoch is bumped, the open transaction aborted, CONCURRENT_TRANSACTIONS answered until
-  the abort markers are written; the retry then returns the same producer id with a higher
-  epoch.
-- EndTxn with a fenced epoch: PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before EndTxn v2).
+- InitProducerId of a new transactional id: producer id P, epoch 0, state ``Empty``; the first
+  AddPartitionsToTxn makes it ``Ongoing``.
+- EndTxn (v4) answers NONE once ``PrepareCommit``/``PrepareAbort`` is logged; the epoch is kept
+  (``CompleteCommit`` with the same epoch). Retried while the markers are written it answers
+  CONCURRENT_TRANSACTIONS (retried here), after that NONE again for the same outcome, and
+  INVALID_TXN_STATE for the other one.
+- InitProducerId while a transaction of epoch E is ``Ongoing``: the coordinator fences it
+  (``PrepareAbort`` at E+1), answers CONCURRENT_TRANSACTIONS until the abort markers are
+  written, then returns P with epoch E+2 (state ``Empty``). EndTxn with epoch E, commit or
+  abort, then answers PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before EndTxn v2).
 - A transaction open longer than its ``transaction.timeout.ms`` is aborted by the coordinator
-  (it checks every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, 10 s by
-  default) with an epoch bump, so its handle is then fenced.
+  (checked every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, 10 s by
+  default; 2 s timeout -> aborted after about 6 s) with the epoch bumped to E+1
+  (``CompleteAbort``); EndTxn with epoch E then answers PRODUCER_FENCED as well.
 """
 
 from __future__ import annotations
@@ -442,8 +448,10 @@ def end_transaction(
     Raises:
         ProducerFencedError: the handle's epoch is fenced: a newer producer with the same
             transactional id began, or the broker aborted the transaction after
-            ``kafka.transaction.timeout.ms`` (both abort it); the message names both causes,
-            the current epoch and the registered timeout.
+            ``kafka.transaction.timeout.ms`` (both abort an open transaction); the message
+            names both causes, the current epoch and the registered timeout. Raised for an
+            abort too: the transaction of that epoch is no longer open, but whether it had
+            been committed before the fence cannot be told from the coordinator.
         TransactionError: INVALID_TXN_STATE (e.g. committing a transaction that was aborted),
             INVALID_PRODUCER_ID_MAPPING, TRANSACTIONAL_ID_NOT_FOUND, ...
         KafkaTimeoutError: not done within ``timeout_ms``.

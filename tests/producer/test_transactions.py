@@ -197,7 +197,8 @@ def test_fence_aborts_an_open_transaction(kafka_bootstrap: str, new_topic) -> No
     with _client(kafka_bootstrap) as driver:
         producer_id, epoch = fence(driver, tid, transaction_timeout_ms=30_000, timeout_ms=T)
         assert producer_id == handle.producer_id
-        assert epoch > handle.producer_epoch
+        # fenced at E+1 (PrepareAbort), then re-initialised at E+2
+        assert epoch == handle.producer_epoch + 2
         state = describe_transaction(driver, tid, timeout_ms=T)
         assert state.state == "Empty" and state.producer_epoch == epoch
         assert state.timeout_ms == 30_000
@@ -218,9 +219,14 @@ def test_transaction_past_its_timeout_is_aborted_by_the_broker(
         handle = producer.prepare_commit()
     with _client(kafka_bootstrap) as driver:
         deadline = time.monotonic() + 60
-        while describe_transaction(driver, tid, timeout_ms=T).state == "Ongoing":
+        while (state := describe_transaction(driver, tid, timeout_ms=T)).state == "Ongoing":
             assert time.monotonic() < deadline, "the broker did not abort the transaction"
             time.sleep(0.5)
+        while state.state == "PrepareAbort":
+            time.sleep(0.2)
+            state = describe_transaction(driver, tid, timeout_ms=T)
+        # the coordinator aborts with the epoch bumped once
+        assert (state.state, state.producer_epoch) == ("CompleteAbort", handle.producer_epoch + 1)
         with pytest.raises(ProducerFencedError, match=r"kafka\.transaction\.timeout\.ms") as info:
             end_transaction(driver, handle, commit=True, timeout_ms=T)
         assert "2000 ms" in str(info.value)
