@@ -196,6 +196,10 @@ def test_driver_killed_at_commit_step_then_restarted_exactly_once(
     # restarted without the hook (the marker exists: it would not fire again either)
     _run_to_end(spark, *args)
     _assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix)
+    # the crash did leave records in the log that read_committed hides: the killed attempt's
+    # open transactions (fenced by the restart) or the replay's (aborted: already committed)
+    uncommitted = read_all(kafka_bootstrap, out_topic)
+    assert len(uncommitted) > RECORDS, f"{len(uncommitted)}: nothing was aborted"
 
 
 # ---- task retries and killed Python workers ------------------------------------------------
