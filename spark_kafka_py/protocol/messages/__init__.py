@@ -38,6 +38,10 @@ from spark_kafka_py.protocol.messages.init_producer_id import (
 from spark_kafka_py.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from spark_kafka_py.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
 from spark_kafka_py.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
+from spark_kafka_py.protocol.messages.list_transactions import (
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from spark_kafka_py.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from spark_kafka_py.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -89,6 +93,8 @@ __all__ = [
     "LeaveGroupResponse",
     "ListOffsetsRequest",
     "ListOffsetsResponse",
+    "ListTransactionsRequest",
+    "ListTransactionsResponse",
     "MetadataRequest",
     "MetadataResponse",
     "OffsetCommitRequest",
@@ -132,6 +138,7 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         TxnOffsetCommitRequest,
         CreateTopicsRequest,
         DescribeTransactionsRequest,
+        ListTransactionsRequest,
     )
 }
 #: API key -> response class.
