@@ -6,7 +6,7 @@ It may import ``client/``, ``protocol/`` and ``records/``, never ``spark/`` or `
 :func:`partition_for_key`; transactions
 (:mod:`spark_kafka_py.producer.transactions`): :class:`TransactionHandle`,
 :class:`TransactionState`, :func:`end_transaction`, :func:`describe_transaction`,
-:func:`fence`, :func:`create_topic`.
+:func:`fence`, :func:`list_transactions`, :func:`create_topic`.
 """
 
 from spark_kafka_py.producer.partitioner import murmur2, partition_for_key, to_positive
@@ -20,6 +20,7 @@ from spark_kafka_py.producer.transactions import (
     describe_transaction,
     end_transaction,
     fence,
+    list_transactions,
 )
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "describe_transaction",
     "end_transaction",
     "fence",
+    "list_transactions",
     "murmur2",
     "parse_acks",
     "partition_for_key",

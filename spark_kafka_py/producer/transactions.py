@@ -76,6 +76,10 @@ from spark_kafka_py.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
+from spark_kafka_py.protocol.messages.list_transactions import (
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 
 __all__ = [
     "ADD_PARTITIONS_TO_TXN_MAX_VERSION",
@@ -88,6 +92,7 @@ __all__ = [
     "describe_transaction",
     "end_transaction",
     "fence",
+    "list_transactions",
 ]
 
 log = logging.getLogger(__name__)
@@ -509,6 +514,46 @@ def end_transaction(
         f"{code.description}{now}",
         action=f"ending ({outcome}) the transaction",
     )
+
+
+def list_transactions(
+    client: KafkaClient,
+    *,
+    states: Iterable[str] = (),
+    pattern: str | None = None,
+    timeout_ms: int,
+) -> list[tuple[str, int, str]]:
+    """Every transactional id known to the cluster's coordinators (ListTransactions to every
+    broker, as ``kafka-transactions.sh list``).
+
+    Args:
+        states: only these coordinator states (e.g. ``("Ongoing", "PrepareCommit",
+            "PrepareAbort")`` for the transactions not ended); empty for all.
+        pattern: a regular expression on the transactional id (ListTransactions v2+; the
+            broker ignores it before); ``None`` for all.
+        timeout_ms: bound of each broker's answer (ms).
+
+    Returns:
+        ``(transactional_id, producer_id, state)`` sorted.
+
+    Raises:
+        KafkaApiError: a broker's error (e.g. COORDINATOR_LOAD_IN_PROGRESS, CLUSTER_AUTHORIZATION
+            ...), naming the broker.
+        KafkaConnectionError / KafkaTimeoutError: a broker did not answer.
+    """
+    metadata = client.metadata([])
+    request = ListTransactionsRequest(state_filters=tuple(states), transactional_id_pattern=pattern)
+    out: list[tuple[str, int, str]] = []
+    for node in sorted(metadata.brokers):
+        response: ListTransactionsResponse = client.send(node, request, timeout_ms=timeout_ms)
+        code = ec.error_for(response.error_code)
+        if code != ec.NONE:
+            raise KafkaApiError(code, f"in ListTransactions from broker {node}")
+        out.extend(
+            (t.transactional_id, t.producer_id, t.transaction_state)
+            for t in response.transaction_states
+        )
+    return sorted(out)
 
 
 def _state_or_none(client: KafkaClient, tid: str, deadline: float) -> TransactionState | None:

@@ -27,9 +27,10 @@ from spark_kafka_py.producer import (
     describe_transaction,
     end_transaction,
     fence,
+    list_transactions,
 )
 from spark_kafka_py.protocol import error_codes as ec
-from spark_kafka_py.testing.tools import read_all
+from spark_kafka_py.testing.tools import dump_log, read_all, segment_files
 
 from .helpers import settings, values
 
@@ -294,3 +295,41 @@ def test_create_topic(kafka_bootstrap: str) -> None:
                 configs={},
                 timeout_ms=T,
             )
+
+
+def test_listed_while_open_and_dumped_as_kafka_writes_them(kafka_cluster, new_topic) -> None:
+    """ListTransactions shows the prepared transactions until the driver ends them;
+    kafka-dump-log shows our batches transactional with the producer id, and one commit or
+    abort marker per transaction."""
+    bootstrap = kafka_cluster.bootstrap_servers
+    topic = new_topic(partitions=1, bootstrap=bootstrap)
+    prefix = _tid()
+    handles = []
+    for name in ("c", "a"):
+        s = settings(bootstrap, transactional_id=f"{prefix}-{name}", batch_size=200)
+        with KafkaProducer(s) as producer:
+            producer.begin_transaction()
+            _write(producer, topic, 1, 20, name)
+            handles.append(producer.prepare_commit())
+    with _client(bootstrap) as driver:
+        listed = list_transactions(driver, states=("Ongoing",), pattern=f"{prefix}.*", timeout_ms=T)
+        assert [(t, s) for t, _, s in listed] == [
+            (f"{prefix}-a", "Ongoing"),
+            (f"{prefix}-c", "Ongoing"),
+        ]
+        end_transaction(driver, handles[0], commit=True, timeout_ms=T)
+        end_transaction(driver, handles[1], commit=False, timeout_ms=T)
+        assert (
+            list_transactions(driver, states=("Ongoing",), pattern=f"{prefix}.*", timeout_ms=T)
+            == []
+        )
+        ended = {t: s for t, _, s in list_transactions(driver, pattern=f"{prefix}.*", timeout_ms=T)}
+        assert set(ended) == {f"{prefix}-a", f"{prefix}-c"}
+    assert _values(bootstrap, topic, "read_committed") == _expected(1, 20, "c")
+    batches = dump_log(segment_files(kafka_cluster.nodes[0].data_dir, topic, 0))
+    data = [b for b in batches if not b.is_control]
+    markers = [b for b in batches if b.is_control]
+    assert len(data) > 2 and sum(b.count for b in data) == 40
+    assert all(b.is_transactional and b.is_valid for b in data)
+    assert {b.producer_id for b in data} == {h.producer_id for h in handles}
+    assert len(markers) == 2 and all(b.is_transactional for b in markers)
