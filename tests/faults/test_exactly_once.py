@@ -42,6 +42,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+from spark_kafka_py.errors import TransactionError
+from spark_kafka_py.producer.transactions import describe_transaction
+from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.spark.exactly_once import PAUSE_STEPS
 from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.tools import (
@@ -271,7 +275,8 @@ def test_partition_leader_killed_mid_transaction_exactly_once(
     three_brokers: LocalKafkaCluster, spark: SparkSession, tmp_path: Path
 ) -> None:
     """The output's partition-0 leader is SIGKILLed once its log holds some of the query's
-    writes (a write under way: a transaction is open until the driver's commit). The query
+    writes and a transaction of the query with output partition 0 is open (DescribeTransactions
+    says ``Ongoing``: the kill lands between the task's writes and the driver's EndTxn). The query
     runs as its own driver (``local[2,4]``); if it fails, it is restarted on its checkpoint in
     this process (at most twice). Then exactly once, with one broker still down."""
     cluster = three_brokers
@@ -285,22 +290,41 @@ def test_partition_leader_killed_mid_transaction_exactly_once(
     args = [bootstrap, in_topic, out_topic, str(cp), prefix]
 
     done = threading.Event()
-    killed: list[float] = []
+    killed: list[str] = []  # the transactional id open on partition 0 at the kill
     errors: list[BaseException] = []
 
     def on_disk() -> int:
         files = segment_files(cluster.node(leader).data_dir, out_topic, 0)
         return sum(f.stat().st_size for f in files if f.exists())
 
+    def open_on_partition_0(client: KafkaClient) -> str | None:
+        """A transactional id of the prefix whose open transaction has output partition 0."""
+        for task in range(PARTITIONS):
+            tid = f"{prefix}-{task}"
+            try:
+                state = describe_transaction(client, tid, timeout_ms=5000)
+            except TransactionError as exc:
+                if exc.code != ec.TRANSACTIONAL_ID_NOT_FOUND.code:  # else: not begun yet
+                    raise
+                continue
+            if state.state == "Ongoing" and (out_topic, 0) in state.partitions:
+                return tid
+        return None
+
     def kill_when_written() -> None:
         try:
             deadline = time.monotonic() + START_TIMEOUT_S
-            while on_disk() < KILL_AFTER_BYTES:
-                if done.is_set() or time.monotonic() > deadline:
-                    return
-                time.sleep(0.05)
-            cluster.kill(leader)
-            killed.append(time.monotonic())
+            with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
+                while True:
+                    if done.is_set() or time.monotonic() > deadline:
+                        return
+                    if on_disk() >= KILL_AFTER_BYTES:
+                        tid = open_on_partition_0(client)
+                        if tid is not None:
+                            cluster.kill(leader)
+                            killed.append(tid)
+                            return
+                    time.sleep(0.05)
         except BaseException as exc:  # reported by the test
             errors.append(exc)
 
@@ -321,6 +345,7 @@ def test_partition_leader_killed_mid_transaction_exactly_once(
     assert not errors, errors[0]
     assert killed, f"the job ended (exit {code}) before the leader was killed:\n{_tail(log)}"
     assert partition_states(bootstrap, out_topic)[0].leader not in (leader, -1)
+    print(f"broker {leader} killed while {killed[0]} had output partition 0 open")
     if code != 0:  # the query failed over the kill: restart it on its checkpoint
         print(f"the job exited {code} after the leader kill; restarting:\n{_tail(log, 1500)}")
         _run_to_end(spark, *args, restarts=2)
