@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,9 +46,14 @@ from spark_kafka_py.errors import (
     KafkaApiError,
     KafkaConnectionError,
     KafkaError,
-    KafkaTimeoutError,
     ProducerFencedError,
     TransactionError,
+)
+from spark_kafka_py.producer.coordinator import (
+    NETWORK_ERRORS,
+    backoff,
+    call_coordinator,
+    deadline_after,
 )
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
@@ -67,11 +72,6 @@ from spark_kafka_py.protocol.messages.describe_transactions import (
     DescribeTransactionsResponse,
 )
 from spark_kafka_py.protocol.messages.end_txn import EndTxnRequest
-from spark_kafka_py.protocol.messages.find_coordinator import (
-    KEY_TYPE_TRANSACTION,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-)
 from spark_kafka_py.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
@@ -104,15 +104,8 @@ ADD_PARTITIONS_TO_TXN_MAX_VERSION = 3
 #: EndTxn v5+ bumps the producer epoch at every transaction end (KIP-890 part 2).
 END_TXN_MAX_VERSION = 4
 
-#: The coordinator moved or is not known yet: look it up again.
-_FIND_AGAIN = frozenset({ec.NOT_COORDINATOR, ec.COORDINATOR_NOT_AVAILABLE})
-#: The coordinator is busy with this transactional id (loading, or writing the markers of the
-#: previous transaction): ask again after a backoff.
-_WAIT = frozenset({ec.COORDINATOR_LOAD_IN_PROGRESS, ec.CONCURRENT_TRANSACTIONS})
 #: The producer's epoch is not the current one.
 _FENCED = frozenset({ec.PRODUCER_FENCED, ec.INVALID_PRODUCER_EPOCH})
-#: Connection-level failures worth another try within the deadline.
-_NETWORK = (KafkaConnectionError, KafkaTimeoutError)
 
 
 @dataclass(frozen=True)
@@ -183,100 +176,6 @@ class TransactionState:
     start_time_ms: int = -1
 
 
-# -- the coordinator -----------------------------------------------------------------------
-def _deadline(timeout_ms: int) -> float:
-    return time.monotonic() + timeout_ms / 1000
-
-
-def _backoff(
-    client: KafkaClient, deadline: float, what: str, last: object, timeout_ms: int
-) -> None:
-    """Sleep ``retry.backoff.ms`` or raise :class:`KafkaTimeoutError` past ``deadline``."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise KafkaTimeoutError(f"{what}: not done within {timeout_ms} ms (last: {last})")
-    time.sleep(min(client.config.retry_backoff_ms / 1000, left))
-
-
-def _find_coordinator(
-    client: KafkaClient, transactional_id: str, deadline: float, timeout_ms: int
-) -> int:
-    """The node id of ``transactional_id``'s transaction coordinator (FindCoordinator, key
-    type 1).
-
-    Raises:
-        KafkaApiError: a non-retriable error (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...).
-        KafkaTimeoutError: no answer within the deadline.
-    """
-    what = f"FindCoordinator for transactional id {transactional_id!r}"
-    while True:
-        try:
-            response: FindCoordinatorResponse = client.send(
-                client.least_loaded_node(),
-                FindCoordinatorRequest(
-                    key=transactional_id,
-                    key_type=KEY_TYPE_TRANSACTION,
-                    coordinator_keys=(transactional_id,),
-                ),
-            )
-        except _NETWORK as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            last: object = exc
-        else:
-            if response.coordinators:
-                c = response.coordinators[0]
-                code, node = ec.error_for(c.error_code), c.node_id
-            else:
-                code, node = ec.error_for(response.error_code), response.node_id
-            if code == ec.NONE:
-                return node
-            if not code.retriable:
-                raise KafkaApiError(code, f"in {what}")
-            last = code.name
-        _backoff(client, deadline, what, last, timeout_ms)
-
-
-def _call(
-    client: KafkaClient,
-    transactional_id: str,
-    request: Any,
-    error_of: Callable[[Any], int],
-    *,
-    what: str,
-    timeout_ms: int,
-    max_version: int | None = None,
-    deadline: float | None = None,
-) -> tuple[Any, ec.ErrorCode]:
-    """Send ``request`` to the coordinator of ``transactional_id`` until it answers something
-    other than a coordinator move, loading or CONCURRENT_TRANSACTIONS (or a lost connection);
-    return the response and its error (``error_of(response)``).
-
-    Raises:
-        KafkaTimeoutError: still retrying after ``timeout_ms``.
-        KafkaApiError / KafkaConnectionError: from the coordinator lookup.
-    """
-    deadline = _deadline(timeout_ms) if deadline is None else deadline
-    node: int | None = None
-    while True:
-        try:
-            if node is None:
-                node = _find_coordinator(client, transactional_id, deadline, timeout_ms)
-            response = client.send(node, request, max_version=max_version)
-        except _NETWORK as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            node, last = None, str(exc)
-        else:
-            code = ec.error_for(error_of(response))
-            if code in _FIND_AGAIN:
-                node = None
-            elif code not in _WAIT:
-                return response, code
-            last = code.name
-        _backoff(client, deadline, what, last, timeout_ms)
-
-
 # -- the API -------------------------------------------------------------------------------
 def fence(
     client: KafkaClient,
@@ -309,7 +208,7 @@ def fence(
         transactional_id=transactional_id, transaction_timeout_ms=transaction_timeout_ms
     )
     response: InitProducerIdResponse
-    response, code = _call(
+    response, code = call_coordinator(
         client,
         transactional_id,
         request,
@@ -374,7 +273,7 @@ def add_partitions_to_transaction(
         ]
         return codes[0] if codes else ec.NONE
 
-    _, code = _call(
+    _, code = call_coordinator(
         client,
         transactional_id,
         request,
@@ -412,7 +311,7 @@ def describe_transaction(
         return r.transaction_states[0].error_code if r.transaction_states else ec.NONE
 
     response: DescribeTransactionsResponse
-    response, code = _call(
+    response, code = call_coordinator(
         client,
         transactional_id,
         DescribeTransactionsRequest(transactional_ids=(transactional_id,)),
@@ -465,8 +364,8 @@ def end_transaction(
     outcome = "commit" if commit else "abort"
     if not handle.partitions:
         return  # nothing was added: the coordinator has no transaction to end (as Java skips)
-    deadline = _deadline(timeout_ms)
-    _, code = _call(
+    deadline = deadline_after(timeout_ms)
+    _, code = call_coordinator(
         client,
         tid,
         EndTxnRequest(
@@ -613,12 +512,12 @@ def create_topic(
         ),
         timeout_ms=timeout_ms,
     )
-    deadline = _deadline(timeout_ms)
+    deadline = deadline_after(timeout_ms)
     what = f"CreateTopics for topic {name!r}"
     while True:
         try:
             response: CreateTopicsResponse = client.send(client.least_loaded_node(), request)
-        except _NETWORK as exc:
+        except NETWORK_ERRORS as exc:
             if isinstance(exc, KafkaConnectionError) and not exc.retriable:
                 raise
             last: object = exc
@@ -637,4 +536,4 @@ def create_topic(
                     detail += f" Broker: {result.error_message}"
                 raise KafkaApiError(code, f"creating topic {name!r}", detail)
             last = code.name
-        _backoff(client, deadline, what, last, timeout_ms)
+        backoff(client, deadline, what, last, timeout_ms)

@@ -9,10 +9,29 @@ import pickle
 import pytest
 
 from spark_kafka_py.client.cluster import ClientConfig
-from spark_kafka_py.errors import ConfigError, ProducerFencedError, TransactionError
-from spark_kafka_py.producer import ProducerSettings, TransactionHandle
+from spark_kafka_py.errors import (
+    ConfigError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    ProducerFencedError,
+    TransactionError,
+)
+from spark_kafka_py.producer import ProducerSettings, TransactionHandle, end_transaction
 from spark_kafka_py.producer.state import mark_transactional
 from spark_kafka_py.protocol import error_codes as ec
+from spark_kafka_py.protocol.messages.describe_transactions import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+)
+from spark_kafka_py.protocol.messages.describe_transactions import (
+    TransactionState as DescribedState,
+)
+from spark_kafka_py.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
+from spark_kafka_py.protocol.messages.find_coordinator import (
+    Coordinator,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
 from spark_kafka_py.records.encoder import build_batch, encode_record
 from spark_kafka_py.registry import default
 
@@ -74,3 +93,114 @@ def test_mark_transactional_equals_a_batch_built_transactional() -> None:
     assert marked != plain
     assert marked == build_batch(record, transactional=True, **kw)
     assert mark_transactional(marked) == marked
+
+
+class _FakeClient:
+    """Answers each request type from a script of (node, response-or-exception) steps and
+    records which node each request went to."""
+
+    def __init__(self, script: dict[type, list[object]]) -> None:
+        self.config = ClientConfig.from_bootstrap("localhost:9092", retry_backoff_ms=1)
+        self.script = script
+        self.sent: list[tuple[str, int]] = []
+
+    def least_loaded_node(self) -> int:
+        return 0
+
+    def send(self, node: int, request: object, **_: object) -> object:
+        self.sent.append((type(request).__name__, node))
+        answer = self.script[type(request)].pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+def _coordinator(node: int) -> FindCoordinatorResponse:
+    return FindCoordinatorResponse(
+        coordinators=(Coordinator(key="t", node_id=node, host="h", port=1),)
+    )
+
+
+HANDLE = TransactionHandle("t", 7, 3, (("topic", 0),))
+
+
+def test_end_transaction_retries_moves_loading_and_lost_connections() -> None:
+    client = _FakeClient(
+        {
+            FindCoordinatorRequest: [
+                FindCoordinatorResponse(
+                    coordinators=(Coordinator(key="t", error_code=ec.COORDINATOR_NOT_AVAILABLE),)
+                ),
+                _coordinator(1),
+                _coordinator(2),
+                _coordinator(3),
+            ],
+            EndTxnRequest: [
+                EndTxnResponse(error_code=ec.NOT_COORDINATOR),  # moved: look up again
+                KafkaConnectionError("lost"),  # lost: look up again
+                EndTxnResponse(error_code=ec.COORDINATOR_LOAD_IN_PROGRESS),  # same node
+                EndTxnResponse(error_code=ec.CONCURRENT_TRANSACTIONS),
+                EndTxnResponse(error_code=ec.NONE),
+            ],
+        }
+    )
+    end_transaction(client, HANDLE, commit=True, timeout_ms=5000)  # type: ignore[arg-type]
+    assert [n for name, n in client.sent if name == "EndTxnRequest"] == [1, 2, 3, 3, 3]
+
+
+def test_end_transaction_times_out_naming_the_last_error() -> None:
+    client = _FakeClient(
+        {
+            FindCoordinatorRequest: [_coordinator(1)],
+            EndTxnRequest: [EndTxnResponse(error_code=ec.CONCURRENT_TRANSACTIONS)] * 10_000,
+        }
+    )
+    with pytest.raises(KafkaTimeoutError, match="CONCURRENT_TRANSACTIONS"):
+        end_transaction(client, HANDLE, commit=True, timeout_ms=50)  # type: ignore[arg-type]
+
+
+def _described(state: str, epoch: int) -> DescribeTransactionsResponse:
+    return DescribeTransactionsResponse(
+        transaction_states=(
+            DescribedState(
+                transactional_id="t",
+                transaction_state=state,
+                producer_id=7,
+                producer_epoch=epoch,
+                transaction_timeout_ms=2000,
+            ),
+        )
+    )
+
+
+def test_end_transaction_already_ended_the_same_way_is_not_an_error() -> None:
+    client = _FakeClient(
+        {
+            FindCoordinatorRequest: [_coordinator(1), _coordinator(1)],
+            EndTxnRequest: [EndTxnResponse(error_code=ec.INVALID_TXN_STATE)],
+            DescribeTransactionsRequest: [_described("CompleteCommit", 3)],
+        }
+    )
+    end_transaction(client, HANDLE, commit=True, timeout_ms=5000)  # type: ignore[arg-type]
+
+
+def test_end_transaction_fenced_names_the_timeout_setting() -> None:
+    client = _FakeClient(
+        {
+            FindCoordinatorRequest: [_coordinator(1), _coordinator(1)],
+            EndTxnRequest: [EndTxnResponse(error_code=ec.PRODUCER_FENCED)],
+            DescribeTransactionsRequest: [_described("CompleteAbort", 4)],
+        }
+    )
+    with pytest.raises(ProducerFencedError) as info:
+        end_transaction(client, HANDLE, commit=True, timeout_ms=5000)  # type: ignore[arg-type]
+    text = str(info.value)
+    assert "kafka.transaction.timeout.ms (registered: 2000 ms)" in text
+    assert "state CompleteAbort, producer id 7, epoch 4" in text and "'t'" in text
+
+
+def test_handle_without_partitions_sends_nothing() -> None:
+    client = _FakeClient({})
+    empty = TransactionHandle("t", 7, 3, ())
+    end_transaction(client, empty, commit=True, timeout_ms=5000)  # type: ignore[arg-type]
+    assert client.sent == []

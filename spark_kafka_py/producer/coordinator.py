@@ -1,0 +1,132 @@
+"""The transaction coordinator of a transactional id: finding it and asking it until it gives
+an answer worth acting on (issue 13).
+
+FindCoordinator with key type 1 (transaction, KIP-98) names the broker; NOT_COORDINATOR and
+COORDINATOR_NOT_AVAILABLE send the request through a new lookup, COORDINATOR_LOAD_IN_PROGRESS
+and CONCURRENT_TRANSACTIONS (the markers of the id's previous transaction still being written)
+are asked again after ``retry.backoff.ms``, lost connections too; everything bounded by the
+caller's timeout (Kafka's Java ``TransactionManager`` retries the same errors).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaTimeoutError
+from spark_kafka_py.protocol import error_codes as ec
+from spark_kafka_py.protocol.messages.find_coordinator import (
+    KEY_TYPE_TRANSACTION,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+
+__all__ = [
+    "NETWORK_ERRORS",
+    "backoff",
+    "call_coordinator",
+    "deadline_after",
+    "find_transaction_coordinator",
+]
+
+#: The coordinator moved or is not known yet: look it up again.
+_FIND_AGAIN = frozenset({ec.NOT_COORDINATOR, ec.COORDINATOR_NOT_AVAILABLE})
+#: The coordinator is busy with this transactional id (loading, or writing the markers of the
+#: previous transaction): ask again after a backoff.
+_WAIT = frozenset({ec.COORDINATOR_LOAD_IN_PROGRESS, ec.CONCURRENT_TRANSACTIONS})
+#: Connection-level failures worth another try within the deadline.
+NETWORK_ERRORS = (KafkaConnectionError, KafkaTimeoutError)
+
+
+def deadline_after(timeout_ms: int) -> float:
+    """``time.monotonic()`` deadline ``timeout_ms`` ms from now (s)."""
+    return time.monotonic() + timeout_ms / 1000
+
+
+def backoff(client: KafkaClient, deadline: float, what: str, last: object, timeout_ms: int) -> None:
+    """Sleep ``retry.backoff.ms`` or raise :class:`KafkaTimeoutError` past ``deadline``."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise KafkaTimeoutError(f"{what}: not done within {timeout_ms} ms (last: {last})")
+    time.sleep(min(client.config.retry_backoff_ms / 1000, left))
+
+
+def find_transaction_coordinator(
+    client: KafkaClient, transactional_id: str, deadline: float, timeout_ms: int
+) -> int:
+    """The node id of ``transactional_id``'s transaction coordinator (FindCoordinator, key
+    type 1).
+
+    Raises:
+        KafkaApiError: a non-retriable error (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...).
+        KafkaTimeoutError: no answer within the deadline.
+    """
+    what = f"FindCoordinator for transactional id {transactional_id!r}"
+    while True:
+        try:
+            response: FindCoordinatorResponse = client.send(
+                client.least_loaded_node(),
+                FindCoordinatorRequest(
+                    key=transactional_id,
+                    key_type=KEY_TYPE_TRANSACTION,
+                    coordinator_keys=(transactional_id,),
+                ),
+            )
+        except NETWORK_ERRORS as exc:
+            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
+                raise
+            last: object = exc
+        else:
+            if response.coordinators:
+                c = response.coordinators[0]
+                code, node = ec.error_for(c.error_code), c.node_id
+            else:
+                code, node = ec.error_for(response.error_code), response.node_id
+            if code == ec.NONE:
+                return node
+            if not code.retriable:
+                raise KafkaApiError(code, f"in {what}")
+            last = code.name
+        backoff(client, deadline, what, last, timeout_ms)
+
+
+def call_coordinator(
+    client: KafkaClient,
+    transactional_id: str,
+    request: Any,
+    error_of: Callable[[Any], int],
+    *,
+    what: str,
+    timeout_ms: int,
+    max_version: int | None = None,
+    deadline: float | None = None,
+) -> tuple[Any, ec.ErrorCode]:
+    """Send ``request`` to the coordinator of ``transactional_id`` until it answers something
+    other than a coordinator move, loading or CONCURRENT_TRANSACTIONS (or a lost connection);
+    return the response and its error (``error_of(response)``).
+
+    Raises:
+        KafkaTimeoutError: still retrying after ``timeout_ms``.
+        KafkaApiError / KafkaConnectionError: from the coordinator lookup.
+    """
+    deadline = deadline_after(timeout_ms) if deadline is None else deadline
+    node: int | None = None
+    while True:
+        try:
+            if node is None:
+                node = find_transaction_coordinator(client, transactional_id, deadline, timeout_ms)
+            response = client.send(node, request, max_version=max_version)
+        except NETWORK_ERRORS as exc:
+            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
+                raise
+            node, last = None, str(exc)
+        else:
+            code = ec.error_for(error_of(response))
+            if code in _FIND_AGAIN:
+                node = None
+            elif code not in _WAIT:
+                return response, code
+            last = code.name
+        backoff(client, deadline, what, last, timeout_ms)
