@@ -272,3 +272,22 @@ def report_data_loss(fail_on_data_loss: bool, message: str, log: logging.Logger)
     if fail_on_data_loss:
         raise DataLossError(f"{message}. {DATA_LOSS_ERROR_HINT}")
     log.warning("%s. %s", message, DATA_LOSS_WARNING_HINT)
+
+
+class ExactlyOnceError(KafkaError):
+    """The exactly-once sink cannot keep its guarantee for a micro-batch, and stops the query
+    rather than write it twice or make it part visible (issue 13; docs/sink.md).
+
+    Raised by the driver's commit: a task's transaction was aborted by the broker
+    (``kafka.transaction.timeout.ms``) or fenced before the commit (then nothing of the batch is
+    visible and Spark replays it on restart); a query on a new checkpoint reuses a
+    ``transactionalIdPrefix`` that committed later batches; the commit log holds a record that
+    is not ours.
+
+    Attributes:
+        batch_id: the micro-batch, or ``None`` when not about one.
+    """
+
+    def __init__(self, message: str, *, batch_id: int | None = None) -> None:
+        super().__init__(message)
+        self.batch_id = batch_id
