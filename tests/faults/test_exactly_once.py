@@ -209,27 +209,26 @@ def test_driver_killed_at_commit_step_then_restarted_exactly_once(
 # ---- task retries and killed Python workers ------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("fault", "flag", "evidence"),
-    [
-        ("task-retry", "--fail-id", "test fault: task attempt 0 fails at input 1001"),
-        ("worker-killed", "--exit-id", "Python worker exited unexpectedly"),
-    ],
-)
-def test_failed_task_attempt_retried_exactly_once(
-    fault: str,
-    flag: str,
-    evidence: str,
+#: Input ids whose task's attempt 0 fails: 1001 is partition 1, offset 250 (micro-batch 2);
+#: 1402 is partition 2, offset 350 (micro-batch 3).
+FAIL_ID, EXIT_ID = 1001, 1402
+
+
+def test_failed_task_and_killed_python_worker_retried_exactly_once(
     spark: SparkSession,
     kafka_bootstrap: str,
     input_topic: str,
     new_topic: Callable[..., str],
     tmp_path: Path,
 ) -> None:
-    """Attempt 0 of the task that maps input 1001 (micro-batch 2) fails; Spark retries it
-    (``local[2,4]``); the retry's InitProducerId fences the failed attempt's transaction."""
+    """Two task faults in one query (``local[2,4]``: Spark retries a failed task), each in a
+    micro-batch of its own: attempt 0 of the task mapping input ``FAIL_ID`` raises from a UDF
+    (a failed task attempt), attempt 0 of the task mapping ``EXIT_ID`` has its Python worker
+    exit at once (``os._exit``: a Python worker killed while the task's writer has its
+    transaction open; Spark then fails the task and destroys its other workers). The retry's
+    InitProducerId fences the failed attempt's transaction; the batch commits once."""
     out_topic = new_topic(partitions=PARTITIONS)
-    prefix, log = _prefix(fault), tmp_path / "log"
+    prefix, log = _prefix("task-faults"), tmp_path / "log"
     driver = _spawn(
         [
             kafka_bootstrap,
@@ -242,8 +241,10 @@ def test_failed_task_attempt_retried_exactly_once(
             "--max-offsets",
             str(MAX_OFFSETS),
             "--available-now",
-            flag,
-            "1001",
+            "--fail-id",
+            str(FAIL_ID),
+            "--exit-id",
+            str(EXIT_ID),
         ],
         log,
     )
@@ -255,7 +256,10 @@ def test_failed_task_attempt_retried_exactly_once(
         pytest.fail(f"the job did not end within {START_TIMEOUT_S} s:\n{_tail(log)}")
     text = log.read_text("utf-8", errors="replace")
     assert code == 0, f"the job exited {code}:\n{_tail(log)}"
-    assert evidence in text, f"the fault did not happen:\n{_tail(log)}"
+    lost = [line for line in text.splitlines() if "Lost task" in line]
+    assert any("[batchId = 2]" in line and "PythonException" in line for line in lost), lost
+    assert any("[batchId = 3]" in line and "exited unexpectedly" in line for line in lost), lost
+    assert f"test fault: task attempt 0 fails at input {FAIL_ID}" in text
     _assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix)
 
 
