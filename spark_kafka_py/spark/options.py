@@ -57,6 +57,7 @@ __all__ = [
     "Subscribe",
     "SubscribePattern",
     "Subscription",
+    "check_kafka_options",
     "include_headers",
     "parse_client_config",
     "parse_offset_spec",
@@ -491,24 +492,49 @@ def _group_options(
     )
 
 
+def check_kafka_options(
+    opts: Mapping[str, str],
+    rejected: Mapping[str, str],
+    known: frozenset[str],
+    *,
+    client: str,
+    user: str,
+) -> None:
+    """Checks shared by reads and writes (``KafkaSourceProvider``): bootstrap servers given,
+    Spark's rejected settings refused with Spark's reasons, and a warning for every ``kafka.*``
+    setting not in ``known`` (as the Java clients warn about unused settings).
+
+    Args:
+        opts: the options, keys lower-cased.
+        rejected: ``{key: Spark's reason}``.
+        known: the option keys honoured.
+        client: ``"consumer"`` or ``"producer"`` (for Spark's message).
+        user: who ignores unknown settings, for the warning.
+
+    Raises:
+        ConfigError: no bootstrap servers, or a rejected setting.
+    """
+    if not opts.get("kafka.bootstrap.servers", "").strip():
+        raise ConfigError(
+            f"Option 'kafka.bootstrap.servers' must be specified for configuring Kafka {client}"
+        )
+    for key, reason in rejected.items():
+        if key in opts:
+            raise ConfigError(reason)
+    for key in sorted(k for k in opts if k.startswith(KAFKA_PREFIX) and k not in known):
+        log.warning("Kafka option '%s' is not used by %s; ignoring it", key, user)
+
+
 def _check_general(opts: Mapping[str, str]) -> None:
     """Spark's ``validateGeneralOptions``: bootstrap servers given, rejected Kafka settings,
     and a warning for every option this source does not use."""
-    if not opts.get("kafka.bootstrap.servers", "").strip():
-        raise ConfigError(
-            "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer"
-        )
-    for key, reason in REJECTED.items():
-        if key in opts:
-            raise ConfigError(reason)
+    check_kafka_options(opts, REJECTED, _KNOWN, client="consumer", user="format('pykafka')")
     if "groupidprefix" in opts:
         log.warning(
             "Option 'groupIdPrefix' has no effect in format('pykafka'): Spark uses it to name "
             "the consumer group of its internal consumers; this source joins no group unless "
             "'kafka.group.id' is set"
         )
-    for key in sorted(k for k in opts if k.startswith(KAFKA_PREFIX) and k not in _KNOWN):
-        log.warning("Kafka option '%s' is not used by format('pykafka'); ignoring it", key)
 
 
 def _check_offsets(

@@ -24,6 +24,7 @@ closed when the worker exits.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -406,12 +407,17 @@ def write_transaction(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -
     return message
 
 
-def _committer(options: SinkOptions) -> Any:
-    """The driver's :class:`~spark_kafka_py.spark.exactly_once.ExactlyOnceCommitter` (imported
-    here: at-least-once writes never load the transaction code)."""
+@contextlib.contextmanager
+def _committer(options: SinkOptions) -> Iterator[Any]:
+    """The driver's :class:`~spark_kafka_py.spark.exactly_once.ExactlyOnceCommitter`, closed
+    after use (imported here: at-least-once writes never load the transaction code)."""
     from spark_kafka_py.spark.exactly_once import ExactlyOnceCommitter
 
-    return ExactlyOnceCommitter(options)
+    committer = ExactlyOnceCommitter(options)
+    try:
+        yield committer
+    finally:
+        committer.close()
 
 
 def _handles(messages: list[WriterCommitMessage | None]) -> list[TransactionHandle]:
@@ -436,11 +442,8 @@ class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
         if options.exactly_once:
-            committer = _committer(options)
-            try:
+            with _committer(options) as committer:
                 committer.recover()
-            finally:
-                committer.close()
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:  # type: ignore[override]
         if self.options.exactly_once:
@@ -449,20 +452,14 @@ class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         if self.options.exactly_once:
-            committer = _committer(self.options)
-            try:
+            with _committer(self.options) as committer:
                 committer.commit(_handles(messages), batchId)
-            finally:
-                committer.close()
         _log_commit(messages, f"micro-batch {batchId}")
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         if self.options.exactly_once:
-            committer = _committer(self.options)
-            try:
+            with _committer(self.options) as committer:
                 committer.abort(_handles(messages), batchId)
-            finally:
-                committer.close()
             return
         written = sum(m.records for m in messages if isinstance(m, KafkaWriteMessage))
         log.warning(

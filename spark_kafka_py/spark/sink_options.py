@@ -25,7 +25,7 @@ from spark_kafka_py.records.compression import (
 )
 from spark_kafka_py.records.encoder import LEVEL_RANGES
 from spark_kafka_py.registry import KAFKA_PREFIX, OPTIONS, SECURITY, SINK, SINK_REJECTED, option
-from spark_kafka_py.spark.options import parse_client_config
+from spark_kafka_py.spark.options import check_kafka_options, parse_client_config
 
 __all__ = ["SinkOptions", "parse_sink_options"]
 
@@ -99,15 +99,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) ->
             with ``acks`` other than ``all``, with idempotence off, or on a batch write).
     """
     opts = {str(k).lower(): str(v) for k, v in options.items()}
-    if not opts.get("kafka.bootstrap.servers", "").strip():
-        raise ConfigError(
-            "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka producer"
-        )
-    for key, reason in SINK_REJECTED.items():
-        if key in opts:
-            raise ConfigError(reason)
-    for key in sorted(k for k in opts if k.startswith(KAFKA_PREFIX) and k not in _KNOWN):
-        log.warning("Kafka option '%s' is not used by the pykafka sink; ignoring it", key)
+    check_kafka_options(opts, SINK_REJECTED, _KNOWN, client="producer", user="the pykafka sink")
     kafka = {k[len(KAFKA_PREFIX) :]: v for k, v in opts.items() if k.startswith(KAFKA_PREFIX)}
     codec = CODECS[str(_value(opts, "kafka.compression.type"))]
     levels: dict[int, int] = {}
