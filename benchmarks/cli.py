@@ -26,6 +26,12 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     fresh topic per write, one case per codec (``kafka.compression.type``), each topic's
     record count checked; the peak RSS of the pykafka sink's Python workers next to
     ``kafka.buffer.memory`` and the Arrow batch size.
+``eos`` (:mod:`benchmarks.eos`)
+    The same stream (``readStream.format("pykafka")``, ``--per-trigger`` records per
+    micro-batch, AvailableNow) into ``writeStream.format("pykafka")`` with
+    ``deliveryGuarantee`` ``exactly-once`` and ``at-least-once``, alternating: rows/s of each,
+    the ratio, ``addBatch`` per micro-batch of each mode and the driver's EndTxn phase; each
+    output's record count checked (``read_committed`` for exactly-once).
 ``fuzz`` (:mod:`benchmarks.fuzz`)
     Coverage-guided fuzzing (atheris) of every decoder of network bytes, seeded with real
     broker traffic: executions, exec/s, findings, slowest input and largest allocation per
@@ -67,6 +73,7 @@ if __name__ == "__main__" and not __package__:  # run as a file: the checkout's 
 
 from benchmarks.batch_read import bench_batch
 from benchmarks.decoder import bench_decoder
+from benchmarks.eos import EosLatency, bench_eos, format_latency_table
 from benchmarks.fuzz import add_arguments as add_fuzz_arguments
 from benchmarks.fuzz import run as run_fuzz
 from benchmarks.harness import (
@@ -89,7 +96,7 @@ __all__ = ["add_parser", "main", "run"]
 def run(args: argparse.Namespace) -> int:
     """Run the benchmarks named in ``args.which``; print the tables; return 0."""
     which = set(args.which) if args.which else {"batch", "decoder"}
-    unknown = which - {"batch", "decoder", "stream", "memory", "write", "fuzz", "all"}
+    unknown = which - {"batch", "decoder", "stream", "memory", "write", "eos", "fuzz", "all"}
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     if "fuzz" in which:
@@ -104,11 +111,12 @@ def run(args: argparse.Namespace) -> int:
     results: list[BenchResult] = []
     memory: list[dict[str, float]] = []
     write_memory: list[WriteMemory] = []
+    eos_latency: EosLatency | None = None
     part_mb = 0.0
     with local_broker(args.bootstrap_servers) as bootstrap:
         topics: dict[str, str] = {}
         run_id = uuid.uuid4().hex[:8]
-        for codec in codecs if which - {"memory", "write"} else []:
+        for codec in codecs if which - {"memory", "write", "eos"} else []:
             topic = f"bench-{codec}-{args.records}-{run_id}"
             secs = produce_bench_data(
                 bootstrap,
@@ -133,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                     repeat=args.repeat,
                 )
                 print(format_table(results[-4:]), flush=True)
-        if which & {"batch", "stream", "write"}:
+        if which & {"batch", "stream", "write", "eos"}:
             spark = local_spark_session("spark-kafka-py bench")
             try:
                 if "batch" in which:
@@ -166,6 +174,20 @@ def run(args: argparse.Namespace) -> int:
                     )
                     results += written
                     print(format_table(written), flush=True)
+                if "eos" in which:
+                    eos_result, eos_latency = bench_eos(
+                        spark,
+                        bootstrap,
+                        args.records,
+                        key_size=args.key_size,
+                        value_size=args.value_size,
+                        partitions=args.partitions,
+                        per_trigger=args.per_trigger,
+                        repeat=args.repeat,
+                    )
+                    results.append(eos_result)
+                    print(format_table([eos_result]), flush=True)
+                    print(format_latency_table(eos_latency), flush=True)
             finally:
                 spark.stop()
         if "stream" in which:
@@ -222,6 +244,14 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_memory_table(write_memory))
         print()
+    if eos_latency is not None:
+        print(
+            "Per micro-batch, exactly-once against at-least-once (medians; addBatch includes "
+            "the sink's driver commit; EndTxn phase from the commit log's timestamps):"
+        )
+        print()
+        print(format_latency_table(eos_latency))
+        print()
     for k, v in env.items():
         print(f"- {k}: {v}")
     noise = spread(results)
@@ -236,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
                     "results": [{**asdict(r), "ratio": r.ratio} for r in results],
                     "memory": memory,
                     "write_memory": [asdict(m) for m in write_memory],
+                    "eos_latency": asdict(eos_latency) if eos_latency else None,
                 },
                 indent=2,
             ),
@@ -254,7 +285,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,memory,write,fuzz,all}",
+        metavar="{batch,decoder,stream,memory,write,eos,fuzz,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument("--records", type=int, default=5_000_000, help="records per topic")
@@ -268,6 +299,12 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--repeat", type=int, default=2, help="timed runs per system")
     p.add_argument("--max-offsets-per-trigger", type=int, default=500_000)
+    p.add_argument(
+        "--per-trigger",
+        type=int,
+        default=200_000,
+        help="maxOffsetsPerTrigger of the eos benchmark (records per micro-batch)",
+    )
     p.add_argument("--planning-partitions", default="1,100,1000")
     p.add_argument(
         "--memory-records",
