@@ -7,14 +7,19 @@ The crash matrix (driver killed at each step of the commit, task retries, a lead
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_kafka_py.spark.exactly_once import COMMITTED, ExactlyOnceCommitter
+from spark_kafka_py.errors import ExactlyOnceError
+from spark_kafka_py.producer import KafkaProducer, describe_transaction
+from spark_kafka_py.spark.exactly_once import COMMITTED, ExactlyOnceCommitter, transactional_id
 from spark_kafka_py.spark.sink_options import parse_sink_options
 from spark_kafka_py.testing.tools import ProducedRecord, produce, read_all
 
@@ -104,3 +109,52 @@ def test_a_new_checkpoint_with_a_used_prefix_fails_naming_it(
         _run(spark, kafka_bootstrap, source, out, tmp_path / "second", prefix)
     # the second query's first batch was aborted: still each record once
     assert _values(kafka_bootstrap, out, "read_committed") == Counter(f"v{i}" for i in range(450))
+
+
+def test_a_transaction_the_broker_aborted_fails_the_batch_and_aborts_the_rest(
+    kafka_bootstrap: str, new_topic
+) -> None:
+    """The driver's commit finds one task's transaction aborted by the broker (past
+    ``kafka.transaction.timeout.ms``): it aborts the batch's other transactions and fails the
+    batch naming it and the setting; nothing of the batch is visible."""
+    topic = new_topic(partitions=2)
+    prefix = f"eo-{uuid.uuid4().hex[:8]}"
+    options = parse_sink_options(
+        {
+            "kafka.bootstrap.servers": kafka_bootstrap,
+            "topic": topic,
+            "deliveryGuarantee": "exactly-once",
+            "transactionalIdPrefix": prefix,
+        }
+    )
+    handles = []
+    for task, timeout_ms in ((0, 2_000), (1, 60_000)):
+        settings = replace(
+            options.producer,
+            transactional_id=transactional_id(prefix, task),
+            transaction_timeout_ms=timeout_ms,
+        )
+        with KafkaProducer(settings) as producer:
+            producer.begin_transaction()
+            producer.append(
+                topic, task, None, pa.array([f"t{task}-{i}" for i in range(10)]), None, 0
+            )
+            handles.append(producer.prepare_commit())
+    committer = ExactlyOnceCommitter(options)
+    try:
+        committer.recover()  # creates the commit log topic; nothing to finish
+        deadline = time.monotonic() + 60
+        while describe_transaction(
+            committer.client, handles[0].transactional_id, timeout_ms=10_000
+        ).state in ("Ongoing", "PrepareAbort"):
+            assert time.monotonic() < deadline, "the broker did not abort the transaction"
+            time.sleep(0.5)
+        with pytest.raises(ExactlyOnceError, match=r"micro-batch 7: .*kafka\.transaction\.timeout"):
+            committer.commit(handles, 7)
+        state = describe_transaction(
+            committer.client, handles[1].transactional_id, timeout_ms=10_000
+        )
+        assert state.state in ("PrepareAbort", "CompleteAbort")
+    finally:
+        committer.close()
+    assert _values(kafka_bootstrap, topic, "read_committed") == Counter()
