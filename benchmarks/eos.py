@@ -31,6 +31,12 @@ Measured per run:
   record (after the last) with its clock (``CreateTime``); their difference is the time it took
   to end every task's transaction plus one commit log write. Nothing is added to the product to
   measure it.
+- The driver's whole commit (ms), timed directly outside Spark (:func:`time_driver_commit`):
+  :data:`DIRECT_COMMITS` times, ``--partitions`` transactions are left open as the tasks leave
+  them (one per transactional id ``<prefix>-<task>``, 100 records each, flushed, not ended),
+  then timed: what ``KafkaStreamArrowWriter.commit`` runs on the driver, a new
+  ``ExactlyOnceCommitter`` (its client), ``commit(handles, batch_id)`` (reading the commit log,
+  DescribeTransactions per task, the two commit log writes, EndTxn per task) and ``close()``.
 
 Checked after each run (:class:`EosCountError` otherwise): the at-least-once output's end
 offsets sum to ``records`` (no failure, so no duplicate); the exactly-once output read with
@@ -71,6 +77,7 @@ __all__ = [
     "EosLatency",
     "bench_eos",
     "format_latency_table",
+    "time_driver_commit",
 ]
 
 #: ``deliveryGuarantee`` values compared.
@@ -78,6 +85,10 @@ ALO = "at-least-once"
 EOS = "exactly-once"
 #: Records of the untimed warm-up topic.
 WARM_UP_RECORDS = 1000
+#: Commits timed by :func:`time_driver_commit`.
+DIRECT_COMMITS = 10
+#: Records per transaction in :func:`time_driver_commit`.
+DIRECT_RECORDS = 100
 #: Up to this many records the exactly-once output is counted with Kafka's Java consumer.
 JAVA_COUNT_MAX = 100_000
 
@@ -99,6 +110,8 @@ class EosLatency:
             ``committed`` record timestamps), every exactly-once batch.
         end_txn_max_ms: the largest EndTxn phase.
         transactions: transactions ended per batch (the write tasks of a batch).
+        commit_ms, commit_max_ms: median and largest whole driver commit, timed directly
+            (:func:`time_driver_commit`).
         add_batch_runs: every batch's ``addBatch`` (ms) per mode.
     """
 
@@ -111,6 +124,8 @@ class EosLatency:
     end_txn_ms: float
     end_txn_max_ms: float
     transactions: int
+    commit_ms: float
+    commit_max_ms: float
     add_batch_runs: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -230,6 +245,77 @@ def _end_txn_phases(
     return phases, transactions
 
 
+def time_driver_commit(
+    bootstrap: str, partitions: int, commit_log: str, commits: int = DIRECT_COMMITS
+) -> list[float]:
+    """The driver's whole exactly-once commit of a micro-batch, timed outside Spark (ms each).
+
+    Per commit: ``partitions`` transactions (transactional ids ``<prefix>-0 ..``, one per
+    output partition, :data:`DIRECT_RECORDS` records each) are begun, written and flushed but
+    not ended, as the sink's tasks leave them; then a new
+    :class:`~spark_kafka_py.spark.exactly_once.ExactlyOnceCommitter` commits them as batch
+    ``i`` and is closed, timed, as ``KafkaStreamArrowWriter.commit`` does. The output topic
+    (fresh) is then checked with a ``read_committed`` count and deleted.
+
+    Raises:
+        EosCountError: the output does not hold every committed record once.
+    """
+    import dataclasses
+
+    import pyarrow as pa
+
+    from spark_kafka_py.producer.producer import KafkaProducer
+    from spark_kafka_py.spark.exactly_once import ExactlyOnceCommitter, transactional_id
+    from spark_kafka_py.spark.sink_options import parse_sink_options
+    from spark_kafka_py.testing.tools import create_topic, delete_topic, read_all
+
+    run_id = uuid.uuid4().hex[:8]
+    topic = f"bench-eos-direct-{run_id}"
+    prefix = f"bench-eos-direct-{run_id}"
+    create_topic(bootstrap, topic, partitions=partitions)
+    options = parse_sink_options(
+        {
+            "kafka.bootstrap.servers": bootstrap,
+            "topic": topic,
+            "deliveryGuarantee": EOS,
+            "transactionalIdPrefix": prefix,
+            "commitLogTopic": commit_log,
+        }
+    )
+    keys = pa.array([f"{i:016d}".encode() for i in range(DIRECT_RECORDS)], pa.binary())
+    values = pa.array([b"v" * 100] * DIRECT_RECORDS, pa.binary())
+    timings = []
+    for batch_id in range(commits):
+        handles = []
+        for task in range(partitions):
+            producer = KafkaProducer(
+                dataclasses.replace(
+                    options.producer, transactional_id=transactional_id(prefix, task)
+                )
+            )
+            try:
+                producer.begin_transaction()
+                producer.append(topic, task, keys, values, None, int(time.time() * 1000))
+                handles.append(producer.prepare_commit())
+            finally:
+                producer.close()
+        start = time.perf_counter()
+        committer = ExactlyOnceCommitter(options)
+        try:
+            committer.commit(handles, batch_id)
+        finally:
+            committer.close()
+        timings.append((time.perf_counter() - start) * 1000)
+    seen = len(read_all(bootstrap, topic, isolation_level="read_committed"))
+    if seen != commits * partitions * DIRECT_RECORDS:
+        raise EosCountError(
+            f"direct commits: {commits * partitions * DIRECT_RECORDS:,} records committed but "
+            f"{topic} holds {seen:,} (read with isolation.level=read_committed)"
+        )
+    delete_topic(bootstrap, topic)
+    return timings
+
+
 def bench_eos(
     spark: Any,
     bootstrap: str,
@@ -306,6 +392,8 @@ def bench_eos(
                 flush=True,
             )
     phases, transactions = _end_txn_phases(spark, bootstrap, commit_log, prefixes)
+    commits = time_driver_commit(bootstrap, partitions, commit_log)
+    print(f"eos driver commit, timed directly: median {statistics.median(commits):.0f} ms")
     alo_ms, eos_ms = statistics.median(add_batch[ALO]), statistics.median(add_batch[EOS])
     latency = EosLatency(
         batches,
@@ -317,6 +405,8 @@ def bench_eos(
         statistics.median(phases) if phases else 0.0,
         max(phases, default=0.0),
         transactions,
+        statistics.median(commits),
+        max(commits),
         add_batch,
     )
     result = BenchResult(
@@ -341,11 +431,13 @@ def format_latency_table(latency: EosLatency) -> str:
         [
             "| micro-batches | addBatch alo (ms) | addBatch eos (ms) | added by eos (ms) | "
             "triggerExecution alo (ms) | triggerExecution eos (ms) | "
-            "driver EndTxn phase median / max (ms) | transactions per batch |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "driver EndTxn phase median / max (ms) | transactions per batch | "
+            "whole driver commit, direct, median / max (ms) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             f"| {m.batches} | {m.alo_add_batch_ms:.0f} | {m.eos_add_batch_ms:.0f} | "
             f"{m.added_ms:+.0f} | {m.alo_trigger_ms:.0f} | {m.eos_trigger_ms:.0f} | "
-            f"{m.end_txn_ms:.0f} / {m.end_txn_max_ms:.0f} | {m.transactions} |",
+            f"{m.end_txn_ms:.0f} / {m.end_txn_max_ms:.0f} | {m.transactions} | "
+            f"{m.commit_ms:.0f} / {m.commit_max_ms:.0f} |",
         ]
     )
 
