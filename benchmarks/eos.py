@@ -37,6 +37,9 @@ Measured per run:
   then timed: what ``KafkaStreamArrowWriter.commit`` runs on the driver, a new
   ``ExactlyOnceCommitter`` (its client), ``commit(handles, batch_id)`` (reading the commit log,
   DescribeTransactions per task, the two commit log writes, EndTxn per task) and ``close()``.
+  Also timed there, per task and batch: the task's ``begin_transaction()`` (FindCoordinator
+  and InitProducerId with its transactional id), right after the previous batch's commit, as
+  in the query.
 
 Checked after each run (:class:`EosCountError` otherwise): the at-least-once output's end
 offsets sum to ``records`` (no failure, so no duplicate); the exactly-once output read with
@@ -112,6 +115,7 @@ class EosLatency:
         transactions: transactions ended per batch (the write tasks of a batch).
         commit_ms, commit_max_ms: median and largest whole driver commit, timed directly
             (:func:`time_driver_commit`).
+        begin_ms, begin_max_ms: median and largest task ``begin_transaction()``, timed there.
         add_batch_runs: every batch's ``addBatch`` (ms) per mode.
     """
 
@@ -126,6 +130,8 @@ class EosLatency:
     transactions: int
     commit_ms: float
     commit_max_ms: float
+    begin_ms: float = 0.0
+    begin_max_ms: float = 0.0
     add_batch_runs: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -247,8 +253,9 @@ def _end_txn_phases(
 
 def time_driver_commit(
     bootstrap: str, partitions: int, commit_log: str, commits: int = DIRECT_COMMITS
-) -> list[float]:
-    """The driver's whole exactly-once commit of a micro-batch, timed outside Spark (ms each).
+) -> tuple[list[float], list[float]]:
+    """The driver's whole exactly-once commit of a micro-batch, timed outside Spark (ms each),
+    and every task's ``begin_transaction()`` (ms each).
 
     Per commit: ``partitions`` transactions (transactional ids ``<prefix>-0 ..``, one per
     output partition, :data:`DIRECT_RECORDS` records each) are begun, written and flushed but
@@ -285,6 +292,7 @@ def time_driver_commit(
     keys = pa.array([f"{i:016d}".encode() for i in range(DIRECT_RECORDS)], pa.binary())
     values = pa.array([b"v" * 100] * DIRECT_RECORDS, pa.binary())
     timings = []
+    begins = []
     for batch_id in range(commits):
         handles = []
         for task in range(partitions):
@@ -294,7 +302,9 @@ def time_driver_commit(
                 )
             )
             try:
+                begin = time.perf_counter()
                 producer.begin_transaction()
+                begins.append((time.perf_counter() - begin) * 1000)
                 producer.append(topic, task, keys, values, None, int(time.time() * 1000))
                 handles.append(producer.prepare_commit())
             finally:
@@ -313,7 +323,7 @@ def time_driver_commit(
             f"{topic} holds {seen:,} (read with isolation.level=read_committed)"
         )
     delete_topic(bootstrap, topic)
-    return timings
+    return timings, begins
 
 
 def bench_eos(
@@ -392,8 +402,12 @@ def bench_eos(
                 flush=True,
             )
     phases, transactions = _end_txn_phases(spark, bootstrap, commit_log, prefixes)
-    commits = time_driver_commit(bootstrap, partitions, commit_log)
-    print(f"eos driver commit, timed directly: median {statistics.median(commits):.0f} ms")
+    commits, begins = time_driver_commit(bootstrap, partitions, commit_log)
+    print(
+        f"eos driver commit, timed directly: median {statistics.median(commits):.0f} ms; "
+        f"task begin_transaction median {statistics.median(begins):.0f} ms",
+        flush=True,
+    )
     alo_ms, eos_ms = statistics.median(add_batch[ALO]), statistics.median(add_batch[EOS])
     latency = EosLatency(
         batches,
@@ -407,6 +421,8 @@ def bench_eos(
         transactions,
         statistics.median(commits),
         max(commits),
+        statistics.median(begins),
+        max(begins),
         add_batch,
     )
     result = BenchResult(
@@ -432,12 +448,14 @@ def format_latency_table(latency: EosLatency) -> str:
             "| micro-batches | addBatch alo (ms) | addBatch eos (ms) | added by eos (ms) | "
             "triggerExecution alo (ms) | triggerExecution eos (ms) | "
             "driver EndTxn phase median / max (ms) | transactions per batch | "
-            "whole driver commit, direct, median / max (ms) |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "whole driver commit, direct, median / max (ms) | "
+            "task begin_transaction, direct, median / max (ms) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
             f"| {m.batches} | {m.alo_add_batch_ms:.0f} | {m.eos_add_batch_ms:.0f} | "
             f"{m.added_ms:+.0f} | {m.alo_trigger_ms:.0f} | {m.eos_trigger_ms:.0f} | "
             f"{m.end_txn_ms:.0f} / {m.end_txn_max_ms:.0f} | {m.transactions} | "
-            f"{m.commit_ms:.0f} / {m.commit_max_ms:.0f} |",
+            f"{m.commit_ms:.0f} / {m.commit_max_ms:.0f} | "
+            f"{m.begin_ms:.0f} / {m.begin_max_ms:.0f} |",
         ]
     )
 

@@ -22,9 +22,11 @@ def test_cli_registers_eos():
 
 
 def test_latency_table_shows_the_added_cost():
-    latency = eos.EosLatency(3, 100.0, 130.0, 30.0, 150.0, 185.0, 12.0, 20.0, 2, 40.0, 55.0)
+    latency = eos.EosLatency(
+        3, 100.0, 130.0, 30.0, 150.0, 185.0, 12.0, 20.0, 2, 40.0, 55.0, 7.0, 9.0
+    )
     table = eos.format_latency_table(latency)
-    assert "| 3 | 100 | 130 | +30 | 150 | 185 | 12 / 20 | 2 | 40 / 55 |" in table
+    assert "| 3 | 100 | 130 | +30 | 150 | 185 | 12 / 20 | 2 | 40 / 55 | 7 / 9 |" in table
 
 
 @pytest.mark.integration
@@ -50,3 +52,4 @@ def test_bench_eos_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
     assert latency["eos_add_batch_ms"] > 0 and latency["alo_add_batch_ms"] > 0
     assert latency["end_txn_ms"] > 0 and latency["transactions"] == 2
     assert latency["commit_max_ms"] >= latency["commit_ms"] > 0
+    assert latency["begin_max_ms"] >= latency["begin_ms"] > 0
