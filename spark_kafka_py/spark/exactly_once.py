@@ -65,6 +65,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: ``segment.ms`` of the commit log topic (ms): how soon old records become compactable.
+_SEGMENT_MS = 600_000
 #: Commit log states of a micro-batch.
 COMMITTING = "committing"
 COMMITTED = "committed"
@@ -163,13 +165,16 @@ class CommitLog:
         self._producer: KafkaProducer | None = None
 
     def ensure_topic(self, client: KafkaClient) -> None:
-        """Create the topic if missing (one partition, ``cleanup.policy=compact``)."""
+        """Create the topic if missing (one partition, ``cleanup.policy=compact``,
+        ``segment.ms`` 10 minutes)."""
         created = create_topic(
             client,
             self.topic,
             partitions=1,
             replication_factor=-1,
-            configs={"cleanup.policy": "compact"},
+            # roll segments every 10 minutes, so that compaction (which never touches the
+            # active segment) keeps the log near one record per prefix
+            configs={"cleanup.policy": "compact", "segment.ms": str(_SEGMENT_MS)},
             timeout_ms=self.timeout_ms,
         )
         if created:
