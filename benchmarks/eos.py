@@ -181,8 +181,24 @@ def _run_query(
         shutil.rmtree(checkpoint, ignore_errors=True)
 
 
+def _settled(count: Any, want: int, timeout_s: float = 30.0) -> int:
+    """``count()`` asked again until it reaches ``want`` or ``timeout_s`` passed: the driver's
+    last EndTxn returns before the coordinator wrote the markers that make the records
+    readable under read_committed."""
+    deadline = time.monotonic() + timeout_s
+    seen = int(count())
+    while seen < want and time.monotonic() < deadline:
+        time.sleep(0.5)
+        seen = int(count())
+    return seen
+
+
 def _count_committed(spark: Any, bootstrap: str, topic: str, records: int) -> int:
-    """Records of ``topic`` a ``read_committed`` consumer sees."""
+    """Records of ``topic`` a ``read_committed`` consumer sees (once the markers are written)."""
+    return _settled(lambda: _count_committed_now(spark, bootstrap, topic, records), records)
+
+
+def _count_committed_now(spark: Any, bootstrap: str, topic: str, records: int) -> int:
     if records <= JAVA_COUNT_MAX:
         from spark_kafka_py.testing.tools import read_all
 
@@ -316,7 +332,10 @@ def time_driver_commit(
         finally:
             committer.close()
         timings.append((time.perf_counter() - start) * 1000)
-    seen = len(read_all(bootstrap, topic, isolation_level="read_committed"))
+    seen = _settled(
+        lambda: len(read_all(bootstrap, topic, isolation_level="read_committed")),
+        commits * partitions * DIRECT_RECORDS,
+    )
     if seen != commits * partitions * DIRECT_RECORDS:
         raise EosCountError(
             f"direct commits: {commits * partitions * DIRECT_RECORDS:,} records committed but "

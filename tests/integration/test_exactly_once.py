@@ -56,6 +56,17 @@ def _values(bootstrap: str, topic: str, isolation: str) -> Counter[str]:
     return Counter((r.value or b"").decode() for r in records)
 
 
+def _committed(bootstrap: str, topic: str, expected: Counter[str]) -> Counter[str]:
+    """What read_committed reads, asked again for up to 30 s until it equals ``expected``:
+    the driver's last EndTxn returns before the coordinator wrote the transaction markers."""
+    deadline = time.monotonic() + 30
+    while (got := _values(bootstrap, topic, "read_committed")) != expected:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    return got
+
+
 def test_every_record_once_for_read_committed_and_a_replay_is_not_written_twice(
     spark: SparkSession, kafka_bootstrap: str, new_topic, tmp_path: Path
 ) -> None:
@@ -69,7 +80,7 @@ def test_every_record_once_for_read_committed_and_a_replay_is_not_written_twice(
     checkpoint = tmp_path / "chk"
     _run(spark, kafka_bootstrap, source, out, checkpoint, prefix)
     expected = Counter(f"v{i}" for i in range(700))
-    assert _values(kafka_bootstrap, out, "read_committed") == expected
+    assert _committed(kafka_bootstrap, out, expected) == expected
     options = parse_sink_options(
         {
             "kafka.bootstrap.servers": kafka_bootstrap,
@@ -91,7 +102,7 @@ def test_every_record_once_for_read_committed_and_a_replay_is_not_written_twice(
     for name in ("3", ".3.crc"):
         (checkpoint / "commits" / name).unlink()
     _run(spark, kafka_bootstrap, source, out, checkpoint, prefix)
-    assert _values(kafka_bootstrap, out, "read_committed") == expected
+    assert _committed(kafka_bootstrap, out, expected) == expected
     # the aborted replay (the last micro-batch's rows, about 100) is in the log, visible to
     # read_uncommitted only
     replayed = _values(kafka_bootstrap, out, "read_uncommitted") - expected
@@ -108,7 +119,8 @@ def test_a_new_checkpoint_with_a_used_prefix_fails_naming_it(
     with pytest.raises(Exception, match="must use a new transactionalIdPrefix"):
         _run(spark, kafka_bootstrap, source, out, tmp_path / "second", prefix)
     # the second query's first batch was aborted: still each record once
-    assert _values(kafka_bootstrap, out, "read_committed") == Counter(f"v{i}" for i in range(450))
+    expected = Counter(f"v{i}" for i in range(450))
+    assert _committed(kafka_bootstrap, out, expected) == expected
 
 
 def test_a_transaction_the_broker_aborted_fails_the_batch_and_aborts_the_rest(

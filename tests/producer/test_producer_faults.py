@@ -21,6 +21,7 @@ from spark_kafka_py.errors import KafkaTimeoutError, ProduceError
 from spark_kafka_py.producer import KafkaProducer, ProducerSettings
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.testing.faultproxy import Fault, FaultProxy, edit_response
+from spark_kafka_py.testing.tools import read_all
 
 from .helpers import read_back, settings, values
 
@@ -60,7 +61,8 @@ def set_partition_error(code: int, message: str | None = None) -> Any:
 
 
 def stored_values(bootstrap: str, topic: str) -> list[bytes]:
-    return read_back(bootstrap, topic).rows.column("value").to_pylist()
+    """Values of partition 0 in offset order, read by Kafka's Java consumer."""
+    return [r.value for r in read_all(bootstrap, [topic]) if r.partition == 0]  # type: ignore[misc]
 
 
 def test_lost_responses_with_5_in_flight_no_duplicate_no_reorder(

@@ -52,6 +52,18 @@ def _values(bootstrap: str, topic: str, isolation: str) -> list[bytes | None]:
     return sorted(r.value or b"" for r in read_all(bootstrap, topic, isolation_level=isolation))
 
 
+def _wait_ended(driver: KafkaClient, tid: str) -> None:
+    """Until the coordinator wrote the markers (EndTxn v4 answers at PrepareCommit/PrepareAbort;
+    the markers, and with them what read_committed may read, follow asynchronously)."""
+    deadline = time.monotonic() + 30
+    while describe_transaction(driver, tid, timeout_ms=T).state in (
+        "PrepareCommit",
+        "PrepareAbort",
+    ):
+        assert time.monotonic() < deadline, f"{tid}: markers not written within 30 s"
+        time.sleep(0.1)
+
+
 def _write(producer: KafkaProducer, topic: str, partitions: int, n: int, prefix: str) -> None:
     for p in range(partitions):
         producer.append(topic, p, None, values(n, f"{prefix}{p}-"), None, TS)
@@ -98,6 +110,7 @@ def test_prepared_transaction_committed_by_another_client_once(
             end_transaction(driver, handle, commit=False, timeout_ms=T)
         assert info.value.error == ec.INVALID_TXN_STATE
         assert not isinstance(info.value, ProducerFencedError)
+        _wait_ended(driver, tid)
     assert _values(kafka_bootstrap, topic, "read_committed") == _expected(3, 50, "a")
 
 
@@ -135,6 +148,7 @@ def test_producer_reused_after_the_driver_ended_its_transaction(
                 _write(producer, topic, 2, 10, f"m{batch}-")
                 handles.append(producer.prepare_commit())
                 end_transaction(driver, handles[-1], commit=batch != 1, timeout_ms=T)
+                _wait_ended(driver, tid)
         # each begin runs InitProducerId: same producer id, a higher epoch
         assert len({h.producer_id for h in handles}) == 1
         epochs = [h.producer_epoch for h in handles]
