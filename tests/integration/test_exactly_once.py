@@ -149,7 +149,12 @@ def test_a_transaction_the_broker_aborted_fails_the_batch_and_aborts_the_rest(
         with KafkaProducer(settings) as producer:
             producer.begin_transaction()
             producer.append(
-                topic, task, None, pa.array([f"t{task}-{i}" for i in range(10)]), None, 0
+                topic,
+                task,
+                None,
+                pa.array([f"t{task}-{i}" for i in range(10)]),
+                None,
+                int(time.time() * 1000),
             )
             handles.append(producer.prepare_commit())
     committer = ExactlyOnceCommitter(options)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import os
+import time
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -42,6 +43,9 @@ from spark_kafka_py.testing.tools import (
     segment_files,
 )
 
+#: CreateTime of the records written here: now, since the test broker enforces retention (7 days)
+#: every 5 s and would delete older records during a long run.
+NOW = int(time.time() * 1000)
 pytestmark = pytest.mark.integration
 
 #: The sink under test.
@@ -99,7 +103,7 @@ def test_reference_tools_on_javas_own_writes(kafka_cluster: LocalKafkaCluster) -
                 value=None if i % 7 == 0 else bytes([i % 256]) * (i % 50),
                 headers=[("h", f"{i}"), ("h", None), ("ü", b"")][: i % 4],
                 partition=i % 2,
-                timestamp_ms=1_700_000_000_000 + i,
+                timestamp_ms=NOW + i,
             )
             for i in range(200)
         ]
@@ -142,9 +146,7 @@ def test_read_all_isolation_levels_and_dumped_transactions(
     script = []
     for txn, commit in enumerate((True, False, True)):
         script.append("BEGIN")
-        script += [
-            f"REC\t-\t{_field(f'{txn}-{i}'.encode())}\t{1_700_000_000_000 + i}" for i in range(5)
-        ]
+        script += [f"REC\t-\t{_field(f'{txn}-{i}'.encode())}\t{NOW + i}" for i in range(5)]
         script.append("COMMIT" if commit else "ABORT")
     classpath = kafka_classpath(KAFKA_VERSION)
     run_java(
@@ -153,9 +155,17 @@ def test_read_all_isolation_levels_and_dumped_transactions(
         classpath=os.pathsep.join([str(compile_java([SCRIPT_PRODUCER], classpath)), classpath]),
         input="\n".join(script) + "\n",
     )
-    committed = read_all(bootstrap, topic, isolation_level="read_committed")
+    # Java's commitTransaction returns once the coordinator recorded PrepareCommit; the markers
+    # that make the last transaction readable under read_committed follow asynchronously
+    want = [f"{t}-{i}".encode() for t in (0, 2) for i in range(5)]
+    deadline = time.monotonic() + 30
+    while True:
+        committed = read_all(bootstrap, topic, isolation_level="read_committed")
+        if [r.value for r in committed] == want or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     everything = read_all(bootstrap, topic)
-    assert [r.value for r in committed] == [f"{t}-{i}".encode() for t in (0, 2) for i in range(5)]
+    assert [r.value for r in committed] == want
     assert [r.value for r in everything] == [
         f"{t}-{i}".encode() for t in (0, 1, 2) for i in range(5)
     ]

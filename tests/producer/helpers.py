@@ -139,5 +139,5 @@ def read_back(bootstrap: str, topic: str, partition: int = 0) -> Stored:
 
 def produce_all(producer: KafkaProducer, topic: str, partition: int, n: int, **kw: Any) -> None:
     """Append ``n`` values ``v0..`` to one partition and flush."""
-    producer.append(topic, partition, None, values(n, **kw), None, 1_700_000_000_000)
+    producer.append(topic, partition, None, values(n, **kw), None, int(time.time() * 1000))
     producer.flush()

@@ -28,7 +28,9 @@ from .helpers import read_back, settings, values
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 PRODUCE_KEY = 0
-TS = 1_700_000_000_000
+TS = int(
+    time.time() * 1000
+)  # CreateTime now: the test broker enforces retention (7 days) every 5 s
 
 
 @pytest.fixture()

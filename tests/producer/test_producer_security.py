@@ -21,7 +21,9 @@ from .helpers import read_back, values
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
-TS = 1_700_000_000_000
+TS = int(
+    time.time() * 1000
+)  # CreateTime now: the test broker enforces retention (7 days) every 5 s
 
 
 @pytest.fixture(scope="module")

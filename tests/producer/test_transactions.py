@@ -36,7 +36,9 @@ from .helpers import settings, values
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-TS = 1_700_000_000_000
+TS = int(
+    time.time() * 1000
+)  # CreateTime now: the test broker enforces retention (7 days) every 5 s
 T = 20_000  # ms, bound of the driver-side calls
 
 
