@@ -5,20 +5,12 @@ Timings are not asserted; the script itself refuses accelerated sections that di
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from benchmarks.encoder import BATCH_SIZE, encode_all, main, sample_columns, sample_headers
 from spark_kafka_py.records.encoder import _encode_records_section_pure
 from spark_kafka_py.records.format import RECORD_BATCH_OVERHEAD
-
-if os.environ.get("CI", "").lower() == "true":  # CI builds the extension: never a skip there
-    from spark_kafka_py.records._accel import encode_records_section_accel
-else:
-    encode_records_section_accel = pytest.importorskip(
-        "spark_kafka_py.records._accel", reason="the Cython extension is not built"
-    ).encode_records_section_accel
+from tests.records.accel import encode_records_section_accel  # required under CI=true
 
 
 @pytest.mark.parametrize("headers", [0, 2])
