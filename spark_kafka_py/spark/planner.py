@@ -13,7 +13,7 @@ pickles readers, and a constructor must open no sockets.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ from spark_kafka_py.spark.options import (
     Subscribe,
     SubscribePattern,
 )
+from spark_kafka_py.spark.pushdown import Pushdown
 
 log = logging.getLogger(__name__)
 
@@ -131,13 +132,14 @@ def split_ranges(
         return max(int(size / total * parts + 0.5), 1)
 
     total = sum(hi - lo for _, lo, hi in divided)
-    unsplit = [r for r in divided if part_count(r[2] - r[1], total, min_partitions) == 1]
-    unsplit_tps = {tp for tp, _, _ in unsplit}
-    split_total = total - sum(hi - lo for _, lo, hi in unsplit)
-    split_min = max(min_partitions - len(unsplit), 1)
+    unsplit = [part_count(r[2] - r[1], total, min_partitions) == 1 for r in divided]
+    split_total = total - sum(
+        r[2] - r[1] for r, whole in zip(divided, unsplit, strict=True) if whole
+    )
+    split_min = max(min_partitions - sum(unsplit), 1)
     out = []
-    for tp, lo, hi in divided:
-        parts = 1 if tp in unsplit_tps else part_count(hi - lo, split_total, split_min)
+    for (tp, lo, hi), whole in zip(divided, unsplit, strict=True):
+        parts = 1 if whole else part_count(hi - lo, split_total, split_min)
         out.extend(piece for piece in _divide(tp, lo, hi, parts) if piece[2] > piece[1])
     return out
 
@@ -308,18 +310,32 @@ class Planner:
             found.update(self.list_offsets(dict.fromkeys(unmatched, LATEST_TIMESTAMP)))
         return dict(sorted(found.items()))
 
+    def log_append_time_topics(self, topics: Iterable[str]) -> set[str]:
+        """Of ``topics``, those whose ``message.timestamp.type`` is ``LogAppendTime``
+        (DescribeConfigs)."""
+        from spark_kafka_py.consumer.topic_configs import timestamp_types  # TODO top-level
+
+        kinds = timestamp_types(
+            self.client, list(topics), timeout_ms=self.options.consumer.default_api_timeout_ms
+        )
+        return {topic for topic, kind in kinds.items() if kind == "LogAppendTime"}
+
     # -- planning -------------------------------------------------------------------------
     def plan(
         self,
         start: Mapping[TopicPartition, int],
         end: Mapping[TopicPartition, int],
         leaders: Mapping[TopicPartition, int] | None = None,
+        pushdown: Pushdown | None = None,
     ) -> list[KafkaInputPartition]:
-        """One input partition per topic-partition with ``start < end``.
+        """One input partition per topic-partition with ``start < end`` (more with
+        ``minPartitions`` or ``maxRecordsPerPartition``).
 
         Partitions in ``end`` without a start (new partitions) start at their earliest
         offset; Spark reports a new partition whose earliest offset is not 0 as data loss.
-        End below start is data loss too (e.g. a topic deleted and recreated).
+        End below start is data loss too (e.g. a topic deleted and recreated). With a
+        ``pushdown`` (a batch read's filters), the ranges are then narrowed to what can match
+        (:meth:`Pushdown.narrow`) before they are split into Spark tasks.
         """
         leaders = leaders or {}
         start = dict(start)
@@ -350,6 +366,8 @@ class Planner:
                 )
                 continue
             ranges.append((tp, lo, hi))
+        if pushdown is not None:
+            ranges = pushdown.narrow(ranges, self.list_offsets, self.log_append_time_topics)
         pieces = split_ranges(
             ranges, self.options.min_partitions, self.options.max_records_per_partition
         )
