@@ -132,10 +132,9 @@ class _PushFilters:
 
 
 class _BoundPushFilters:
-    __func__ = DataSourceReader.pushFilters
-
     def __init__(self, reader: KafkaBatchReader) -> None:
         self._reader = reader
+        self.__func__ = DataSourceReader.pushFilters  # what PySpark's check compares
 
     def __call__(self, filters: list[Filter]) -> Iterable[Filter]:
         return self._reader.push_filters(filters)
