@@ -20,6 +20,10 @@ from spark_kafka_py.protocol.messages.create_topics import (
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
+from spark_kafka_py.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+)
 from spark_kafka_py.protocol.messages.describe_transactions import (
     DescribeTransactionsRequest,
     DescribeTransactionsResponse,
@@ -75,6 +79,8 @@ __all__ = [
     "ApiVersionsResponse",
     "CreateTopicsRequest",
     "CreateTopicsResponse",
+    "DescribeConfigsRequest",
+    "DescribeConfigsResponse",
     "DescribeTransactionsRequest",
     "DescribeTransactionsResponse",
     "EndTxnRequest",
@@ -139,6 +145,7 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         CreateTopicsRequest,
         DescribeTransactionsRequest,
         ListTransactionsRequest,
+        DescribeConfigsRequest,
     )
 }
 #: API key -> response class.
