@@ -32,6 +32,13 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     ``deliveryGuarantee`` ``exactly-once`` and ``at-least-once``, alternating: rows/s of each,
     the ratio, ``addBatch`` per micro-batch of each mode and the driver's EndTxn phase; each
     output's record count checked (``read_committed`` for exactly-once).
+``pushdown`` (:mod:`benchmarks.pushdown`)
+    Filter pushdown: "the last 1% by timestamp", "one partition" and "an offset window of
+    10,000 records" over one topic (``--records``, default 10M, ``--partitions``, default 8,
+    CreateTime spread over ``--hours``, written by our own producer and reused by later runs on
+    the same cluster), ``format("pykafka")`` with ``spark.sql.python.filterPushdown.enabled``
+    against ``format("kafka")``: records fetched (the scan's ``numOutputRows``), the matching
+    records, seconds and the speed-up.
 ``fuzz`` (:mod:`benchmarks.fuzz`)
     Coverage-guided fuzzing (atheris) of every decoder of network bytes, seeded with real
     broker traffic: executions, exec/s, findings, slowest input and largest allocation per
@@ -86,17 +93,31 @@ from benchmarks.harness import (
     spread,
 )
 from benchmarks.memory import bench_memory
+from benchmarks.pushdown import (
+    DEFAULT_HOURS,
+    DEFAULT_OFFSET_WINDOW,
+    PushdownResult,
+    bench_pushdown,
+    format_pushdown_table,
+)
+from benchmarks.pushdown import DEFAULT_PARTITIONS as PUSHDOWN_PARTITIONS
+from benchmarks.pushdown import DEFAULT_RECORDS as PUSHDOWN_RECORDS
 from benchmarks.streaming import bench_planning, bench_stream
 from benchmarks.write import WriteMemory, bench_write, format_memory_table
 from spark_kafka_py.testing.spark import local_spark_session
 
 __all__ = ["add_parser", "main", "run"]
 
+#: ``--records`` and ``--partitions`` when not given, for every benchmark but ``pushdown``.
+DEFAULT_RECORDS = 5_000_000
+DEFAULT_PARTITIONS = 4
+
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmarks named in ``args.which``; print the tables; return 0."""
     which = set(args.which) if args.which else {"batch", "decoder"}
-    unknown = which - {"batch", "decoder", "stream", "memory", "write", "eos", "fuzz", "all"}
+    known = {"batch", "decoder", "stream", "memory", "write", "eos", "pushdown", "fuzz", "all"}
+    unknown = which - known
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     if "fuzz" in which:
@@ -106,17 +127,22 @@ def run(args: argparse.Namespace) -> int:
             return status
     if "all" in which:
         which = {"batch", "decoder", "stream"}
+    pushdown_records = args.records or PUSHDOWN_RECORDS
+    pushdown_partitions = args.partitions or PUSHDOWN_PARTITIONS
+    args.records = args.records or DEFAULT_RECORDS
+    args.partitions = args.partitions or DEFAULT_PARTITIONS
     codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
     record_bytes = args.key_size + args.value_size
     results: list[BenchResult] = []
     memory: list[dict[str, float]] = []
     write_memory: list[WriteMemory] = []
     eos_latency: EosLatency | None = None
+    pushdown: list[PushdownResult] = []
     part_mb = 0.0
     with local_broker(args.bootstrap_servers) as bootstrap:
         topics: dict[str, str] = {}
         run_id = uuid.uuid4().hex[:8]
-        for codec in codecs if which - {"memory", "write", "eos"} else []:
+        for codec in codecs if which - {"memory", "write", "eos", "pushdown"} else []:
             topic = f"bench-{codec}-{args.records}-{run_id}"
             secs = produce_bench_data(
                 bootstrap,
@@ -141,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
                     repeat=args.repeat,
                 )
                 print(format_table(results[-4:]), flush=True)
-        if which & {"batch", "stream", "write", "eos"}:
+        if which & {"batch", "stream", "write", "eos", "pushdown"}:
             spark = local_spark_session("spark-kafka-py bench")
             try:
                 if "batch" in which:
@@ -188,6 +214,20 @@ def run(args: argparse.Namespace) -> int:
                     results.append(eos_result)
                     print(format_table([eos_result]), flush=True)
                     print(format_latency_table(eos_latency), flush=True)
+                if "pushdown" in which:
+                    pushed, pushdown = bench_pushdown(
+                        spark,
+                        bootstrap,
+                        pushdown_records,
+                        partitions=pushdown_partitions,
+                        hours=args.hours,
+                        window=args.offset_window,
+                        repeat=args.repeat,
+                        key_size=args.key_size,
+                        value_size=args.value_size,
+                    )
+                    results += pushed
+                    print(format_pushdown_table(pushdown), flush=True)
             finally:
                 spark.stop()
         if "stream" in which:
@@ -209,11 +249,17 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(f"### spark-kafka-py benchmarks, {env['date']}")
     print()
-    print(
-        f"`{command}`: {args.records:,} records/topic, {args.key_size}-byte keys, "
-        f"{args.value_size}-byte values, {args.partitions} partitions, local[2], "
-        f"medians of {args.repeat} runs; ratio = ours / peer throughput (> 1: ours faster)."
-    )
+    if which - {"pushdown"}:
+        print(
+            f"`{command}`: {args.records:,} records/topic, {args.key_size}-byte keys, "
+            f"{args.value_size}-byte values, {args.partitions} partitions, local[2], "
+            f"medians of {args.repeat} runs; ratio = ours / peer throughput (> 1: ours faster)."
+        )
+    else:
+        print(
+            f"`{command}`: local[2], medians of {args.repeat} runs; ratio = ours / peer "
+            "throughput of the matching records (> 1: ours faster)."
+        )
     print()
     if results:
         print(format_table(results))
@@ -252,6 +298,15 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_latency_table(eos_latency))
         print()
+    if pushdown:
+        print(
+            f"Filter pushdown over one topic of {pushdown_records:,} records, "
+            f"{pushdown_partitions} partitions, CreateTime over {args.hours:g} hours; fetched = "
+            "the scan's numOutputRows, seconds = medians; speed-up = kafka s / pykafka s:"
+        )
+        print()
+        print(format_pushdown_table(pushdown))
+        print()
     for k, v in env.items():
         print(f"- {k}: {v}")
     noise = spread(results)
@@ -267,6 +322,14 @@ def run(args: argparse.Namespace) -> int:
                     "memory": memory,
                     "write_memory": [asdict(m) for m in write_memory],
                     "eos_latency": asdict(eos_latency) if eos_latency else None,
+                    "pushdown": [
+                        {
+                            **asdict(p),
+                            "fetched_ratio": {s: p.fetched_ratio(s) for s in p.fetched},
+                            "speedup": p.speedup,
+                        }
+                        for p in pushdown
+                    ],
                 },
                 indent=2,
             ),
@@ -285,11 +348,20 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,memory,write,eos,fuzz,all}",
+        metavar="{batch,decoder,stream,memory,write,eos,pushdown,fuzz,all}",
         help="benchmarks to run (default: batch decoder)",
     )
-    p.add_argument("--records", type=int, default=5_000_000, help="records per topic")
-    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument(
+        "--records",
+        type=int,
+        help=f"records per topic (default {DEFAULT_RECORDS:,}; pushdown: {PUSHDOWN_RECORDS:,})",
+    )
+    p.add_argument(
+        "--partitions",
+        type=int,
+        help=f"partitions per topic (default {DEFAULT_PARTITIONS}; pushdown: "
+        f"{PUSHDOWN_PARTITIONS})",
+    )
     p.add_argument("--key-size", type=int, default=16, help="bytes")
     p.add_argument("--value-size", type=int, default=100, help="bytes")
     p.add_argument(
@@ -306,6 +378,19 @@ def add_parser(subparsers: Any) -> None:
         help="maxOffsetsPerTrigger of the eos benchmark (records per micro-batch)",
     )
     p.add_argument("--planning-partitions", default="1,100,1000")
+    p.add_argument(
+        "--hours",
+        type=float,
+        default=DEFAULT_HOURS,
+        help="hours the pushdown topic's record timestamps span, ending now (within the "
+        "broker's retention)",
+    )
+    p.add_argument(
+        "--offset-window",
+        type=int,
+        default=DEFAULT_OFFSET_WINDOW,
+        help="records of the pushdown benchmark's offset-window query",
+    )
     p.add_argument(
         "--memory-records",
         type=int,
