@@ -22,6 +22,7 @@ from pyspark.sql.datasource import InputPartition
 from spark_kafka_py import errors
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.offsets import list_offsets
+from spark_kafka_py.consumer.topic_configs import LOG_APPEND_TIME, timestamp_types
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.protocol.error_codes import raise_for_error
@@ -313,12 +314,10 @@ class Planner:
     def log_append_time_topics(self, topics: Iterable[str]) -> set[str]:
         """Of ``topics``, those whose ``message.timestamp.type`` is ``LogAppendTime``
         (DescribeConfigs)."""
-        from spark_kafka_py.consumer.topic_configs import timestamp_types  # TODO top-level
-
         kinds = timestamp_types(
             self.client, list(topics), timeout_ms=self.options.consumer.default_api_timeout_ms
         )
-        return {topic for topic, kind in kinds.items() if kind == "LogAppendTime"}
+        return {topic for topic, kind in kinds.items() if kind == LOG_APPEND_TIME}
 
     # -- planning -------------------------------------------------------------------------
     def plan(
