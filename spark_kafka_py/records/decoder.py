@@ -18,6 +18,7 @@ the same error with the same message, topic, partition and offset, for the same 
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
 
@@ -40,14 +41,20 @@ __all__ = [
     "decode_records",
 ]
 
+log = logging.getLogger(__name__)
+
 
 def _choose() -> tuple[RecordsDecoder, str]:
+    """The decoder to use and its name; logs the choice (INFO) and, for pure, why."""
     if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        log.info("record decoder: pure (SPARK_KAFKA_PY_PURE is set)")
         return decode_records_pure, "pure"
     try:
         from spark_kafka_py.records._accel import decode_records_accel
-    except ImportError:
+    except ImportError as exc:
+        log.info("record decoder: pure (the accelerated extension does not import: %s)", exc)
         return decode_records_pure, "pure"
+    log.info("record decoder: accel (spark_kafka_py.records._accel)")
     return decode_records_accel, "accel"
 
 

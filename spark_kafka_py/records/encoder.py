@@ -24,6 +24,7 @@ Pieces, each usable alone:
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import zlib
@@ -81,6 +82,8 @@ __all__ = [
     "split_batches",
     "varint",
 ]
+
+log = logging.getLogger(__name__)
 
 #: One record header (KIP-82): key (UTF-8 string, never null), value (bytes or null).
 Header = tuple[str, bytes | None]
@@ -476,12 +479,16 @@ def _encode_records_section_pure(
 
 
 def _choose_section_encoder() -> tuple[RecordsSectionEncoder, str]:
+    """The records-section encoder and its name; logs the choice (INFO) and, for pure, why."""
     if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        log.info("record encoder: pure (SPARK_KAFKA_PY_PURE is set)")
         return _encode_records_section_pure, "pure"
     try:
         from spark_kafka_py.records._accel import encode_records_section_accel
-    except ImportError:
+    except ImportError as exc:
+        log.info("record encoder: pure (the accelerated extension does not import: %s)", exc)
         return _encode_records_section_pure, "pure"
+    log.info("record encoder: accel (spark_kafka_py.records._accel)")
     return encode_records_section_accel, "accel"
 
 
