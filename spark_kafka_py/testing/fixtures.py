@@ -16,6 +16,10 @@ Fixtures:
   ``bootstrap`` is given) and returns its name.
 - ``spark`` (session) -> ``SparkSession``: ``local[2]`` with Spark's Kafka connector on
   ``spark.jars`` (see :func:`spark_kafka_py.testing.spark.local_spark_session`).
+- ``spark_cluster`` (session) -> :class:`~spark_kafka_py.testing.spark_cluster.StandaloneCluster`:
+  a standalone Spark master and two 1-core workers on loopback (drive it from a driver
+  process of its own: this process holds the ``local[2]`` session). One that cannot start is
+  an ERROR of the tests, never a skip.
 
 Environment: ``KAFKA_BOOTSTRAP_SERVERS`` (use that broker), ``SPARK_KAFKA_PY_BROKER`` =
 ``auto`` (default), ``local`` (never Docker) or ``docker`` (Docker or fail).
@@ -36,6 +40,8 @@ from spark_kafka_py.testing.tools import create_topic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from spark_kafka_py.testing.spark_cluster import StandaloneCluster
 
 #: Image of the Docker path. testcontainers-python's KafkaContainer is written for Confluent's
 #: image (KRaft from 7.4 on); Confluent Platform 7.9 carries Apache Kafka 3.9.
@@ -157,3 +163,20 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    """A started 2-worker standalone Spark cluster, shared by the session; stopped at the end.
+
+    Raises (as a test ERROR): SparkClusterError (a daemon exited, or the workers did not
+    register; the message has the daemons' logs), JavaError (no Java).
+    """
+    from spark_kafka_py.testing.spark_cluster import StandaloneCluster
+
+    cluster = StandaloneCluster(root=tmp_path_factory.mktemp("spark-standalone"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
