@@ -45,6 +45,19 @@ def test_batch_read_notebook_runs_end_to_end(
     assert summary["records"] == 600 == sum(latest.values())
     assert summary["partitions"] == {str(p): [0, end] for p, end in latest.items() if end}
     assert summary["records_in_plot"] == 600
-    assert 30 <= summary["minutes"] <= 32  # 600 events 3 s apart span 30 minutes
-    # the plot was drawn
-    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert 30 <= summary["minutes"] <= 32  # 600 events, at most 30 s apart, span 30 minutes
+    # the plots were drawn
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 2
+
+    # filter pushdown: the scan fetched exactly the matching records, except for the filter
+    # Spark cannot push (a cast), which fetched the whole topic
+    pushdown = json.loads(text.split("PUSHDOWN ", 1)[1].splitlines()[0])
+    assert pushdown["topic_records"] == 600
+    queries = pushdown["queries"]
+    last_10 = queries["last 10 minutes"]  # the quiet last 10 minutes: one event every 30 s
+    assert 1 <= last_10["matching"] == last_10["fetched"] <= 20
+    assert queries["partition 1"] == {"matching": latest[1], "fetched": latest[1]}
+    window = min(50, max(0, latest[0] - 10))
+    assert queries["partition 0, offsets 10-59"] == {"matching": window, "fetched": window}
+    not_pushed = queries["user-7 (not pushed)"]
+    assert 0 < not_pushed["matching"] < 600 == not_pushed["fetched"]
