@@ -16,6 +16,11 @@ Fixtures:
   ``bootstrap`` is given) and returns its name.
 - ``spark`` (session) -> ``SparkSession``: ``local[2]`` with Spark's Kafka connector on
   ``spark.jars`` (see :func:`spark_kafka_py.testing.spark.local_spark_session`).
+- ``connect_server`` (session) -> :class:`~spark_kafka_py.testing.spark_connect.ConnectServer`:
+  a Spark Connect server (``local[2]``) started by PySpark's ``start-connect-server.sh``.
+- ``spark_connect`` (function) -> a Spark Connect client session of ``connect_server`` (one
+  shared by the test session), with the process in Connect mode for the test only
+  (:func:`~spark_kafka_py.testing.spark_connect.connect_mode`).
 - ``spark_cluster`` (session) -> :class:`~spark_kafka_py.testing.spark_cluster.StandaloneCluster`:
   a standalone Spark master and two 1-core workers on loopback (drive it from a driver
   process of its own: this process holds the ``local[2]`` session). One that cannot start is
@@ -40,8 +45,10 @@ from spark_kafka_py.testing.tools import create_topic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
     from spark_kafka_py.testing.spark_cluster import StandaloneCluster
+    from spark_kafka_py.testing.spark_connect import ConnectServer
 
 #: Image of the Docker path. testcontainers-python's KafkaContainer is written for Confluent's
 #: image (KRaft from 7.4 on); Confluent Platform 7.9 carries Apache Kafka 3.9.
@@ -180,3 +187,26 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalo
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+    """A started Spark Connect server (``local[2]``), shared by the session; stopped at the end.
+
+    Raises (as a test ERROR): ConnectServerError (the message has the server's log tail).
+    """
+    from spark_kafka_py.testing.spark_connect import ConnectServer
+
+    with ConnectServer(work_dir=tmp_path_factory.mktemp("spark-connect")) as server:
+        yield server
+
+
+@pytest.fixture()
+def spark_connect(connect_server: ConnectServer) -> Iterator[RemoteSparkSession]:
+    """The Connect client session of ``connect_server``; the process is a Connect client
+    (``SPARK_CONNECT_MODE_ENABLED``) during the test and classic again after it."""
+    from spark_kafka_py.testing.spark_connect import connect_mode
+
+    assert connect_server.client is not None, "connect_server is started"
+    with connect_mode():
+        yield connect_server.client
