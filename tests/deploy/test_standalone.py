@@ -1,0 +1,405 @@
+"""``format("pykafka")`` on a standalone Spark cluster: a master and two 1-core workers started
+from PySpark's own ``spark-class`` (fixture ``spark_cluster``), executors in JVMs of their own.
+
+The pytest process holds the ``local[2]`` session, so each scenario runs a driver process of
+its own (``tests/deploy/_cluster_job.py``, results in a JSON file); the output is checked here
+with Kafka's Java tools and the ``local[2]`` session. Three drivers in all:
+
+- the packed environment (the module's shared run): the executors' Python does not have
+  spark-kafka-py (a wrapper runs this interpreter with ``-S`` and ``PYTHONPATH`` = the venv's
+  site-packages: no ``.pth`` file, so no editable install), the package arrives as
+  ``spark.archives`` (a ``tar.gz`` of the package directories, the compiled decoder included)
+  put on the workers' ``PYTHONPATH`` by ``spark.executorEnv.PYTHONPATH``; the driver's own
+  Python has it installed. In that run: a batch read returns every record; an AvailableNow
+  streaming query with a checkpoint and ``kafka.group.id`` into a file sink writes every
+  record once and the group's lag is 0 in ``kafka-consumer-groups.sh``; a Kafka -> Kafka
+  query (``format("pykafka")`` in and out, exactly-once) writes every record's output once;
+  the executors used the accelerated decoder, imported from the archive;
+- an executor JVM SIGKILLed mid-stream (processing-time trigger, file sink): Spark reschedules
+  its tasks, the standalone master starts a new executor, the query goes on, the sink holds
+  every record exactly once and the group's lag reaches 0;
+- ``spark-submit --py-files <zip>`` where neither the driver's nor the executors' Python has
+  the package: ``format("pykafka")`` does not resolve by itself (PySpark's look-up of
+  ``pyspark_*`` modules runs in a Python worker that does not see ``--py-files``),
+  ``spark_kafka_py.register(spark)`` makes it resolve, and the executors import the package
+  from the zip with the pure decoder (a compiled extension does not load from a zip).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import time
+import uuid
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from spark_kafka_py.testing.spark_cluster import StandaloneCluster, spark_home
+from spark_kafka_py.testing.tools import (
+    ProducedRecord,
+    consumer_groups_describe,
+    create_topic,
+    produce,
+    read_all,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+ROOT = Path(__file__).resolve().parents[2]
+JOB = Path(__file__).with_name("_cluster_job.py")
+#: The package directories shipped with a job (the distribution's top-level modules).
+PACKAGES = ("spark_kafka_py", "pyspark_pykafka")
+PARTITIONS = 4
+RECORDS = 20_000
+#: Records per micro-batch of the streaming queries (``maxOffsetsPerTrigger``).
+MAX_OFFSETS = 1000
+#: Seconds a driver may take on this loaded 2-core machine (JVM start, executors, the job).
+DRIVER_TIMEOUT_S = 300
+
+
+# ---- helpers --------------------------------------------------------------------------------
+
+
+def _produce_topic(bootstrap: str, count: int = RECORDS) -> str:
+    topic = f"deploy-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic, PARTITIONS, 1)
+    produce(
+        bootstrap,
+        topic,
+        [ProducedRecord(f"k{i}", str(i), partition=i % PARTITIONS) for i in range(count)],
+        batch_size=65536,
+        linger_ms=5,
+    )
+    return topic
+
+
+def _nosite_python(path: Path) -> Path:
+    """A Python for the executors without spark-kafka-py: this interpreter with ``-S`` (no
+    ``site``, so no ``.pth`` file and no editable install), the venv's site-packages on
+    ``PYTHONPATH`` after what Spark puts there (pyspark, pyarrow, pandas import)."""
+    site = sysconfig.get_paths()["purelib"]
+    path.write_text(
+        "#!/bin/sh\n"
+        f'PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec "{sys.executable}" -S "$@"\n',
+        "utf-8",
+    )
+    path.chmod(0o755)
+    return path
+
+
+def _package_files() -> Iterator[tuple[Path, str]]:
+    """(file, name in the archive) of the shipped packages, the compiled extension included."""
+    for package in PACKAGES:
+        for f in sorted((ROOT / package).rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".c", ".pyc"):
+                yield f, str(f.relative_to(ROOT))
+
+
+def _spawn_driver(
+    tmp: Path, name: str, spec: dict[str, Any], *, submit: bool = False, **env: str
+) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """Start a driver on ``spec`` (``python _cluster_job.py``, or ``spark-submit`` when
+    ``submit``); returns the process (a session of its own), its log and its result file."""
+    spec_file, log, result = tmp / f"{name}.json", tmp / f"{name}.log", tmp / f"{name}-result.json"
+    spec_file.write_text(json.dumps({**spec, "result": str(result)}), "utf-8")
+    if submit:
+        conf = spec.get("conf", {})
+        command = [str(spark_home() / "bin" / "spark-submit"), "--master", spec["master"]]
+        if "spark.submit.pyFiles" in conf:
+            command += ["--py-files", conf["spark.submit.pyFiles"]]
+        command += [str(JOB), str(spec_file)]
+    else:
+        command = [sys.executable, str(JOB), str(spec_file)]
+    full_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    full_env.update({"SPARK_LOCAL_IP": "127.0.0.1", **env})
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=tmp,
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return process, log, result
+
+
+def _finish(
+    process: subprocess.Popen[bytes], log: Path, result: Path, cluster: StandaloneCluster
+) -> dict[str, Any]:
+    """Wait for a driver; its results, or a failure quoting its log and the cluster's."""
+    try:
+        code = process.wait(DRIVER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(30)
+        pytest.fail(f"the driver ran over {DRIVER_TIMEOUT_S} s:\n{_tail(log)}")
+    assert code == 0, f"the driver exited {code}:\n{_tail(log)}\n{cluster.logs(1500)}"
+    return dict(json.loads(result.read_text("utf-8")))
+
+
+def _tail(path: Path, chars: int = 6000) -> str:
+    return path.read_text("utf-8", errors="replace")[-chars:] if path.exists() else ""
+
+
+def _lags(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int, int]]:
+    """``kafka-consumer-groups.sh --describe``: partition -> (committed offset, lag)."""
+    rows = {}
+    for line in consumer_groups_describe(bootstrap, group).splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[0] == group and fields[1] == topic:
+            current, lag = fields[3], fields[5]
+            rows[int(fields[2])] = (
+                int(current) if current != "-" else -1,
+                int(lag) if lag != "-" else -1,
+            )
+    return rows
+
+
+def _assert_lag_zero(bootstrap: str, group: str, topic: str, timeout_s: float = 60) -> None:
+    """The group's committed offsets reach the end of each partition (lag 0), by Kafka's tool
+    (commits follow Spark's batch commit: waited for)."""
+    want = {p: (RECORDS // PARTITIONS, 0) for p in range(PARTITIONS)}
+    deadline = time.monotonic() + timeout_s
+    while (lags := _lags(bootstrap, group, topic)) != want:
+        assert time.monotonic() < deadline, f"group {group}: {lags}, want {want}"
+        time.sleep(1)
+
+
+def _assert_sink_exactly_once(spark: SparkSession, out: Path) -> None:
+    """The file sink (read through its ``_spark_metadata`` log) holds each record once."""
+    rows = spark.read.schema("partition INT, offset LONG, value STRING").parquet(str(out)).collect()
+    positions = Counter((r.partition, r.offset) for r in rows)
+    twice = [p for p, n in positions.items() if n > 1]
+    assert not twice, f"{len(twice)} records written twice, e.g. {twice[:5]}"
+    assert sorted(int(r.value) for r in rows) == list(range(RECORDS))
+    assert all(int(r.value) % PARTITIONS == r.partition for r in rows)
+
+
+# ---- the module's shared run: the package shipped as a packed environment ------------------
+
+
+@pytest.fixture(scope="module")
+def packed_run(
+    spark_cluster: StandaloneCluster,
+    kafka_bootstrap: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Any]:
+    """One driver on the cluster, executors without the installed package, the package in
+    ``spark.archives``; batch, AvailableNow stream and Kafka -> Kafka tasks (see the module
+    docstring). Returns the tasks' inputs and results."""
+    tmp = tmp_path_factory.mktemp("packed")
+    archive = tmp / "spark-kafka-py-env.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for f, name in _package_files():
+            tar.add(f, arcname=name)
+    topic = _produce_topic(kafka_bootstrap)
+    out_topic = f"deploy-out-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_bootstrap, out_topic, PARTITIONS, 1)
+    group = f"deploy-g-{uuid.uuid4().hex[:8]}"
+    prefix = f"deploy-tx-{uuid.uuid4().hex[:8]}"
+    spec = {
+        "master": spark_cluster.master_url,
+        "bootstrap": kafka_bootstrap,
+        "conf": {
+            "spark.archives": f"{archive}#pkgenv",
+            "spark.executorEnv.PYTHONPATH": "./pkgenv",
+        },
+        "tasks": [
+            {"kind": "implementations", "name": "implementations"},
+            {"kind": "batch", "name": "batch", "topic": topic},
+            {
+                "kind": "stream",
+                "name": "stream",
+                "topic": topic,
+                "group": group,
+                "checkpoint": str(tmp / "stream-cp"),
+                "out": str(tmp / "stream-out"),
+                "max_offsets": RECORDS // 4,
+                "available_now": True,
+            },
+            {
+                "kind": "kafka_to_kafka",
+                "name": "kafka_to_kafka",
+                "topic": topic,
+                "out_topic": out_topic,
+                "checkpoint": str(tmp / "k2k-cp"),
+                "prefix": prefix,
+            },
+        ],
+    }
+    # the driver's Python has the package (PYSPARK_DRIVER_PYTHON: also its Python workers,
+    # where PySpark looks data sources up and plans them); the executors' Python has not
+    process, log, result = _spawn_driver(
+        tmp,
+        "packed",
+        spec,
+        PYSPARK_PYTHON=str(_nosite_python(tmp / "nosite-python")),
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+    )
+    results = _finish(process, log, result, spark_cluster)
+    return {
+        "results": results,
+        "topic": topic,
+        "out_topic": out_topic,
+        "group": group,
+        "out": tmp / "stream-out",
+    }
+
+
+def test_batch_read_returns_every_record(packed_run: dict[str, Any]) -> None:
+    values = packed_run["results"]["batch"]
+    assert Counter(values) == Counter(str(i) for i in range(RECORDS))
+
+
+def test_stream_with_group_writes_every_record_once_and_lag_is_zero(
+    packed_run: dict[str, Any], spark: SparkSession, kafka_bootstrap: str
+) -> None:
+    assert packed_run["results"]["stream"]["batches"] >= 4  # maxOffsetsPerTrigger took effect
+    _assert_sink_exactly_once(spark, packed_run["out"])
+    _assert_lag_zero(kafka_bootstrap, packed_run["group"], packed_run["topic"])
+
+
+def test_kafka_to_kafka_on_the_cluster_exactly_once(
+    packed_run: dict[str, Any], kafka_bootstrap: str
+) -> None:
+    records = read_all(kafka_bootstrap, packed_run["out_topic"], isolation_level="read_committed")
+    values = Counter(r.value.decode() for r in records if r.value is not None)
+    assert values == Counter(f"out-{i}" for i in range(RECORDS))
+    assert all(
+        r.key is not None and r.value is not None and r.key.decode() == f"k{r.value[4:].decode()}"
+        for r in records
+    )
+
+
+def test_packed_environment_executors_use_the_accelerated_decoder(
+    packed_run: dict[str, Any], spark_cluster: StandaloneCluster
+) -> None:
+    rows = packed_run["results"]["implementations"]
+    assert len({r["executor_pid"] for r in rows}) == 2, rows  # both executors answered
+    for row in rows:
+        assert row["no_site"] == 1, row  # the Python without the installed package
+        assert Path(row["package"]).parts[-3:] == ("pkgenv", "spark_kafka_py", "__init__.py")
+        assert str(spark_cluster.root) in row["package"], row  # unpacked in a work directory
+        assert (row["decoder"], row["encoder"]) == ("accel", "accel"), row
+
+
+# ---- an executor killed mid-stream ----------------------------------------------------------
+
+
+def test_executor_killed_mid_stream_every_record_once_and_lag_zero(
+    spark_cluster: StandaloneCluster,
+    kafka_bootstrap: str,
+    spark: SparkSession,
+    tmp_path: Path,
+) -> None:
+    topic = _produce_topic(kafka_bootstrap)
+    group = f"deploy-kill-{uuid.uuid4().hex[:8]}"
+    progress, stop, out = tmp_path / "progress.json", tmp_path / "stop", tmp_path / "out"
+    spec = {
+        "master": spark_cluster.master_url,
+        "bootstrap": kafka_bootstrap,
+        "tasks": [
+            {
+                "kind": "stream",
+                "name": "stream",
+                "topic": topic,
+                "group": group,
+                "checkpoint": str(tmp_path / "cp"),
+                "out": str(out),
+                "max_offsets": MAX_OFFSETS,
+                "available_now": False,
+                "progress": str(progress),
+                "stop": str(stop),
+            }
+        ],
+    }
+    process, log, result = _spawn_driver(tmp_path, "kill", spec, PYSPARK_PYTHON=sys.executable)
+
+    def rows_done() -> int:
+        assert process.poll() is None, f"the driver exited {process.returncode}:\n{_tail(log)}"
+        try:
+            return int(json.loads(progress.read_text("utf-8"))["rows"])
+        except (FileNotFoundError, ValueError):  # not written yet, or being written
+            return 0
+
+    try:
+        deadline = time.monotonic() + DRIVER_TIMEOUT_S
+        while rows_done() < 2 * MAX_OFFSETS or len(spark_cluster.executor_pids()) < 2:
+            assert time.monotonic() < deadline, f"no progress:\n{_tail(log)}"
+            time.sleep(0.2)
+        victim = spark_cluster.executor_pids()[0]
+        os.kill(victim, signal.SIGKILL)
+        done_at_kill = rows_done()
+        assert done_at_kill < RECORDS, "the query ended before the executor was killed"
+
+        # the master starts a new executor; the query goes on to the end
+        while rows_done() < RECORDS:
+            assert time.monotonic() < deadline, f"stuck at {rows_done()} rows:\n{_tail(log)}"
+            time.sleep(0.5)
+        executors = spark_cluster.executor_pids()
+        assert victim not in executors and len(executors) == 2, executors
+    finally:
+        stop.touch()
+    _finish(process, log, result, spark_cluster)
+    _assert_sink_exactly_once(spark, out)
+    _assert_lag_zero(kafka_bootstrap, group, topic)
+
+
+# ---- the package shipped with --py-files ------------------------------------------------------
+
+
+def test_py_files_zip_needs_register_and_uses_the_pure_decoder(
+    spark_cluster: StandaloneCluster, kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    topic = _produce_topic(kafka_bootstrap, count=1000)
+    package = tmp_path / "spark_kafka_py.zip"
+    with zipfile.ZipFile(package, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f, name in _package_files():
+            zf.write(f, name)
+    assert any(n.endswith(".so") for n in zipfile.ZipFile(package).namelist())  # shipped too
+    spec = {
+        "master": spark_cluster.master_url,
+        "bootstrap": kafka_bootstrap,
+        "conf": {"spark.submit.pyFiles": str(package)},
+        "tasks": [
+            {"kind": "probe_format", "name": "before", "topic": topic},
+            {"kind": "register", "name": "register"},
+            {"kind": "implementations", "name": "implementations"},
+            {"kind": "batch", "name": "batch", "topic": topic},
+        ],
+    }
+    nosite = str(_nosite_python(tmp_path / "nosite-python"))
+    process, log, result = _spawn_driver(
+        tmp_path, "py-files", spec, submit=True, PYSPARK_PYTHON=nosite, PYSPARK_DRIVER_PYTHON=nosite
+    )
+    results = _finish(process, log, result, spark_cluster)
+    assert "DATA_SOURCE_NOT_FOUND" in results["before"], results["before"]
+    rows = results["implementations"]
+    assert rows, "no executor answered"
+    for row in rows:
+        assert row["no_site"] == 1, row
+        assert Path(row["package"]).parts[-3:] == (
+            "spark_kafka_py.zip",
+            "spark_kafka_py",
+            "__init__.py",
+        ), row
+        assert (row["decoder"], row["encoder"]) == ("pure", "pure"), row
+    assert Counter(results["batch"]) == Counter(str(i) for i in range(1000))
+
+
+def test_cluster_fixture_is_two_workers(spark_cluster: StandaloneCluster) -> None:
+    workers = spark_cluster.status()["workers"]
+    assert sorted((w["state"], w["cores"]) for w in workers) == [("ALIVE", 1), ("ALIVE", 1)]
+    assert all(Path(spark_cluster.worker_dir(i)).is_dir() for i in range(2))
