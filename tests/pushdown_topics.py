@@ -201,7 +201,7 @@ def read_all(bootstrap: str, options: Mapping[str, str]) -> list[Rec]:
 def _wait_for(
     bootstrap: str, options: Mapping[str, str], expected: Sequence[Rec], what: str
 ) -> list[Rec]:
-    """Read until the (topic, partition, offset)s are the expected ones (60 s at most)."""
+    """Read until the (topic, partition, offset)s are the expected ones (120 s at most)."""
     want = [(r.topic, r.partition, r.offset) for r in expected]
     deadline = time.monotonic() + 120
     while True:
