@@ -71,7 +71,7 @@ import json
 import sys
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,12 +105,55 @@ from benchmarks.pushdown import DEFAULT_RECORDS as PUSHDOWN_RECORDS
 from benchmarks.streaming import bench_planning, bench_stream
 from benchmarks.write import WriteMemory, bench_write, format_memory_table
 from spark_kafka_py.testing.spark import local_spark_session
+from spark_kafka_py.testing.spark_cluster import StandaloneCluster, cluster_session_conf
 
 __all__ = ["add_parser", "main", "run"]
 
 #: ``--records`` and ``--partitions`` when not given, for every benchmark but ``pushdown``.
 DEFAULT_RECORDS = 5_000_000
 DEFAULT_PARTITIONS = 4
+
+
+#: ``--master standalone``: the workers of the cluster started for the run (1 core each), the
+#: memory of each worker and the heap of its executor.
+STANDALONE_WORKERS = 2
+STANDALONE_WORKER_MEMORY = "2g"
+STANDALONE_EXECUTOR_MEMORY = "1g"
+
+
+def _bench_session(master: str) -> tuple[Any, StandaloneCluster | None]:
+    """The Spark session of the benchmarks, and the standalone cluster started for it.
+
+    ``master``: ``local[...]`` (one JVM), ``spark://host:port`` (a running standalone
+    cluster), or ``standalone``: a cluster of :data:`STANDALONE_WORKERS` 1-core workers
+    (:class:`~spark_kafka_py.testing.spark_cluster.StandaloneCluster`) started here, one
+    1-core executor per worker with a :data:`STANDALONE_EXECUTOR_MEMORY` heap.
+    """
+    if master.startswith("local"):
+        return local_spark_session("spark-kafka-py bench", master=master), None
+    cluster = None
+    if master == "standalone":
+        cluster = StandaloneCluster(
+            workers=STANDALONE_WORKERS, memory_per_worker=STANDALONE_WORKER_MEMORY
+        ).start()
+        master = cluster.master_url
+    try:
+        conf = cluster_session_conf(master, executor_memory=STANDALONE_EXECUTOR_MEMORY)
+        spark = local_spark_session("spark-kafka-py bench", master=master, extra_conf=conf)
+    except BaseException:
+        if cluster is not None:
+            cluster.stop()
+        raise
+    return spark, cluster
+
+
+def _on_master(
+    results: list[BenchResult], master: str, masters: Sequence[str]
+) -> list[BenchResult]:
+    """``results`` with ``master`` named in each case when several masters are compared."""
+    if len(masters) < 2:
+        return results
+    return [replace(r, case=f"{r.case}, {master}") for r in results]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,12 +210,35 @@ def run(args: argparse.Namespace) -> int:
                     repeat=args.repeat,
                 )
                 print(format_table(results[-4:]), flush=True)
+        # several --master values: the batch benchmark on each, the same topics, one session
+        # after the other (the others run on the last one)
+        masters = [m.strip() for m in args.master.split(",") if m.strip()]
+        if len(masters) > 1 and which - {"batch", "decoder"}:
+            raise SystemExit("several --master values are for the batch benchmark only")
+        for master in masters[:-1] if "batch" in which else []:
+            spark, cluster = _bench_session(master)
+            try:
+                results += _on_master(
+                    bench_batch(
+                        spark, bootstrap, topics, args.records, record_bytes, repeat=args.repeat
+                    ),
+                    master,
+                    masters,
+                )
+            finally:
+                spark.stop()
+                if cluster is not None:
+                    cluster.stop()
         if which & {"batch", "stream", "write", "eos", "pushdown"}:
-            spark = local_spark_session("spark-kafka-py bench")
+            spark, cluster = _bench_session(masters[-1])
             try:
                 if "batch" in which:
-                    results += bench_batch(
-                        spark, bootstrap, topics, args.records, record_bytes, repeat=args.repeat
+                    results += _on_master(
+                        bench_batch(
+                            spark, bootstrap, topics, args.records, record_bytes, repeat=args.repeat
+                        ),
+                        masters[-1],
+                        masters,
                     )
                     print(format_table([r for r in results if r.bench == "batch"]), flush=True)
                 if "stream" in which:
@@ -230,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
                     print(format_pushdown_table(pushdown), flush=True)
             finally:
                 spark.stop()
+                if cluster is not None:
+                    cluster.stop()
         if "stream" in which:
             counts = [int(c) for c in args.planning_partitions.split(",") if c.strip()]
             results += bench_planning(bootstrap, counts)
@@ -252,12 +320,12 @@ def run(args: argparse.Namespace) -> int:
     if which - {"pushdown"}:
         print(
             f"`{command}`: {args.records:,} records/topic, {args.key_size}-byte keys, "
-            f"{args.value_size}-byte values, {args.partitions} partitions, local[2], "
+            f"{args.value_size}-byte values, {args.partitions} partitions, {args.master}, "
             f"medians of {args.repeat} runs; ratio = ours / peer throughput (> 1: ours faster)."
         )
     else:
         print(
-            f"`{command}`: local[2], medians of {args.repeat} runs; ratio = ours / peer "
+            f"`{command}`: {args.master}, medians of {args.repeat} runs; ratio = ours / peer "
             "throughput of the matching records (> 1: ours faster)."
         )
     print()
@@ -409,6 +477,13 @@ def add_parser(subparsers: Any) -> None:
         help="kafka.buffer.memory of both sinks in the write benchmark, bytes",
     )
     p.add_argument("--bootstrap-servers", help="use this cluster instead of a local broker")
+    p.add_argument(
+        "--master",
+        default="local[2]",
+        help="spark.master of the Spark benchmarks: local[n], spark://host:port, or "
+        "'standalone' (a 2-worker standalone cluster started for the run, 1 core each); "
+        "batch only: several, comma separated, each reading the same topics in turn",
+    )
     p.add_argument("--json", help="also write the results to this JSON file")
     add_fuzz_arguments(p.add_argument_group("fuzz"))
     p.set_defaults(func=_main_from_cli)
