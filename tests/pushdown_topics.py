@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pyarrow as pa
+from pyspark.sql.datasource import InputPartition
 
-from spark_kafka_py.spark.planner import KafkaInputPartition
 from spark_kafka_py.spark.source import KafkaBatchReader, PyKafkaDataSource, kafka_schema
 from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
 from spark_kafka_py.testing.jvm import compile_java, run_java
@@ -183,7 +183,7 @@ def batch_rows(batch: pa.RecordBatch) -> list[Rec]:
     return [Rec(*values) for values in zip(*(c.to_pylist() for c in cols), strict=True)]
 
 
-def read_partitions(reader: KafkaBatchReader, parts: Iterable[KafkaInputPartition]) -> list[Rec]:
+def read_partitions(reader: KafkaBatchReader, parts: Iterable[InputPartition]) -> list[Rec]:
     """Every row of the planned ``parts`` (as Spark's tasks would read them), sorted."""
     rows: list[Rec] = []
     for part in parts:

@@ -13,7 +13,7 @@ pickles readers, and a constructor must open no sockets.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +66,62 @@ class KafkaInputPartition(InputPartition):
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class KafkaRangeGroup(InputPartition):
+    """One Spark task's work when it is several small ranges: read one after another.
+
+    Planned only for batch reads narrowed by filter pushdown (:func:`group_small_ranges`),
+    where many partitions may each keep a few records: one task per range would cost Spark's
+    fixed per-task overhead many times over for little data.
+    """
+
+    ranges: tuple[KafkaInputPartition, ...]
+
+
+def planned_ranges(parts: Sequence[InputPartition]) -> list[KafkaInputPartition]:
+    """The ranges of a plan, groups opened, in plan order (for tests and diagnostics)."""
+    out: list[KafkaInputPartition] = []
+    for part in parts:
+        if isinstance(part, KafkaRangeGroup):
+            out.extend(part.ranges)
+        elif isinstance(part, KafkaInputPartition):
+            out.append(part)
+    return out
+
+
+#: Ranges smaller than this many offsets share Spark tasks, up to this many offsets a task.
+GROUP_OFFSETS = 100_000
+
+
+def group_small_ranges(
+    parts: Sequence[KafkaInputPartition], limit: int = GROUP_OFFSETS
+) -> list[KafkaInputPartition | KafkaRangeGroup]:
+    """Put ranges of fewer than ``limit`` offsets together, in plan order, into groups of at
+    most ``limit`` offsets; larger ranges stay tasks of their own. A group of one is the range
+    itself."""
+    out: list[KafkaInputPartition | KafkaRangeGroup] = []
+    group: list[KafkaInputPartition] = []
+    size = 0
+
+    def close() -> None:
+        if group:
+            out.append(group[0] if len(group) == 1 else KafkaRangeGroup(tuple(group)))
+            group.clear()
+
+    for part in parts:
+        n = part.until_offset - part.from_offset
+        if n >= limit:
+            out.append(part)
+            continue
+        if size + n > limit:
+            close()
+            size = 0
+        group.append(part)
+        size += n
+    close()
+    return out
 
 
 def report_data_loss(fail_on_data_loss: bool, message: str) -> None:
@@ -326,7 +382,7 @@ class Planner:
         end: Mapping[TopicPartition, int],
         leaders: Mapping[TopicPartition, int] | None = None,
         pushdown: Pushdown | None = None,
-    ) -> list[KafkaInputPartition]:
+    ) -> list[KafkaInputPartition | KafkaRangeGroup]:
         """One input partition per topic-partition with ``start < end`` (more with
         ``minPartitions`` or ``maxRecordsPerPartition``).
 
@@ -334,7 +390,9 @@ class Planner:
         offset; Spark reports a new partition whose earliest offset is not 0 as data loss.
         End below start is data loss too (e.g. a topic deleted and recreated). With a
         ``pushdown`` (a batch read's filters), the ranges are then narrowed to what can match
-        (:meth:`Pushdown.narrow`) before they are split into Spark tasks.
+        (:meth:`Pushdown.narrow`) before they are split into Spark tasks, and small ranges
+        then share tasks (:func:`group_small_ranges`) unless ``minPartitions`` or
+        ``maxRecordsPerPartition`` set the tasks.
         """
         leaders = leaders or {}
         start = dict(start)
@@ -370,7 +428,14 @@ class Planner:
         pieces = split_ranges(
             ranges, self.options.min_partitions, self.options.max_records_per_partition
         )
-        return [
+        parts = [
             KafkaInputPartition(tp.topic, tp.partition, lo, hi, leaders.get(tp, -1))
             for tp, lo, hi in pieces
         ]
+        if (
+            pushdown is not None
+            and self.options.min_partitions is None
+            and self.options.max_records_per_partition is None
+        ):
+            return group_small_ranges(parts)
+        return list(parts)

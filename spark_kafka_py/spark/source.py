@@ -47,7 +47,12 @@ from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.spark.group import StreamGroup, commit_read_range, plan_commits
 from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
 from spark_kafka_py.spark.options import SourceOptions, include_headers, parse_options
-from spark_kafka_py.spark.planner import KafkaInputPartition, Planner
+from spark_kafka_py.spark.planner import (
+    KafkaInputPartition,
+    KafkaRangeGroup,
+    Planner,
+    planned_ranges,
+)
 from spark_kafka_py.spark.pushdown import Pushdown
 from spark_kafka_py.spark.sink import (
     KafkaArrowWriter,
@@ -95,6 +100,10 @@ def read_partition(options: SourceOptions, partition: InputPartition) -> Iterato
     A plan with nothing to read reaches here as PySpark's placeholder ``InputPartition(None)``
     (``partitions()`` returned no ranges): it yields no rows.
     """
+    if isinstance(partition, KafkaRangeGroup):
+        for part in partition.ranges:
+            yield from read_partition(options, part)
+        return
     if not isinstance(partition, KafkaInputPartition):
         if type(partition) is InputPartition and partition.value is None:
             return
@@ -165,7 +174,7 @@ class KafkaBatchReader(DataSourceReader):
             self.pushdown = Pushdown.of(filters)
         return filters
 
-    def partitions(self) -> list[KafkaInputPartition]:  # type: ignore[override]
+    def partitions(self) -> list[InputPartition]:  # type: ignore[override]
         planner = Planner(self.options)
         try:
             leaders, _ = planner.topic_partitions()
@@ -190,7 +199,8 @@ class KafkaBatchReader(DataSourceReader):
         finally:
             planner.close()
         if self.group is not None and self.group.commit_batch_reads:
-            return plan_commits(plan)  # a read id and each topic-partition's whole range
+            # a read id and each topic-partition's whole range (never grouped: no pushdown)
+            return plan_commits(planned_ranges(plan))
         return plan
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
@@ -350,7 +360,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def reportLatestOffset(self) -> dict | None:
         return None if self._latest is None else to_offset_dict(self._latest)
 
-    def partitions(self, start: dict, end: dict) -> list[KafkaInputPartition]:  # type: ignore[override]
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:  # type: ignore[override]
         if self._group is not None:
             ends = from_offset_dict(end)
             return self._planner.plan(StreamGroup.plan_start(from_offset_dict(start), ends), ends)

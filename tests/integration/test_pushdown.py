@@ -123,6 +123,7 @@ def test_timestamp_lower_bound_starts_at_the_matching_offset(
     expected = sorted(f"{p}:{i}" for p in range(PARTITIONS) for i in range(150, PER_PARTITION))
     assert values(df) == expected
     assert scan_rows(df) == len(expected)
+    assert df.rdd.getNumPartitions() == 1  # three small ranges share one Spark task
 
 
 def test_or_is_not_pushed_and_the_result_is_unchanged(

@@ -23,6 +23,12 @@ from pyspark.sql.datasource import (
 )
 
 from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.spark.planner import (
+    KafkaInputPartition,
+    KafkaRangeGroup,
+    group_small_ranges,
+    planned_ranges,
+)
 from spark_kafka_py.spark.pushdown import Pushdown, allowed, keeps
 
 UTC = datetime.timezone.utc
@@ -189,3 +195,21 @@ def test_many_offset_points_are_merged_across_the_smallest_gaps():
 
 def test_filters_on_other_columns_make_no_pushdown():
     assert Pushdown.of([EqualTo(("key",), b"k"), StringContains(("value",), "x")]) is None
+
+
+def test_small_ranges_share_tasks_and_large_ones_stay_alone():
+    parts = [
+        KafkaInputPartition("a", 0, 0, 40_000),
+        KafkaInputPartition("a", 1, 0, 200_000),  # large: a task of its own
+        KafkaInputPartition("a", 2, 10, 50_010),
+        KafkaInputPartition("a", 3, 0, 30_000),  # 40k + 50k + 30k > 100k: next group
+        KafkaInputPartition("a", 4, 5, 6),
+    ]
+    grouped = group_small_ranges(parts, limit=100_000)
+    assert grouped == [
+        parts[1],
+        KafkaRangeGroup((parts[0], parts[2])),
+        KafkaRangeGroup((parts[3], parts[4])),
+    ]
+    assert planned_ranges(grouped) == [parts[1], parts[0], parts[2], parts[3], parts[4]]
+    assert group_small_ranges([parts[4]]) == [parts[4]]  # a group of one is the range
