@@ -35,11 +35,13 @@ Queries, each ``spark.read.format(F).option("subscribe", topic).load().where(con
 Per query and run (``--repeat``, the sources alternating, pykafka first): wall seconds of
 ``collect()``, the count (the matching records; both sources must agree,
 :class:`PushdownCheckError` otherwise) and the records fetched: the ``numOutputRows`` metric of
-the executed plan's leaf scan node (``BatchScan`` for pykafka, Spark's Kafka relation scan for
-the built-in source), summed over leaf scans, with adaptive query execution's final plan and
-query stages walked (:func:`scan_rows`). Spark counts there every row the source produced
-before its own filter, i.e. every record fetched from Kafka. A fetched count of 0 for a query
-that matched records means Spark did not read the source (:class:`PushdownCheckError`).
+the executed plan's leaf scan node (``BatchScan`` for pykafka; ``Scan KafkaRelation``, a
+``RowDataSourceScanExec``, for the built-in source, a V1 relation by Spark's default
+``spark.sql.sources.useV1SourceList``), summed over leaf scans, with adaptive query
+execution's final plan and query stages walked (:func:`scan_rows`). Spark counts there every
+row the source produced before its own filter, i.e. every record fetched from Kafka. A fetched
+count of 0 for a query that matched records means Spark did not read the source
+(:class:`PushdownCheckError`).
 
 Reported per query: the matching records, each source's records fetched (medians over runs;
 the same in every run), fetched / matching, each source's median seconds and the speed-up
