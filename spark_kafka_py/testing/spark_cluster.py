@@ -228,9 +228,11 @@ class StandaloneCluster:
         """Process ids of the daemons: ``{"master": pid, "worker-0": pid, ...}``."""
         return {d.name: d.process.pid for d in self._daemons}
 
-    def executor_pids(self) -> list[int]:
+    def executor_pids(self, app_id: str | None = None) -> list[int]:
         """Process ids of the executor JVMs now running (children of the workers running
-        ``CoarseGrainedExecutorBackend``), in worker order."""
+        ``CoarseGrainedExecutorBackend``), in worker order; only those of application
+        ``app_id`` (``SparkContext.applicationId``, e.g. ``app-20261124021623-0008``) when
+        given."""
         import psutil
 
         pids: list[int] = []
@@ -243,10 +245,11 @@ class StandaloneCluster:
                 continue
             for child in children:
                 try:
-                    if EXECUTOR_MAIN in child.cmdline():
-                        pids.append(child.pid)
+                    command = child.cmdline()
                 except psutil.NoSuchProcess:
                     continue
+                if EXECUTOR_MAIN in command and (app_id is None or app_id in command):
+                    pids.append(child.pid)
         return pids
 
     def executor_logs(self) -> list[Path]:
@@ -337,6 +340,8 @@ def cluster_session_conf(
 
     ``spark.executor.cores=1`` (one executor per 1-core worker), ``spark.executor.memory``
     ``executor_memory`` (must fit in a worker's ``--memory``), ``spark.driver.host`` loopback,
+    jobs held until every executor asked for has registered (at most 120 s:
+    ``spark.scheduler.minRegisteredResourcesRatio=1``; tasks then spread over all workers),
     ``spark.cores.max`` when given, and Spark's Kafka connector jars on ``spark.jars`` only
     when ``with_kafka_connector`` (``format("kafka")``; they are fetched from Maven Central
     on first use).
@@ -353,6 +358,8 @@ def cluster_session_conf(
         "spark.executor.memory": executor_memory,
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
     }
     if cores_max is not None:
         conf["spark.cores.max"] = str(cores_max)

@@ -18,9 +18,11 @@ Usage (``python`` or PySpark's ``bin/spark-submit``; it needs no module of the t
     ``available_now``, ``progress``, ``stop``): ``readStream.format("pykafka")`` with
     ``kafka.group.id`` into a Parquet file sink (columns partition, offset, value). With
     ``available_now`` it runs to its end; else a 250 ms processing-time trigger, the rows
-    processed so far written to ``progress`` after each poll, until the file ``stop`` exists
+    processed so far and the application id written to ``progress`` after each poll (JSON
+    ``{"rows": n, "app": id}``), until the file ``stop`` exists
     (the test creates it); result: ``{"batches": n}``;
-  - ``kafka_to_kafka`` (``topic``, ``out_topic``, ``checkpoint``, ``prefix``): Kafka ->
+  - ``kafka_to_kafka`` (``topic``, ``out_topic``, ``checkpoint``, ``prefix``,
+    ``max_offsets``): Kafka ->
     Kafka with ``format("pykafka")`` both ways, ``deliveryGuarantee=exactly-once``,
     value ``out-`` + the input value, AvailableNow; result: ``{"batches": n}``;
   - ``probe_format`` (``topic``): whether ``format("pykafka")`` resolves now; result:
@@ -83,7 +85,8 @@ def _stream(spark: Any, bootstrap: str, task: dict[str, Any]) -> dict[str, int]:
             if query.exception() is not None or not query.isActive:
                 break
             done = sum(p["numInputRows"] for p in query.recentProgress)
-            progress.write_text(json.dumps({"rows": done}), "utf-8")
+            app = spark.sparkContext.applicationId
+            progress.write_text(json.dumps({"rows": done, "app": app}), "utf-8")
             time.sleep(0.25)
         query.stop()
     if query.exception() is not None:
@@ -97,7 +100,7 @@ def _kafka_to_kafka(spark: Any, bootstrap: str, task: dict[str, Any]) -> dict[st
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", task["topic"])
         .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", "2000")
+        .option("maxOffsetsPerTrigger", str(task["max_offsets"]))
         .load()
         .selectExpr("key", "CONCAT('out-', CAST(value AS STRING)) AS value")
         .writeStream.format("pykafka")

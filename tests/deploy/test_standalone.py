@@ -62,8 +62,8 @@ JOB = Path(__file__).with_name("_cluster_job.py")
 PACKAGES = ("spark_kafka_py", "pyspark_pykafka")
 PARTITIONS = 4
 RECORDS = 20_000
-#: Records per micro-batch of the streaming queries (``maxOffsetsPerTrigger``).
-MAX_OFFSETS = 1000
+#: Records per micro-batch of the killed query (``maxOffsetsPerTrigger``): 8 batches.
+MAX_OFFSETS = RECORDS // 8
 #: Seconds a driver may take on this loaded 2-core machine (JVM start, executors, the job).
 DRIVER_TIMEOUT_S = 300
 
@@ -226,7 +226,7 @@ def packed_run(
                 "group": group,
                 "checkpoint": str(tmp / "stream-cp"),
                 "out": str(tmp / "stream-out"),
-                "max_offsets": RECORDS // 4,
+                "max_offsets": RECORDS // 2,
                 "available_now": True,
             },
             {
@@ -236,6 +236,7 @@ def packed_run(
                 "out_topic": out_topic,
                 "checkpoint": str(tmp / "k2k-cp"),
                 "prefix": prefix,
+                "max_offsets": RECORDS // 2,
             },
         ],
     }
@@ -266,7 +267,7 @@ def test_batch_read_returns_every_record(packed_run: dict[str, Any]) -> None:
 def test_stream_with_group_writes_every_record_once_and_lag_is_zero(
     packed_run: dict[str, Any], spark: SparkSession, kafka_bootstrap: str
 ) -> None:
-    assert packed_run["results"]["stream"]["batches"] >= 4  # maxOffsetsPerTrigger took effect
+    assert packed_run["results"]["stream"]["batches"] >= 2  # maxOffsetsPerTrigger took effect
     _assert_sink_exactly_once(spark, packed_run["out"])
     _assert_lag_zero(kafka_bootstrap, packed_run["group"], packed_run["topic"])
 
@@ -327,19 +328,24 @@ def test_executor_killed_mid_stream_every_record_once_and_lag_zero(
     }
     process, log, result = _spawn_driver(tmp_path, "kill", spec, PYSPARK_PYTHON=sys.executable)
 
+    app = ""
+
     def rows_done() -> int:
+        nonlocal app
         assert process.poll() is None, f"the driver exited {process.returncode}:\n{_tail(log)}"
         try:
-            return int(json.loads(progress.read_text("utf-8"))["rows"])
+            state = json.loads(progress.read_text("utf-8"))
         except (FileNotFoundError, ValueError):  # not written yet, or being written
             return 0
+        app = state["app"]
+        return int(state["rows"])
 
     try:
         deadline = time.monotonic() + DRIVER_TIMEOUT_S
-        while rows_done() < 2 * MAX_OFFSETS or len(spark_cluster.executor_pids()) < 2:
+        while rows_done() < MAX_OFFSETS or len(spark_cluster.executor_pids(app)) < 2:
             assert time.monotonic() < deadline, f"no progress:\n{_tail(log)}"
             time.sleep(0.2)
-        victim = spark_cluster.executor_pids()[0]
+        victim = spark_cluster.executor_pids(app)[0]
         os.kill(victim, signal.SIGKILL)
         done_at_kill = rows_done()
         assert done_at_kill < RECORDS, "the query ended before the executor was killed"
@@ -348,7 +354,7 @@ def test_executor_killed_mid_stream_every_record_once_and_lag_zero(
         while rows_done() < RECORDS:
             assert time.monotonic() < deadline, f"stuck at {rows_done()} rows:\n{_tail(log)}"
             time.sleep(0.5)
-        executors = spark_cluster.executor_pids()
+        executors = spark_cluster.executor_pids(app)
         assert victim not in executors and len(executors) == 2, executors
     finally:
         stop.touch()
