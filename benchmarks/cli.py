@@ -105,7 +105,7 @@ from benchmarks.pushdown import DEFAULT_RECORDS as PUSHDOWN_RECORDS
 from benchmarks.streaming import bench_planning, bench_stream
 from benchmarks.write import WriteMemory, bench_write, format_memory_table
 from spark_kafka_py.testing.spark import local_spark_session
-from spark_kafka_py.testing.spark_cluster import StandaloneCluster, cluster_session_conf
+from spark_kafka_py.testing.spark_cluster import StandaloneCluster, cluster_spark_session
 
 __all__ = ["add_parser", "main", "run"]
 
@@ -138,8 +138,12 @@ def _bench_session(master: str) -> tuple[Any, StandaloneCluster | None]:
         ).start()
         master = cluster.master_url
     try:
-        conf = cluster_session_conf(master, executor_memory=STANDALONE_EXECUTOR_MEMORY)
-        spark = local_spark_session("spark-kafka-py bench", master=master, extra_conf=conf)
+        spark = cluster_spark_session(
+            master,
+            "spark-kafka-py bench",
+            executor_memory=STANDALONE_EXECUTOR_MEMORY,
+            with_kafka_connector=True,
+        )
     except BaseException:
         if cluster is not None:
             cluster.stop()

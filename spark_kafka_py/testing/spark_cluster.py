@@ -17,8 +17,9 @@ its executors and their Python workers): SIGTERM, then SIGKILL after a grace per
 daemons' logs (stdout and stderr, one file each) are kept and quoted in errors.
 
 Only one SparkSession can be active in a Python process: a test drives the cluster from a
-driver process of its own (``python script.py``), building its session with
-:func:`cluster_session_conf`.
+driver process of its own (``python script.py`` or ``spark-submit``), building its session
+with :func:`cluster_spark_session` (or :func:`cluster_session_conf`'s settings, where the
+package is shipped in a zip: the harness's configuration files do not load from one).
 """
 
 from __future__ import annotations
@@ -36,16 +37,21 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spark_kafka_py.testing.jars import spark_kafka_connector_jars
 from spark_kafka_py.testing.jvm import java_executable
+from spark_kafka_py.testing.spark import local_spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = [
     "EXECUTOR_MAIN",
     "SparkClusterError",
     "StandaloneCluster",
     "cluster_session_conf",
+    "cluster_spark_session",
     "spark_home",
 ]
 
@@ -366,3 +372,33 @@ def cluster_session_conf(
     if with_kafka_connector:
         conf["spark.jars"] = ",".join(str(p) for p in spark_kafka_connector_jars())
     return conf
+
+
+def cluster_spark_session(
+    master_url: str,
+    app_name: str = "spark-kafka-py",
+    *,
+    executor_memory: str = "512m",
+    cores_max: int | None = None,
+    with_kafka_connector: bool = False,
+    extra_conf: dict[str, str] | None = None,
+) -> SparkSession:
+    """A SparkSession of this process on a standalone cluster: the settings of
+    :func:`spark_kafka_py.testing.spark.local_spark_session` (log4j, time zone, UI off,
+    ``PYSPARK_PYTHON``) with ``master_url`` and :func:`cluster_session_conf`'s, then
+    ``extra_conf``. One active session per Python process: call it in a driver process.
+
+    Raises:
+        spark_kafka_py.testing.jars.JarResolutionError: ``with_kafka_connector`` and the
+            connector's jars could not be fetched.
+    """
+    conf = cluster_session_conf(
+        master_url,
+        executor_memory=executor_memory,
+        cores_max=cores_max,
+        with_kafka_connector=with_kafka_connector,
+    )
+    conf.update(extra_conf or {})
+    return local_spark_session(
+        app_name, master=master_url, with_kafka_connector=False, extra_conf=conf
+    )
