@@ -23,6 +23,9 @@ with Kafka's Java tools and the ``local[2]`` session. Three drivers in all:
   ``pyspark_*`` modules runs in a Python worker that does not see ``--py-files``),
   ``spark_kafka_py.register(spark)`` makes it resolve, and the executors import the package
   from the zip with the pure decoder (a compiled extension does not load from a zip).
+
+And the harness itself: a daemon that exits during the start fails it with its log quoted,
+and nothing started is left running.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_kafka_py.testing.spark_cluster import StandaloneCluster, spark_home
+from spark_kafka_py.testing.spark_cluster import SparkClusterError, StandaloneCluster, spark_home
 from spark_kafka_py.testing.tools import (
     ProducedRecord,
     consumer_groups_describe,
@@ -409,3 +412,19 @@ def test_cluster_fixture_is_two_workers(spark_cluster: StandaloneCluster) -> Non
     workers = spark_cluster.status()["workers"]
     assert sorted((w["state"], w["cores"]) for w in workers) == [("ALIVE", 1), ("ALIVE", 1)]
     assert all(Path(spark_cluster.worker_dir(i)).is_dir() for i in range(2))
+
+
+def test_a_daemon_that_fails_stops_the_start_with_its_log(tmp_path: Path) -> None:
+    import psutil
+
+    cluster = StandaloneCluster(workers=1, memory_per_worker="lots", root=tmp_path)
+    with pytest.raises(SparkClusterError, match="worker-0 exited with") as failure:
+        cluster.start()
+    assert "Usage: Worker" in str(failure.value)  # the worker's own log, quoted
+    port = str(cluster.master_port)
+    left = []
+    for p in psutil.process_iter(["cmdline"]):
+        command = p.info["cmdline"] or []
+        if "org.apache.spark.deploy.master.Master" in command and port in command:
+            left.append(p.pid)
+    assert not left, f"the master outlived the failed start: {left}"
