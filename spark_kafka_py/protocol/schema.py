@@ -193,7 +193,11 @@ RECORDS = _Bytes("records", None)
 
 
 class Struct(KafkaType):
-    """A nested struct (a :func:`kafka_struct` class) used as a single, non-array field."""
+    """A nested struct (a :func:`kafka_struct` class) used as a single, non-array field.
+
+    In its ``nullableVersions`` the struct is preceded by an ``int8``: -1 for null (nothing
+    follows), 1 when present, as Kafka's message generator writes it (e.g.
+    ``ConsumerGroupHeartbeatResponse.Assignment``); a negative byte reads as null."""
 
     def __init__(self, cls: type):
         self.cls = cls
@@ -205,11 +209,18 @@ class Struct(KafkaType):
         return self.cls()
 
     def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
+        if nullable and r.int8(field) < 0:
+            return None
         return _decode_struct(self.cls, r, version, flexible)
 
     def write(
         self, w: Writer, value: Any, version: int, flexible: bool, nullable: bool, field: str
     ) -> None:
+        if nullable:
+            if value is None:
+                w.int8(-1, field)
+                return
+            w.int8(1, field)
         if not isinstance(value, self.cls):
             raise LocalProtocolError(f"{field} must be a {self.name}, got {type(value).__name__}")
         _encode_struct(value, w, version, flexible)
@@ -316,7 +327,7 @@ def kfield(
         "default": default,
         "ignorable": ignorable,
     }
-    if isinstance(ktype, Struct):
+    if isinstance(ktype, Struct) and default is not None:
         return dataclasses.field(default_factory=ktype.cls, metadata={_SPEC_KEY: spec})
     return dataclasses.field(default=default, metadata={_SPEC_KEY: spec})
 

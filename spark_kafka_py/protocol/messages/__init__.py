@@ -16,6 +16,14 @@ from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnResponse,
 )
 from spark_kafka_py.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from spark_kafka_py.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
+from spark_kafka_py.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from spark_kafka_py.protocol.messages.create_topics import (
     CreateTopicsRequest,
     CreateTopicsResponse,
@@ -77,6 +85,10 @@ __all__ = [
     "AddPartitionsToTxnResponse",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
+    "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse",
+    "ConsumerGroupHeartbeatRequest",
+    "ConsumerGroupHeartbeatResponse",
     "CreateTopicsRequest",
     "CreateTopicsResponse",
     "DescribeConfigsRequest",
@@ -146,6 +158,8 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         DescribeTransactionsRequest,
         ListTransactionsRequest,
         DescribeConfigsRequest,
+        ConsumerGroupHeartbeatRequest,
+        ConsumerGroupDescribeRequest,
     )
 }
 #: API key -> response class.
