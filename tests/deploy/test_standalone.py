@@ -87,18 +87,36 @@ def _produce_topic(bootstrap: str, count: int = RECORDS) -> str:
     return topic
 
 
-def _nosite_python(path: Path) -> Path:
+def _nosite_python(directory: Path) -> Path:
     """A Python for the executors without spark-kafka-py: this interpreter with ``-S`` (no
-    ``site``, so no ``.pth`` file and no editable install), the venv's site-packages on
-    ``PYTHONPATH`` after what Spark puts there (pyspark, pyarrow, pandas import)."""
-    site = sysconfig.get_paths()["purelib"]
-    path.write_text(
+    ``site``, so no ``.pth`` file: no editable install), and on ``PYTHONPATH``, after what Spark
+    puts there, a copy of the venv's site-packages made of links to all its entries but the
+    distribution's own (a regular install is left out too); pyspark, pyarrow, pandas import.
+    Checked: the package does not import with it. Returns the wrapper script's path."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    shadow = directory / "site-packages"
+    shadow.mkdir()
+    ours = (*PACKAGES, "spark_kafka_py-", "__editable__")
+    for entry in site.iterdir():
+        if not entry.name.startswith(ours) and entry.suffix != ".pth":
+            (shadow / entry.name).symlink_to(entry)
+    wrapper = directory / "nosite-python"
+    wrapper.write_text(
         "#!/bin/sh\n"
-        f'PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec "{sys.executable}" -S "$@"\n',
+        f'PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{shadow}" exec "{sys.executable}" -S "$@"\n',
         "utf-8",
     )
-    path.chmod(0o755)
-    return path
+    wrapper.chmod(0o755)
+    probe = subprocess.run(
+        [str(wrapper), "-c", "import pyarrow, pandas, pyspark\nimport spark_kafka_py"],
+        cwd=directory,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "No module named 'spark_kafka_py'" in probe.stderr, probe.stderr[-2000:]
+    return wrapper
 
 
 def _package_files() -> Iterator[tuple[Path, str]]:
@@ -249,7 +267,7 @@ def packed_run(
         tmp,
         "packed",
         spec,
-        PYSPARK_PYTHON=str(_nosite_python(tmp / "nosite-python")),
+        PYSPARK_PYTHON=str(_nosite_python(tmp)),
         PYSPARK_DRIVER_PYTHON=sys.executable,
     )
     results = _finish(process, log, result, spark_cluster)
@@ -389,7 +407,7 @@ def test_py_files_zip_needs_register_and_uses_the_pure_decoder(
             {"kind": "batch", "name": "batch", "topic": topic},
         ],
     }
-    nosite = str(_nosite_python(tmp_path / "nosite-python"))
+    nosite = str(_nosite_python(tmp_path))
     process, log, result = _spawn_driver(
         tmp_path, "py-files", spec, submit=True, PYSPARK_PYTHON=nosite, PYSPARK_DRIVER_PYTHON=nosite
     )
