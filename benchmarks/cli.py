@@ -174,6 +174,9 @@ def run(args: argparse.Namespace) -> int:
             return status
     if "all" in which:
         which = {"batch", "decoder", "stream"}
+    masters = [m.strip() for m in args.master.split(",") if m.strip()]
+    if len(masters) > 1 and which - {"batch", "decoder"}:
+        raise SystemExit("several --master values are for the batch benchmark only")
     pushdown_records = args.records or PUSHDOWN_RECORDS
     pushdown_partitions = args.partitions or PUSHDOWN_PARTITIONS
     args.records = args.records or DEFAULT_RECORDS
@@ -216,9 +219,6 @@ def run(args: argparse.Namespace) -> int:
                 print(format_table(results[-4:]), flush=True)
         # several --master values: the batch benchmark on each, the same topics, one session
         # after the other (the others run on the last one)
-        masters = [m.strip() for m in args.master.split(",") if m.strip()]
-        if len(masters) > 1 and which - {"batch", "decoder"}:
-            raise SystemExit("several --master values are for the batch benchmark only")
         for master in masters[:-1] if "batch" in which else []:
             spark, cluster = _bench_session(master)
             try:
