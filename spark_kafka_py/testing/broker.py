@@ -12,8 +12,15 @@ Example::
         ...
 
 Files: a temporary base directory (or ``base_dir``) with ``node-<id>/`` per node holding
-``server.properties``, ``data/`` (``log.dirs``), ``server.log`` (the broker's log4j2 log) and
+``server.properties``, ``data/`` (``log.dirs``), ``server.log`` (the broker's log) and
 ``stdout.log`` (the JVM's own output). Every started cluster is stopped at interpreter exit.
+
+Versions: the broker's release is ``kafka_version``, by default
+:func:`~spark_kafka_py.testing.jars.selected_kafka_version` (``$SPARK_KAFKA_PY_KAFKA_VERSION``,
+else :data:`~spark_kafka_py.testing.jars.KAFKA_VERSION`). Tested: 3.6.2, 3.9.1, 4.0.2, 4.3.0,
+4.4.0. A 3.x node logs through log4j 1.x (``conf/kafka-log4j.properties``), a 4.x node through
+log4j2 (``conf/kafka-log4j2.properties``). The tools the harness runs itself (the readiness
+check) are those of :data:`~spark_kafka_py.testing.jars.KAFKA_VERSION`.
 """
 
 from __future__ import annotations
@@ -38,7 +45,13 @@ from string import Template
 from types import TracebackType
 
 from spark_kafka_py.conf import conf_path
-from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
+from spark_kafka_py.testing.jars import (
+    KAFKA_VERSION,
+    kafka_broker_classpath,
+    kafka_classpath,
+    log4j1_broker,
+    selected_kafka_version,
+)
 from spark_kafka_py.testing.jvm import (
     SERVER_LOG4J,
     TOOLS_LOG4J,
@@ -67,6 +80,9 @@ DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
 #: Lines of the broker log quoted in a :class:`BrokerStartError`.
 LOG_TAIL_LINES = 60
+#: log4j 1.x configuration (in :mod:`spark_kafka_py.conf`) of a 3.x node (reload4j backend),
+#: the twin of :data:`~spark_kafka_py.testing.jvm.SERVER_LOG4J`.
+SERVER_LOG4J1 = "kafka-log4j.properties"
 
 
 class BrokerStartError(RuntimeError):
@@ -184,7 +200,8 @@ class LocalKafkaCluster:
 
     Args:
         num_brokers: 1 (a single node) or more (3 gives a controller quorum of 3).
-        kafka_version: Apache Kafka release of the jars (default :data:`KAFKA_VERSION`).
+        kafka_version: Apache Kafka release of the broker's jars, ``X.Y.Z`` (3.3 or later);
+            default :func:`~spark_kafka_py.testing.jars.selected_kafka_version`.
         base_dir: where node directories go; default a fresh temporary directory, removed by
             :meth:`stop` (a given ``base_dir`` is kept).
         heap: JVM heap of each node, ``-Xmx`` syntax (default ``512m``).
@@ -206,7 +223,7 @@ class LocalKafkaCluster:
         self,
         num_brokers: int = 1,
         *,
-        kafka_version: str = KAFKA_VERSION,
+        kafka_version: str | None = None,
         base_dir: str | os.PathLike[str] | None = None,
         heap: str = "512m",
         server_props: Mapping[str, str] | None = None,
@@ -215,7 +232,7 @@ class LocalKafkaCluster:
         if num_brokers < 1:
             raise ValueError(f"num_brokers must be >= 1, got {num_brokers}")
         self.num_brokers = num_brokers
-        self.kafka_version = kafka_version
+        self.kafka_version = kafka_version or selected_kafka_version()
         self.heap = heap
         self.server_props = dict(server_props or {})
         self.start_timeout_s = start_timeout_s
@@ -242,9 +259,9 @@ class LocalKafkaCluster:
 
     @property
     def classpath(self) -> str:
-        """The Kafka jars joined for ``java -cp`` (resolved on first use)."""
+        """The broker's Kafka jars joined for ``java -cp`` (resolved on first use)."""
         if self._classpath is None:
-            self._classpath = kafka_classpath(self.kafka_version)
+            self._classpath = kafka_broker_classpath(self.kafka_version)
         return self._classpath
 
     def node(self, node_id: int) -> KafkaNode:
@@ -438,14 +455,17 @@ class LocalKafkaCluster:
             raise BrokerStartError("formatting Kafka storage failed\n" + "\n".join(errors))
 
     def _launch(self, n: KafkaNode) -> None:
+        jvm_options = ["-Xss1m", f"-Xms{min_heap(self.heap)}", f"-Dkafka.logs.dir={n.node_dir}"]
+        if log4j1_broker(self.kafka_version):
+            jvm_options.append(f"-Dlog4j.configuration={conf_path(SERVER_LOG4J1).as_uri()}")
         cmd = java_command(
             KAFKA_MAIN,
             [str(n.config_path)],
             classpath=self.classpath,
             heap=self.heap,
             fast_start=False,
-            log4j_config=SERVER_LOG4J,
-            jvm_options=["-Xss1m", f"-Xms{min_heap(self.heap)}", f"-Dkafka.logs.dir={n.node_dir}"],
+            log4j_config=None if log4j1_broker(self.kafka_version) else SERVER_LOG4J,
+            jvm_options=jvm_options,
         )
         with n.stdout_log.open("ab") as out:
             # Own session: Ctrl-C in a test run or the CLI does not hit the broker directly;
@@ -475,7 +495,7 @@ class LocalKafkaCluster:
                 out = run_java(
                     BROKER_API_VERSIONS_MAIN,
                     ["--bootstrap-server", bootstrap],
-                    classpath=self.classpath,
+                    classpath=kafka_classpath(KAFKA_VERSION),  # the tools' release
                     timeout_s=max(5.0, deadline - time.monotonic()),
                 ).stdout
                 seen = _broker_ids(out)

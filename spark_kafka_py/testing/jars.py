@@ -36,22 +36,36 @@ from string import Template
 
 __all__ = [
     "KAFKA_VERSION",
+    "KAFKA_VERSION_ENV",
     "LOG4J_VERSION",
     "Artifact",
     "JarResolutionError",
     "cache_dir",
+    "kafka_broker_classpath",
     "kafka_classpath",
     "kafka_jars",
+    "log4j1_broker",
     "resolve_artifacts",
+    "selected_kafka_version",
     "spark_kafka_connector_jars",
 ]
 
-#: The Apache Kafka release whose broker and Java tools we run (KRaft only, Scala 2.13 build).
+#: The default Apache Kafka release: the broker the tests start (unless
+#: :data:`KAFKA_VERSION_ENV` picks another) and, always, the Java tools and reference clients the
+#: tests run (Kafka's clients of one release talk to brokers of other releases, so the tools stay
+#: on this one whatever broker runs). KRaft only, Scala 2.13 build.
 KAFKA_VERSION = "4.3.0"
+
+#: Environment variable choosing the release of the broker that :class:`LocalKafkaCluster`
+#: (tests, ``spark-kafka-py broker``) starts, e.g. ``3.9.1``; see :func:`selected_kafka_version`.
+KAFKA_VERSION_ENV = "SPARK_KAFKA_PY_KAFKA_VERSION"
 
 #: log4j2 release for the broker's logging backend (``log4j-core`` + the SLF4J 1.x binding), so the
 #: broker logs to a file configured by ``conf/kafka-log4j2.properties`` rather than to the console.
 LOG4J_VERSION = "2.25.4"
+
+#: SLF4J 1.x binding to reload4j added to a 3.x broker's jars (the slf4j-api of Kafka 3.x).
+SLF4J1_VERSION = "1.7.36"
 
 #: Version of maven-dependency-plugin that we call by its full coordinates (reproducible; the
 #: version Maven would pick by default depends on the Maven installation).
@@ -268,33 +282,84 @@ def _run_maven(name: str, coordinates: Sequence[str], target: Path, mvn: str) ->
             shutil.rmtree(work, ignore_errors=True)
 
 
-def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
+def selected_kafka_version() -> str:
+    """The Kafka release of the broker to start: ``$SPARK_KAFKA_PY_KAFKA_VERSION`` if set and not
+    empty, else :data:`KAFKA_VERSION`.
+
+    Returns:
+        A release number ``X.Y.Z`` (e.g. ``3.9.1``) of ``org.apache.kafka:kafka_2.13`` on Maven.
+
+    Raises:
+        ValueError: the variable is not of the form ``X.Y.Z``, or names a release before 3.3
+            (the first whose KRaft mode is production ready, KIP-833; this harness starts KRaft
+            only).
+    """
+    version = os.environ.get(KAFKA_VERSION_ENV, "").strip() or KAFKA_VERSION
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise ValueError(f"{KAFKA_VERSION_ENV} must be a Kafka release X.Y.Z, got {version!r}")
+    if _version_key(version) < (3, 3, 0):
+        raise ValueError(
+            f"{KAFKA_VERSION_ENV}={version}: brokers before 3.3 cannot run in KRaft mode here"
+        )
+    return version
+
+
+def log4j1_broker(version: str) -> bool:
+    """Whether the broker of Kafka ``version`` logs through log4j 1.x (reload4j): every 3.x
+    release. Kafka 4.0 moved the broker to log4j2 (KIP-653)."""
+    return _version_key(version) < (4, 0, 0)
+
+
+def kafka_jars(version: str = KAFKA_VERSION, *, tools: bool = True) -> list[Path]:
     """Jars of an Apache Kafka broker (KRaft) and its Java tools, for ``java -cp``.
 
-    Resolves ``org.apache.kafka:kafka_2.13`` (the broker, ``kafka.Kafka``) and ``kafka-tools``
-    (console producer/consumer, TopicCommand, ProducerPerformance, ConsumerGroupCommand,
-    GetOffsetShell) of ``version`` with their dependencies, plus ``log4j-core`` and the SLF4J
-    1.x binding ``log4j-slf4j-impl`` (Kafka 4.3 still declares ``slf4j-api`` 1.7.36), so the
-    broker logs through the log4j2 file we pass instead of to the console.
+    Resolves ``org.apache.kafka:kafka_2.13`` (the broker ``kafka.Kafka`` and ``StorageTool``)
+    and, with ``tools``, ``kafka-tools`` (console producer/consumer, TopicCommand,
+    ProducerPerformance, ConsumerGroupCommand, GetOffsetShell, BrokerApiVersionsCommand) of
+    ``version`` with their dependencies. From 4.0 on, plus ``log4j-core`` and the SLF4J 1.x
+    binding ``log4j-slf4j-impl`` (Kafka 4.3 still declares ``slf4j-api`` 1.7.36), so the broker
+    logs through the log4j2 file we pass instead of to the console. A 3.x broker brings its own
+    log4j 1.x backend ``reload4j``; we add its SLF4J binding ``slf4j-reload4j`` (only
+    ``kafka-tools`` depends on it), so that the broker logs through the log4j 1.x file we pass
+    (see :func:`log4j1_broker`).
+
+    Args:
+        version: the Kafka release.
+        tools: also resolve ``kafka-tools`` (Maven Central does not serve it for every release
+            that has a broker, e.g. 4.4.0); the broker alone needs only ``kafka_2.13``.
 
     Returns:
         Absolute jar paths (about 90 jars). The first call downloads ~100 MB with Maven.
 
     Raises:
-        JarResolutionError: Maven failed.
+        JarResolutionError: Maven failed (e.g. ``version`` is not on Maven Central).
     """
-    coords = [
-        f"org.apache.kafka:kafka_2.13:{version}",
-        f"org.apache.kafka:kafka-tools:{version}",
-        f"org.apache.logging.log4j:log4j-core:{LOG4J_VERSION}",
-        f"org.apache.logging.log4j:log4j-slf4j-impl:{LOG4J_VERSION}",
-    ]
-    return [a.path for a in resolve_artifacts(f"kafka-{version}", coords)]
+    coords = [f"org.apache.kafka:kafka_2.13:{version}"]
+    if tools:
+        coords.append(f"org.apache.kafka:kafka-tools:{version}")
+    if log4j1_broker(version):
+        coords.append(f"org.slf4j:slf4j-reload4j:{SLF4J1_VERSION}")
+    else:
+        coords += [
+            f"org.apache.logging.log4j:log4j-core:{LOG4J_VERSION}",
+            f"org.apache.logging.log4j:log4j-slf4j-impl:{LOG4J_VERSION}",
+        ]
+    name = f"kafka-{version}" if tools else f"kafka-broker-{version}"
+    return [a.path for a in resolve_artifacts(name, coords)]
 
 
 def kafka_classpath(version: str = KAFKA_VERSION) -> str:
     """The :func:`kafka_jars` joined with ``os.pathsep``, ready for ``java -cp``."""
     return os.pathsep.join(str(p) for p in kafka_jars(version))
+
+
+def kafka_broker_classpath(version: str) -> str:
+    """``java -cp`` of the broker of Kafka ``version``: :func:`kafka_classpath` for
+    :data:`KAFKA_VERSION` (one cached set with the tools), the broker's jars alone for any other
+    release (the tools always run from :data:`KAFKA_VERSION`)."""
+    if version == KAFKA_VERSION:
+        return kafka_classpath(version)
+    return os.pathsep.join(str(p) for p in kafka_jars(version, tools=False))
 
 
 def _pyspark_jar_names() -> list[str]:

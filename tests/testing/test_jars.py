@@ -189,3 +189,28 @@ def test_cached_artifact_set_runs_no_maven_and_no_network(
     got = jars.resolve_artifacts("thing", coords)
     assert [(a.artifact_id, a.version, a.path) for a in got] == [("thing", "1.0", jar)]
     assert central.urls == []
+
+
+def test_selected_kafka_version_defaults_and_follows_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(jars.KAFKA_VERSION_ENV, raising=False)
+    assert jars.selected_kafka_version() == jars.KAFKA_VERSION
+    monkeypatch.setenv(jars.KAFKA_VERSION_ENV, " ")
+    assert jars.selected_kafka_version() == jars.KAFKA_VERSION
+    monkeypatch.setenv(jars.KAFKA_VERSION_ENV, "3.9.1")
+    assert jars.selected_kafka_version() == "3.9.1"
+
+
+@pytest.mark.parametrize("bad", ["4.0", "latest", "3.9.1-rc0", "2.8.2", "3.2.3"])
+def test_selected_kafka_version_rejects_what_the_harness_cannot_start(
+    monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    monkeypatch.setenv(jars.KAFKA_VERSION_ENV, bad)
+    with pytest.raises(ValueError, match=jars.KAFKA_VERSION_ENV):
+        jars.selected_kafka_version()
+
+
+def test_logging_backend_of_the_broker_by_release() -> None:
+    assert jars.log4j1_broker("3.6.2") and jars.log4j1_broker("3.9.1")
+    assert not jars.log4j1_broker("4.0.0") and not jars.log4j1_broker("4.4.0")
