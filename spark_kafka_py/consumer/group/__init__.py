@@ -10,5 +10,8 @@
 * :mod:`.membership` - :class:`~.membership.GroupMember`: JoinGroup, SyncGroup, Heartbeat
   thread, LeaveGroup (the member state machine, as Java's ``AbstractCoordinator``);
 * :mod:`.offsets` - :class:`~.offsets.GroupOffsets`: OffsetCommit, OffsetFetch (as Java's
-  ``ConsumerCoordinator``), with a member's generation or as "simple" commits.
+  ``ConsumerCoordinator``), with a member's generation or as "simple" commits;
+* :mod:`.consumer_membership` - :class:`~.consumer_membership.ConsumerGroupMembership`: the
+  sans-I/O member state machine of the KIP-848 consumer group protocol (ConsumerGroupHeartbeat),
+  not wired into the stream reader yet.
 """
