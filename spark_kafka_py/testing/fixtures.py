@@ -27,7 +27,9 @@ Fixtures:
   an ERROR of the tests, never a skip.
 
 Environment: ``KAFKA_BOOTSTRAP_SERVERS`` (use that broker), ``SPARK_KAFKA_PY_BROKER`` =
-``auto`` (default), ``local`` (never Docker) or ``docker`` (Docker or fail).
+``auto`` (default), ``local`` (never Docker) or ``docker`` (Docker or fail);
+``SPARK_KAFKA_PY_KAFKA_VERSION`` = the Kafka release of every local cluster (``auto`` then means
+``local``: the Docker image is of one release).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.jars import KAFKA_VERSION_ENV
 from spark_kafka_py.testing.tools import create_topic
 
 if TYPE_CHECKING:
@@ -118,6 +121,8 @@ def kafka_bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
     mode = os.environ.get("SPARK_KAFKA_PY_BROKER", "auto")
     if mode not in ("auto", "local", "docker"):
         raise ValueError(f"SPARK_KAFKA_PY_BROKER must be auto, local or docker, got {mode!r}")
+    if mode == "auto" and os.environ.get(KAFKA_VERSION_ENV, "").strip():
+        mode = "local"  # a chosen release: the Docker image has its own
     if mode != "local":
         container = _docker_kafka()
         if container is not None:

@@ -108,6 +108,7 @@ def expected_counter(records: list[ProducedRecord]) -> Counter:
     return Counter((r.key, r.value, tuple(r.headers)) for r in records)
 
 
+@pytest.mark.broker_matrix
 @pytest.mark.parametrize("codec", CODECS)
 def test_batch_read_equals_what_the_java_producer_wrote(
     spark: SparkSession, kafka_bootstrap: str, codec: str
@@ -151,6 +152,7 @@ def test_batch_read_equals_what_the_java_producer_wrote(
     assert_df_equality(df, builtin, ignore_row_order=True)
 
 
+@pytest.mark.broker_matrix
 def test_json_offsets_bound_the_read(spark: SparkSession, kafka_bootstrap: str) -> None:
     topic = f"offsets-{time.time_ns()}"
     create_topic(kafka_bootstrap, topic, partitions=2)
@@ -235,6 +237,7 @@ def test_bad_option_fails_at_load(spark: SparkSession, kafka_bootstrap: str) -> 
         ).collect()
 
 
+@pytest.mark.broker_matrix
 def test_compacted_topic_with_offset_gaps(spark: SparkSession, kafka_bootstrap: str) -> None:
     topic = f"compact-{time.time_ns()}"
     create_topic(

@@ -67,6 +67,7 @@ def _committed(bootstrap: str, topic: str, expected: Counter[str]) -> Counter[st
     return got
 
 
+@pytest.mark.broker_matrix
 def test_every_record_once_for_read_committed_and_a_replay_is_not_written_twice(
     spark: SparkSession, kafka_bootstrap: str, new_topic, tmp_path: Path
 ) -> None:

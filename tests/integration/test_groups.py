@@ -187,6 +187,7 @@ def expected_rows(recs: list[ProducedRecord], base: dict[int, int] | None = None
     return rows
 
 
+@pytest.mark.broker_matrix
 def test_available_now_commits_processed_offsets_lag_zero(
     spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
 ) -> None:
@@ -272,6 +273,7 @@ def committed_lag(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int
     return {p: (c, lag) for p, (c, _, lag, _) in describe_offsets(bootstrap, group, topic).items()}
 
 
+@pytest.mark.broker_matrix
 def test_two_queries_share_a_group(
     spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
 ) -> None:

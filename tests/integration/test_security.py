@@ -117,6 +117,7 @@ def metadata_error(bootstrap: str, opts: Mapping[str, str], *, retrying: bool = 
 # --------------------------------------------------------------------------------------- TLS
 
 
+@pytest.mark.broker_matrix
 @pytest.mark.parametrize("store", ["pem-file", "pem-string", "pkcs12", "jks"])
 def test_tls_read(env: Env, store: str) -> None:
     pki = env.pki
@@ -221,6 +222,7 @@ def test_missing_keystore_file(env: Env, tmp_path: Any) -> None:
 # -------------------------------------------------------------------------------------- SASL
 
 
+@pytest.mark.broker_matrix
 @pytest.mark.parametrize("listener", ["SASL_PLAINTEXT", "SASL_SSL"])
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"])
 def test_sasl_read(env: Env, listener: str, mechanism: str) -> None:

@@ -40,6 +40,7 @@ def writer(spark: SparkSession, rows: list[tuple], columns: str, bootstrap: str,
     return w
 
 
+@pytest.mark.broker_matrix
 def test_keyed_rows_land_where_javas_partitioner_puts_them(
     spark: SparkSession, kafka_bootstrap: str, new_topic
 ) -> None:
@@ -168,6 +169,7 @@ def test_record_larger_than_max_request_size_fails_naming_it(
     assert sum(get_offsets(kafka_bootstrap, topic).values()) == 0
 
 
+@pytest.mark.broker_matrix
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
 def test_every_codec_is_read_by_javas_consumer(
     spark: SparkSession, kafka_bootstrap: str, new_topic, codec: str

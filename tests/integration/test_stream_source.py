@@ -71,6 +71,7 @@ def batch_input_counts(query: StreamingQuery) -> list[int]:
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0]
 
 
+@pytest.mark.broker_matrix
 def test_restart_on_checkpoint_neither_loses_nor_repeats(
     spark: SparkSession, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
@@ -99,6 +100,7 @@ def test_restart_on_checkpoint_neither_loses_nor_repeats(
     assert sink_rows(spark, out) == expected(first + second)
 
 
+@pytest.mark.broker_matrix
 def test_new_partitions_are_read_from_earliest(
     spark: SparkSession, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
