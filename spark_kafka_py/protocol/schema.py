@@ -411,7 +411,7 @@ def _encode_struct(obj: Any, w: Writer, version: int, flexible: bool) -> None:
         fields: list[tuple[int, bytes]] = []
         for tag, name, ktype, nullable, label, default in plan.tagged_by_name:
             value = getattr(obj, name)
-            if _is_default(value, ktype.cls() if isinstance(ktype, Struct) else default):
+            if _is_default(value, default):  # a struct's default: its empty instance or None
                 continue
             sub = Writer()
             ktype.write(sub, value, version, True, nullable, label)
