@@ -37,6 +37,37 @@ class LocalProtocolError(KafkaError):
     """
 
 
+class UnsupportedByBrokerError(LocalProtocolError):
+    """The broker does not serve an API (or no version of it we speak) that a feature needs.
+
+    Found from the broker's ApiVersions answer (API key 18) before anything is sent. The message
+    names the feature and the Kafka release it needs, the broker (address, and its release line
+    as far as the cluster's ``metadata.version`` tells, KIP-584), and the versions of the API the
+    broker offers, if any.
+
+    Attributes:
+        api_name: e.g. ``ConsumerGroupHeartbeat``.
+        api_key: e.g. 68.
+        broker_versions: ``(min, max)`` the broker offers for the API, ``None`` when it lacks it.
+        broker_release: ``"3.6"`` (lower bound from ``metadata.version``), or ``None``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        api_name: str,
+        api_key: int,
+        broker_versions: tuple[int, int] | None,
+        broker_release: str | None,
+    ) -> None:
+        super().__init__(message)
+        self.api_name = api_name
+        self.api_key = api_key
+        self.broker_versions = broker_versions
+        self.broker_release = broker_release
+
+
 class InvalidRecordError(KafkaError, ValueError):
     """Rows handed to the record encoder cannot be written as Kafka records.
 

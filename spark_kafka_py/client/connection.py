@@ -36,8 +36,14 @@ from spark_kafka_py.errors import (
     KafkaProtocolError,
     KafkaTimeoutError,
     LocalProtocolError,
+    UnsupportedByBrokerError,
 )
 from spark_kafka_py.protocol.error_codes import UNSUPPORTED_VERSION, raise_for_error
+from spark_kafka_py.protocol.features import (
+    METADATA_VERSION_FEATURE,
+    api_requirement,
+    release_of_metadata_level,
+)
 from spark_kafka_py.protocol.framing import DEFAULT_MAX_FRAME_BYTES, KafkaProtocol
 from spark_kafka_py.protocol.messages.api_versions import (
     API_VERSIONS_KEY,
@@ -157,6 +163,8 @@ class BrokerConnection:
         #: incremented whenever the socket is closed (see :class:`Pipelined`)
         self._generation = 0
         self._api_versions: dict[int, tuple[int, int]] = {}
+        #: finalized feature levels of the cluster (ApiVersions v3+, KIP-584): name -> max level
+        self._finalized_features: dict[str, int] = {}
         self.reconnect_backoff_ms = reconnect_backoff_ms
         self._last_failure: float | None = None
         self._authenticator = authenticator
@@ -194,6 +202,14 @@ class BrokerConnection:
         """Broker's supported ``{api_key: (min_version, max_version)}`` (empty until connected)."""
         return dict(self._api_versions)
 
+    @property
+    def broker_release(self) -> str | None:
+        """The broker's Kafka release line as far as ApiVersions tells (``"3.6"``): the line of
+        the cluster's finalized ``metadata.version`` (a lower bound: a cluster upgraded without
+        raising it runs newer brokers); ``None`` before connecting or when not reported."""
+        level = self._finalized_features.get(METADATA_VERSION_FEATURE)
+        return None if level is None else release_of_metadata_level(level)
+
     def connect(self) -> None:
         """Open the connection and negotiate API versions, if not already done.
 
@@ -228,6 +244,7 @@ class BrokerConnection:
         self._stash.clear()
         self._generation += 1
         self._api_versions = {}
+        self._finalized_features = {}
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.close()
@@ -237,16 +254,30 @@ class BrokerConnection:
         """``min(our MAX_VERSION, broker max, max_version)`` for ``request_type``.
 
         Raises:
-            LocalProtocolError: not connected yet, the broker lacks the API, or the ranges
-                do not overlap.
+            LocalProtocolError: not connected yet.
+            UnsupportedByBrokerError: the broker lacks the API, or the ranges do not overlap;
+                the message names the feature needing the API and the release it needs
+                (:data:`~spark_kafka_py.protocol.features.API_SINCE`), the broker's release
+                line from its ``metadata.version`` when reported, and what the broker offers.
         """
         broker = self._api_versions.get(request_type.API_KEY)
         name = request_type.__name__
         if not self._api_versions:
             raise LocalProtocolError(f"{name}: API versions of {self.description} not known yet")
+        release = self.broker_release
+        who = self.description + (
+            f" (Kafka {release} or later, from its metadata.version)" if release else ""
+        )
+        needs = api_requirement(request_type.API_KEY)
+        needs = f": {needs}" if needs else ""
         if broker is None:
-            raise LocalProtocolError(
-                f"{self.description} does not support {name} (API key {request_type.API_KEY})"
+            raise UnsupportedByBrokerError(
+                f"{who} does not support {name} (API key {request_type.API_KEY}; its ApiVersions "
+                f"lists {len(self._api_versions)} APIs, not this one){needs}",
+                api_name=name,
+                api_key=request_type.API_KEY,
+                broker_versions=None,
+                broker_release=release,
             )
         low, high = broker
         version = min(request_type.MAX_VERSION, high)
@@ -254,9 +285,14 @@ class BrokerConnection:
             version = min(version, max_version)
         if version < max(request_type.MIN_VERSION, low):
             cap = "" if max_version is None else f" (capped at {max_version})"
-            raise LocalProtocolError(
-                f"no common version of {name}: we support {request_type.MIN_VERSION}-"
-                f"{request_type.MAX_VERSION}{cap}, {self.description} supports {low}-{high}"
+            raise UnsupportedByBrokerError(
+                f"no common version of {name} (API key {request_type.API_KEY}): we support "
+                f"{request_type.MIN_VERSION}-{request_type.MAX_VERSION}{cap}, {who} supports "
+                f"{low}-{high}{needs}",
+                api_name=name,
+                api_key=request_type.API_KEY,
+                broker_versions=broker,
+                broker_release=release,
             )
         return version
 
@@ -486,6 +522,9 @@ class BrokerConnection:
             raise_for_error(response.error_code, f"in ApiVersions v{version} to {self.description}")
             self._api_versions = {
                 k.api_key: (k.min_version, k.max_version) for k in response.api_keys
+            }
+            self._finalized_features = {
+                f.name: f.max_version_level for f in response.finalized_features
             }
             return
 
