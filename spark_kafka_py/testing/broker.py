@@ -264,6 +264,15 @@ class LocalKafkaCluster:
             self._classpath = kafka_broker_classpath(self.kafka_version)
         return self._classpath
 
+    @property
+    def tools_classpath(self) -> str:
+        """``java -cp`` of Kafka's Java tools for this cluster (``kafka-configs``,
+        ``kafka-acls``, ``kafka-broker-api-versions``...): those of
+        :data:`~spark_kafka_py.testing.jars.KAFKA_VERSION` whatever the broker's release (the
+        tools' clients talk to brokers of other releases; ``kafka-tools`` is not on Maven
+        Central for every release)."""
+        return kafka_classpath(KAFKA_VERSION)
+
     def node(self, node_id: int) -> KafkaNode:
         """The node with ``node.id == node_id``.
 
@@ -495,7 +504,7 @@ class LocalKafkaCluster:
                 out = run_java(
                     BROKER_API_VERSIONS_MAIN,
                     ["--bootstrap-server", bootstrap],
-                    classpath=kafka_classpath(KAFKA_VERSION),  # the tools' release
+                    classpath=self.tools_classpath,
                     timeout_s=max(5.0, deadline - time.monotonic()),
                 ).stdout
                 seen = _broker_ids(out)

@@ -340,14 +340,14 @@ class SecureKafka:
         """Run ``kafka-configs`` against the PLAINTEXT listener; returns its stdout."""
         return run_tool(
             CONFIG_COMMAND, ["--bootstrap-server", self.plaintext_bootstrap, *args],
-            classpath=self.cluster.classpath,
+            classpath=self.cluster.tools_classpath,
         ).stdout  # fmt: skip
 
     def acl_command(self, args: Sequence[str]) -> str:
         """Run ``kafka-acls`` against the PLAINTEXT listener; returns its stdout."""
         return run_tool(
             ACL_COMMAND, ["--bootstrap-server", self.plaintext_bootstrap, *args],
-            classpath=self.cluster.classpath,
+            classpath=self.cluster.tools_classpath,
         ).stdout  # fmt: skip
 
     def allow(self, principal: str, operation: str, *, topic: str | None = None,
