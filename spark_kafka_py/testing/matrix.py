@@ -32,8 +32,8 @@ __all__ = ["MATRIX_VERSIONS", "MatrixResult", "main", "run_matrix"]
 
 #: The releases besides :data:`~spark_kafka_py.testing.jars.KAFKA_VERSION` that the project is
 #: tested against: the newest 4.x on Maven Central, the first 4.x line, the last 3.x line and the
-#: oldest 3.x line the harness starts in KRaft mode (Kafka 3.6 is the first whose combined
-#: KRaft node passes the subset here).
+#: oldest 3.x line tried (3.6: its combined KRaft node starts with the same settings and passes
+#: the subset).
 MATRIX_VERSIONS: tuple[str, ...] = ("4.4.0", "4.0.2", "3.9.1", "3.6.2")
 
 #: The pytest selection each release runs.
