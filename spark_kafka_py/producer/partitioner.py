@@ -114,11 +114,18 @@ def _binary_parts(keys: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data, starts, lengths
 
 
+#: Fewer rows of one key length than this are hashed one by one (see :func:`murmur2_array`).
+_VECTOR_MIN_ROWS = 8
+
+
 def murmur2_array(keys: pa.Array) -> np.ndarray:
     """:func:`murmur2` of every value of a binary or string Arrow array, as ``int32``.
 
     Rows are grouped by key length; each group is hashed with numpy over a ``rows x length``
-    byte matrix. Null rows hash as the empty key (callers mask them out).
+    byte matrix, one numpy step per 4 bytes of the length. A group of fewer than
+    :data:`_VECTOR_MIN_ROWS` rows is hashed key by key with :func:`murmur2` instead: numpy's
+    per-step cost would be paid for each 4 bytes of a long key shared by no other row. Null
+    rows hash as the empty key (callers mask them out).
 
     Raises:
         ConfigError: ``keys`` is not a binary or string array.
@@ -130,6 +137,11 @@ def murmur2_array(keys: pa.Array) -> np.ndarray:
         for length in np.unique(lengths):
             rows = np.nonzero(lengths == length)[0]
             length = int(length)
+            if len(rows) < _VECTOR_MIN_ROWS and length > 16:
+                for row in rows.tolist():
+                    start = int(starts[row])
+                    out[row] = murmur2(data[start : start + length].tobytes()) & _MASK
+                continue
             h = np.full(len(rows), (_SEED ^ length) & _MASK, dtype=np.uint32)
             if length:
                 idx = starts[rows][:, None] + np.arange(length, dtype=np.int64)[None, :]
