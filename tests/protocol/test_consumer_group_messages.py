@@ -7,7 +7,6 @@ reading our bytes. (Spec conformance: ``test_specs.py``; random round trips and 
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 
@@ -36,11 +35,9 @@ from spark_kafka_py.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatTopicPartitions,
 )
 from spark_kafka_py.protocol.schema import decode, encode
-from spark_kafka_py.testing.jvm import compile_java, run_java
 
-from .strategies import project
+from .reencode import assert_kafka_reencodes, assert_round_trip
 
-JAVA_DIR = Path(__file__).parent / "java"
 TOPIC_ID = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
 
 
@@ -299,27 +296,13 @@ FULL_CASES = [(message, version) for message in FULL for version in (0, 1)]
     ids=[f"{type(m).__name__}-{i // 2}-v{v}" for i, (m, v) in enumerate(FULL_CASES)],
 )
 def test_full_round_trip(message: object, version: int) -> None:
-    sent = project(message, version)
-    data = encode(sent, version)
-    back = decode(type(message), data, version)
-    assert back == sent
-    assert encode(back, version) == data
+    assert_round_trip(message, version)
 
 
 def test_kafka_reads_and_rewrites_our_bytes(kafka_jar_paths: list[Path]) -> None:
     # Kafka's ConsumerGroupHeartbeat*Data / ConsumerGroupDescribe*Data consume all our bytes at
     # each version and write exactly our bytes again (the nullable assignment included).
-    classpath = os.pathsep.join(str(p) for p in kafka_jar_paths)
-    classes = compile_java([JAVA_DIR / "ReencodeMessages.java"], classpath)
-    cases = [
-        (type(message), version, encode(project(message, version), version))
-        for message, version in FULL_CASES
-    ]
-    stdin = "".join(f"{cls.__name__} {version} {data.hex()}\n" for cls, version, data in cases)
-    printed = run_java(
-        "ReencodeMessages", [], classpath=os.pathsep.join([classpath, str(classes)]), input=stdin
+    assert_kafka_reencodes(
+        FULL_CASES,
+        kafka_jar_paths,
     )
-    lines = printed.stdout.splitlines()
-    assert len(lines) == len(cases)
-    for (cls, version, data), line in zip(cases, lines, strict=True):
-        assert line == data.hex(), f"{cls.__name__} v{version}"

@@ -7,7 +7,6 @@ random round trips and fuzzing by ``test_messages.py``/``test_fuzz.py``, through
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -28,11 +27,8 @@ from spark_kafka_py.protocol.messages.describe_configs import (
     DescribeConfigsSynonym,
 )
 from spark_kafka_py.protocol.schema import decode, encode
-from spark_kafka_py.testing.jvm import compile_java, run_java
 
-from .strategies import project
-
-JAVA_DIR = Path(__file__).parent / "java"
+from .reencode import assert_kafka_reencodes, assert_round_trip
 
 
 def hexb(text: str) -> bytes:
@@ -268,11 +264,7 @@ FULL_CASES = [(message, version) for message in FULL for version in range(1, 5)]
 )
 def test_full_round_trip(message: object, version: int) -> None:
     # fields the version lacks are reset first (include_documentation is not ignorable)
-    sent = project(message, version)
-    data = encode(sent, version)
-    back = decode(type(message), data, version)
-    assert back == sent
-    assert encode(back, version) == data
+    assert_round_trip(message, version)
 
 
 # -- Kafka's own generated classes read our bytes and write back the same bytes --------------
@@ -281,17 +273,7 @@ def test_full_round_trip(message: object, version: int) -> None:
 def test_kafka_reads_and_rewrites_our_bytes(kafka_jar_paths: list[Path]) -> None:
     # Kafka's DescribeConfigsRequestData / DescribeConfigsResponseData consume all our bytes
     # at each version and write exactly our bytes again.
-    classpath = os.pathsep.join(str(p) for p in kafka_jar_paths)
-    classes = compile_java([JAVA_DIR / "ReencodeMessages.java"], classpath)
-    cases = [
-        (type(message), version, encode(project(message, version), version))
-        for message, version in FULL_CASES
-    ]
-    stdin = "".join(f"{cls.__name__} {version} {data.hex()}\n" for cls, version, data in cases)
-    printed = run_java(
-        "ReencodeMessages", [], classpath=os.pathsep.join([classpath, str(classes)]), input=stdin
+    assert_kafka_reencodes(
+        FULL_CASES,
+        kafka_jar_paths,
     )
-    lines = printed.stdout.splitlines()
-    assert len(lines) == len(cases)
-    for (cls, version, data), line in zip(cases, lines, strict=True):
-        assert line == data.hex(), f"{cls.__name__} v{version}"

@@ -7,7 +7,6 @@ all through ``REQUEST_TYPES``.)"""
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 
@@ -62,11 +61,9 @@ from spark_kafka_py.protocol.messages.txn_offset_commit import (
 )
 from spark_kafka_py.protocol.primitives import ZERO_UUID
 from spark_kafka_py.protocol.schema import decode, encode
-from spark_kafka_py.testing.jvm import compile_java, run_java
 
-from .strategies import project
+from .reencode import assert_kafka_reencodes, assert_round_trip
 
-JAVA_DIR = Path(__file__).parent / "java"
 TOPIC_ID = uuid.UUID("0123456789abcdef0123456789abcdef")
 RECORDS = b"\x01\x02\x03"
 
@@ -421,11 +418,7 @@ FULL_CASES = [
 )
 def test_full_round_trip_at_min_and_max_versions(message: object, version: int) -> None:
     # fields the version lacks are reset first (some are not ignorable and would be refused)
-    sent = project(message, version)
-    data = encode(sent, version)
-    back = decode(type(message), data, version)
-    assert back == sent
-    assert encode(back, version) == data
+    assert_round_trip(message, version)
 
 
 def test_full_cases_cover_every_new_message() -> None:
@@ -442,18 +435,11 @@ def test_kafka_reads_and_rewrites_our_bytes(kafka_jar_paths: list[Path]) -> None
     # For every supported version of every message above: Kafka's generated
     # ``<Name>Data(readable, version)`` consumes all our bytes, and its writer produces
     # exactly our bytes again (same fields, same tagged fields, same encodings).
-    classpath = os.pathsep.join(str(p) for p in kafka_jar_paths)
-    classes = compile_java([JAVA_DIR / "ReencodeMessages.java"], classpath)
-    cases = [
-        (type(message), version, encode(project(message, version), version))
-        for message in FULL
-        for version in range(type(message).MIN_VERSION, type(message).MAX_VERSION + 1)
-    ]
-    stdin = "".join(f"{cls.__name__} {version} {data.hex()}\n" for cls, version, data in cases)
-    printed = run_java(
-        "ReencodeMessages", [], classpath=os.pathsep.join([classpath, str(classes)]), input=stdin
+    assert_kafka_reencodes(
+        [
+            (message, version)
+            for message in FULL
+            for version in range(type(message).MIN_VERSION, type(message).MAX_VERSION + 1)
+        ],
+        kafka_jar_paths,
     )
-    lines = printed.stdout.splitlines()
-    assert len(lines) == len(cases)
-    for (cls, version, data), line in zip(cases, lines, strict=True):
-        assert line == data.hex(), f"{cls.__name__} v{version}"
