@@ -76,7 +76,8 @@ BROKER_API_VERSIONS_MAIN = "org.apache.kafka.tools.BrokerApiVersionsCommand"
 
 #: Default start timeout, seconds (cold JVMs on a 2-core machine need 10-30 s).
 DEFAULT_START_TIMEOUT_S = 120.0
-#: Graceful stop: how long SIGTERM may take before SIGKILL, seconds.
+#: Graceful stop: how long SIGTERM may take before SIGKILL, seconds (see
+#: :meth:`LocalKafkaCluster.stop` for when a stop is graceful).
 DEFAULT_STOP_TIMEOUT_S = 30.0
 #: Lines of the broker log quoted in a :class:`BrokerStartError`.
 LOG_TAIL_LINES = 60
@@ -332,16 +333,31 @@ class LocalKafkaCluster:
             raise
         return self
 
-    def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
-        """Stop every node (SIGTERM, then SIGKILL after ``timeout_s``), remove a temp base dir.
+    def stop(
+        self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S, *, graceful: bool | None = None
+    ) -> None:
+        """Stop every node and remove a temporary base dir. Idempotent; never raises for nodes
+        already gone.
 
-        Idempotent; never raises for nodes already gone.
+        Args:
+            timeout_s: graceful stop only: how long SIGTERM may take before SIGKILL, s.
+            graceful: SIGTERM (a controlled shutdown) rather than SIGKILL. Default
+                (``None``): graceful only when the nodes' data outlives the cluster (a given
+                ``base_dir`` or :meth:`detach`) and every node of the controller quorum is
+                running (:meth:`quorum_complete`). A temporary base directory is removed right
+                after, so nothing would read what a controlled shutdown writes; and with a node
+                of a multi-node quorum dead, the last survivors cannot finish a controlled
+                shutdown at all (the broker waits for a controller the remaining voters can
+                no longer elect), so SIGTERM would only wait ``timeout_s`` for the SIGKILL.
         """
         with self._lock:
+            if graceful is None:
+                data_kept = self._given_base_dir is not None or self._detached
+                graceful = data_kept and self.quorum_complete()
             running = [n for n in self.nodes if n.process is not None]
             for n in running:
-                _signal(n.process, signal.SIGTERM)
-            deadline = time.monotonic() + timeout_s
+                _signal(n.process, signal.SIGTERM if graceful else signal.SIGKILL)
+            deadline = time.monotonic() + (timeout_s if graceful else 0.0)
             for n in running:
                 assert n.process is not None
                 _wait_or_kill(n.process, max(0.0, deadline - time.monotonic()))
@@ -350,12 +366,34 @@ class LocalKafkaCluster:
             if self.base_dir is not None and self._given_base_dir is None and not self._detached:
                 shutil.rmtree(self.base_dir, ignore_errors=True)
 
+    def quorum_complete(self) -> bool:
+        """Whether every node (each one a KRaft controller voter) is running.
+
+        A controlled shutdown (KIP-631) needs the active controller to fence the broker; a
+        quorum of ``num_brokers`` voters elects one only while a majority runs, so stopping
+        the survivors of a quorum that already lost a voter ends with one of them waiting on a
+        controller that never comes.
+        """
+        return bool(self.nodes) and all(n.is_running() for n in self.nodes)
+
     def stop_node(self, node_id: int, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
-        """Gracefully stop one node (SIGTERM; SIGKILL after ``timeout_s``). Its data is kept."""
+        """Gracefully stop one node (SIGTERM; SIGKILL after ``timeout_s``). Its data is kept.
+
+        When the other running nodes would not make a majority of the controller quorum
+        (e.g. the last node of a 3-node cluster with 2 killed), the node cannot finish a
+        controlled shutdown; it is killed at once (SIGKILL: a crash, which Kafka recovers
+        from on restart) instead of after ``timeout_s``.
+        """
         n = self.node(node_id)
         if n.process is not None:
-            _signal(n.process, signal.SIGTERM)
-            _wait_or_kill(n.process, timeout_s)
+            # Its own controller still votes while its broker shuts down.
+            voters_up = 1 + sum(1 for x in self.nodes if x is not n and x.is_running())
+            if voters_up < self.num_brokers // 2 + 1:
+                _signal(n.process, signal.SIGKILL)
+                n.process.wait()
+            else:
+                _signal(n.process, signal.SIGTERM)
+                _wait_or_kill(n.process, timeout_s)
             n.process = None
 
     def kill(self, node_id: int) -> None:
