@@ -279,6 +279,13 @@ OPTIONS: tuple[Option, ...] = (
          spark="ours only"),
     _opt("kafka.group.instance.id", "string", None, "static membership (KIP-345)", {GROUP},
          spark="ours only"),
+    _opt("kafka.group.protocol", "enum", "classic",
+         "streaming: `classic` (JoinGroup/SyncGroup) or `consumer` (KIP-848, Kafka 4.0+ brokers; "
+         "the coordinator assigns, heartbeat and session timeout come from the broker)", {GROUP},
+         choices=("classic", "consumer"), spark="ours only"),
+    _opt("kafka.group.remote.assignor", "enum", None,
+         "with `kafka.group.protocol=consumer`: the coordinator's assignor (`uniform`, `range`)",
+         {GROUP}, choices=("uniform", "range"), default_text="the broker's", spark="ours only"),
     _opt("kafka.session.timeout.ms", "int", 45_000,
          "a member without heartbeats this long is removed", {GROUP}, unit="ms", minimum=1,
          spark="ours only"),

@@ -1,5 +1,9 @@
 """Consumer groups for ``format("pykafka")``: the glue between the stream reader and a
-:class:`~spark_kafka_py.consumer.group.membership.GroupMember`.
+:class:`~spark_kafka_py.consumer.group.membership.GroupMember` (classic protocol) or a
+:class:`~spark_kafka_py.consumer.group.consumer_member.ConsumerGroupMember`
+(``kafka.group.protocol=consumer``, KIP-848: the same boundary calls; revoked partitions are
+released and the new assignment acknowledged in ``ensure_active``, after the commit of
+``start``).
 
 With ``kafka.group.id`` set, the streaming query's driver joins the group (``subscribe`` /
 ``subscribePattern``), plans only the partitions the group assigned to it, and commits the
@@ -48,7 +52,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from spark_kafka_py.client.cluster import KafkaClient
-from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.consumer.group.config import CONSUMER_PROTOCOL, GroupConfig
+from spark_kafka_py.consumer.group.consumer_member import ConsumerGroupMember
 from spark_kafka_py.consumer.group.membership import GroupMember
 from spark_kafka_py.consumer.group.offsets import GroupOffsets
 from spark_kafka_py.consumer.group.transport import CoordinatorChannel
@@ -111,7 +116,7 @@ class StreamGroup:
         self.group = group
         self._planner = planner
         self._client: KafkaClient | None = None
-        self._member: GroupMember | None = None
+        self._member: GroupMember | ConsumerGroupMember | None = None
         self._committed: dict[TopicPartition, int] = {}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -122,9 +127,10 @@ class StreamGroup:
         return state
 
     @property
-    def member(self) -> GroupMember:
+    def member(self) -> GroupMember | ConsumerGroupMember:
         """The group member, created (not yet joined) on first use; heartbeats start at the
-        first join."""
+        first join. With ``kafka.group.protocol=consumer`` (and ``subscribe``) a KIP-848
+        :class:`ConsumerGroupMember`, else a classic :class:`GroupMember`."""
         if self._member is None:
             assert self.group.config is not None
             self._client = KafkaClient(self.options.consumer.client)
@@ -138,7 +144,15 @@ class StreamGroup:
                         out[tp.topic] = out.get(tp.topic, 0) + 1
                 return out
 
-            self._member = GroupMember(self.group.config, self._client, counts)
+            if self.group.join and self.group.config.protocol == CONSUMER_PROTOCOL:
+
+                def topic_names(topics: Any) -> dict[uuid.UUID, str]:
+                    _, infos = planner.topic_partitions()
+                    return {i.topic_id: n for n, i in infos.items() if i.topic_id is not None}
+
+                self._member = ConsumerGroupMember(self.group.config, self._client, topic_names)
+            else:
+                self._member = GroupMember(self.group.config, self._client, counts)
         return self._member
 
     def assigned(self, partitions: Mapping[TopicPartition, int]) -> set[TopicPartition]:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from spark_kafka_py.client.cluster import ClientConfig
 from spark_kafka_py.client.security import parse_security_options, redact_options
 from spark_kafka_py.consumer.group.assignors import get_assignor
-from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.consumer.group.config import CONSUMER_PROTOCOL, GroupConfig
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import (
     EARLIEST_TIMESTAMP,
@@ -424,6 +424,18 @@ _GROUP_ONLY = (
     "kafka.heartbeat.interval.ms",
     "kafka.max.poll.interval.ms",
     "kafka.partition.assignment.strategy",
+    "kafka.group.protocol",
+    "kafka.group.remote.assignor",
+)
+
+#: Options the Java consumer rejects with ``group.protocol=consumer`` (its
+#: ``ConsumerConfig``: "... cannot be set when group.protocol=CONSUMER"): the coordinator
+#: assigns partitions and sets the session timeout and heartbeat interval (broker settings
+#: ``group.consumer.session.timeout.ms``, ``group.consumer.heartbeat.interval.ms``; KIP-848).
+_CLASSIC_ONLY = (
+    "kafka.partition.assignment.strategy",
+    "kafka.heartbeat.interval.ms",
+    "kafka.session.timeout.ms",
 )
 
 
@@ -461,6 +473,18 @@ def _group_options(
             "'kafka.group.id' always commits the offsets it has processed"
         )
     fallback = _value(opts, "groupOffsetsFallback")
+    protocol = _value(opts, "kafka.group.protocol")
+    if protocol == CONSUMER_PROTOCOL:
+        given = [name for name in _CLASSIC_ONLY if name.lower() in opts]
+        if given:
+            raise ConfigError(
+                f"Option(s) {', '.join(repr(g) for g in given)} cannot be set when "
+                "'kafka.group.protocol'='consumer' (as in Kafka's Java consumer): the group "
+                "coordinator assigns the partitions and sets the session timeout and heartbeat "
+                "interval (broker settings group.consumer.assignors, "
+                "group.consumer.session.timeout.ms, group.consumer.heartbeat.interval.ms); "
+                "use 'kafka.group.remote.assignor' to pick a server-side assignor"
+            )
     strategies = _value(opts, "kafka.partition.assignment.strategy")
     assignors = tuple(dict.fromkeys(get_assignor(s) for s in strategies.split(",") if s.strip()))
     session = _value(opts, "kafka.session.timeout.ms")
@@ -482,6 +506,8 @@ def _group_options(
         retry_backoff_ms=max(1, consumer.client.retry_backoff_ms),
         default_api_timeout_ms=consumer.default_api_timeout_ms,
         client_rack=consumer.client_rack or None,
+        protocol=protocol,
+        remote_assignor=_value(opts, "kafka.group.remote.assignor"),
     )
     return GroupOptions(
         config=config,

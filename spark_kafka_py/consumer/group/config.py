@@ -1,4 +1,4 @@
-"""Settings of one classic group member: :class:`GroupConfig` (times in ms)."""
+"""Settings of one group member, classic or KIP-848: :class:`GroupConfig` (times in ms)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,23 @@ from spark_kafka_py.consumer.group.assignors import ASSIGNORS
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.registry import default
 
-__all__ = ["GroupConfig"]
+__all__ = [
+    "CLASSIC_PROTOCOL",
+    "CONSUMER_PROTOCOL",
+    "GROUP_PROTOCOLS",
+    "SERVER_ASSIGNORS",
+    "GroupConfig",
+]
+
+#: ``group.protocol`` values, as the Java consumer names them (KIP-848): the classic protocol
+#: (JoinGroup/SyncGroup, client-side assignors) and the consumer group protocol
+#: (ConsumerGroupHeartbeat, server-side assignors; Kafka 4.0+ brokers).
+CLASSIC_PROTOCOL = "classic"
+CONSUMER_PROTOCOL = "consumer"
+GROUP_PROTOCOLS = (CLASSIC_PROTOCOL, CONSUMER_PROTOCOL)
+#: Server-side assignors of Kafka 4.x (broker setting ``group.consumer.assignors``), as the Java
+#: consumer's ``group.remote.assignor`` names them.
+SERVER_ASSIGNORS = frozenset({"uniform", "range"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +47,12 @@ class GroupConfig:
         default_api_timeout_ms: bound on retrying one commit/fetch/coordinator lookup
             (``default.api.timeout.ms``, default 60,000).
         client_rack: sent as ``rack_id`` in the subscription (v3), or ``None``.
+        protocol: ``group.protocol``: :data:`CLASSIC_PROTOCOL` (default) or
+            :data:`CONSUMER_PROTOCOL` (KIP-848; ``session_timeout_ms``, ``assignors`` and
+            ``heartbeat_interval_ms`` are then not used: the coordinator decides, and
+            ``max_poll_interval_ms`` is the rebalance timeout sent in the heartbeat).
+        remote_assignor: ``group.remote.assignor`` (``uniform``, ``range``) with the consumer
+            protocol, or ``None`` for the broker's default.
     """
 
     group_id: str
@@ -43,6 +65,8 @@ class GroupConfig:
     retry_backoff_ms: int = default("kafka.retry.backoff.ms")
     default_api_timeout_ms: int = default("kafka.default.api.timeout.ms")
     client_rack: str | None = None
+    protocol: str = CLASSIC_PROTOCOL
+    remote_assignor: str | None = None
 
     def __post_init__(self) -> None:
         if not self.group_id:
@@ -51,6 +75,23 @@ class GroupConfig:
             raise ConfigError("Option 'kafka.group.instance.id' must not be empty")
         if not self.assignors:
             raise ConfigError("Option 'kafka.partition.assignment.strategy' is empty")
+        if self.protocol not in GROUP_PROTOCOLS:
+            raise ConfigError(
+                f"Option 'kafka.group.protocol' must be one of {list(GROUP_PROTOCOLS)}, "
+                f"got {self.protocol!r}"
+            )
+        if self.remote_assignor is not None:
+            if self.protocol != CONSUMER_PROTOCOL:
+                raise ConfigError(
+                    "Option 'kafka.group.remote.assignor' cannot be set when "
+                    f"kafka.group.protocol={self.protocol} (it names a server-side assignor of "
+                    "the consumer group protocol, KIP-848)"
+                )
+            if self.remote_assignor not in SERVER_ASSIGNORS:
+                raise ConfigError(
+                    "Option 'kafka.group.remote.assignor' must be one of "
+                    f"{sorted(SERVER_ASSIGNORS)}, got {self.remote_assignor!r}"
+                )
         for name in self.assignors:
             if name not in ASSIGNORS:
                 raise ConfigError(

@@ -49,12 +49,9 @@ any more) and, once the application released them, rejoins with epoch 0; every o
 GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED, INVALID_REQUEST, ...) is fatal. After any
 error the next heartbeat carries every field again.
 
-Status (issue 16): this module and the ConsumerGroupHeartbeat / ConsumerGroupDescribe messages
-exist and are unit-tested. Still to do: wiring into the stream reader
-(``kafka.group.protocol=consumer``, ``kafka.group.remote.assignor``), the heartbeat thread that
-drives this machine over a coordinator connection, OffsetCommit v9+ / OffsetFetch v9+ with the
-member id and epoch (STALE_MEMBER_EPOCH), and tests against a real Kafka 4.x broker.
-``docs/consumer-groups.md`` ("KIP-848 (in progress)") says the same.
+The I/O around it (heartbeat thread, coordinator connection, OffsetCommit / OffsetFetch with
+the member id and epoch, reconciliation at micro-batch boundaries) is
+:class:`~spark_kafka_py.consumer.group.consumer_member.ConsumerGroupMember`.
 """
 
 from __future__ import annotations
@@ -67,6 +64,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from spark_kafka_py.consumer.group.config import SERVER_ASSIGNORS
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaError
 from spark_kafka_py.protocol.error_codes import (
@@ -106,10 +104,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Server-side assignors of Kafka 4.x (``group.consumer.assignors``), as the Java consumer's
-#: ``group.remote.assignor`` names them.
-SERVER_ASSIGNORS = frozenset({"uniform", "range"})
 
 
 class MemberState(enum.Enum):
@@ -235,6 +229,10 @@ class ConsumerGroupMembership:
             ``heartbeat.interval.ms``, default 3,000).
         retry_backoff_ms: first pause after a retriable error (``retry.backoff.ms``, 100).
         retry_backoff_max_ms: cap of the doubling pause (``retry.backoff.max.ms``, 1,000).
+        defer_reconciliation: ``False`` (default): a new target assignment is reconciled as soon
+            as a response brings it. ``True``: only when the application calls
+            :meth:`~ConsumerGroupMembership.reconcile` (Java reconciles in ``poll``; a Spark
+            query at its micro-batch boundaries, after committing what it processed).
 
     Raises:
         ConfigError: an unknown server assignor, a non-positive timeout or interval, or an
@@ -256,6 +254,7 @@ class ConsumerGroupMembership:
         heartbeat_interval_ms: int = 3_000,
         retry_backoff_ms: int = 100,
         retry_backoff_max_ms: int = 1_000,
+        defer_reconciliation: bool = False,
     ) -> None:
         if not group_id:
             raise ConfigError("The consumer group protocol needs a group id ('kafka.group.id')")
@@ -280,6 +279,8 @@ class ConsumerGroupMembership:
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.retry_backoff_max_ms = retry_backoff_max_ms
+        self.defer_reconciliation = defer_reconciliation
+        self._reconcile_now = False
         #: The interval the coordinator asked for (ms).
         self.heartbeat_interval_ms = heartbeat_interval_ms
         #: The member epoch sent in the next heartbeat.
@@ -377,6 +378,29 @@ class ConsumerGroupMembership:
         self._names.update(names)
         return self._maybe_reconcile()
 
+    def reconcile(self) -> list[MemberEvent]:
+        """Reconcile the target assignment now (what a response set aside with
+        ``defer_reconciliation``; a no-op otherwise when nothing is pending): returns
+        :class:`RevokePartitions` (release them, committing first, then call
+        :meth:`partitions_released`) or :class:`AssignPartitions` (the member then acknowledges
+        in its next heartbeat, due at once)."""
+        self._reconcile_now = True
+        try:
+            return self._maybe_reconcile()
+        finally:
+            self._reconcile_now = False
+
+    def fence(self, reason: str) -> list[MemberEvent]:
+        """The member learnt it is fenced from another answer than a heartbeat's (OffsetCommit
+        or OffsetFetch with FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID, ``reason``): as a fenced
+        heartbeat, its partitions are lost (:class:`RevokePartitions` with ``lost=True``) and,
+        once released, it rejoins with epoch 0. A member not in the group ignores it."""
+        if self.state not in _IN_GROUP:
+            return []
+        log.info("%s %s: rejoining", reason, self._where())
+        self._reset_sent_fields()
+        return self._transition_to_fenced()
+
     def partitions_released(self, partitions: Iterable[TopicPartition]) -> list[MemberEvent]:
         """The application stopped reading ``partitions`` (and, unless they were lost,
         committed what it processed). Once every partition asked for is released the member
@@ -422,6 +446,11 @@ class ConsumerGroupMembership:
         return [RevokePartitions(owned, lost=False)]
 
     # -- heartbeats ------------------------------------------------------------------------------
+    def heartbeat_now(self) -> None:
+        """Make the next heartbeat due at once (after any retry backoff), e.g. to learn the
+        current member epoch after an OffsetCommit answered STALE_MEMBER_EPOCH."""
+        self._next_due_ms = -math.inf
+
     def time_to_next_request_ms(self, now_ms: float) -> float:
         """ms until :meth:`next_request` would give a request (0: now; ``inf``: none is
         expected until another input)."""
@@ -678,6 +707,8 @@ class ConsumerGroupMembership:
 
     def _maybe_reconcile(self) -> list[MemberEvent]:
         if self.state is not MemberState.RECONCILING or self._target_reconciled():
+            return []
+        if self.defer_reconciliation and not self._reconcile_now:
             return []
         if self._awaiting:  # a reconciliation is in progress; the next one follows its ack
             return []

@@ -11,6 +11,14 @@ still assigned (the others are reported, never dropped silently). Without one, a
 "simple" commit (generation -1, no member id), which Kafka accepts while the group has no
 active members. OffsetFetch asks with ``require_stable`` (KIP-447).
 
+A member of a KIP-848 consumer group (a
+:class:`~spark_kafka_py.consumer.group.consumer_member.ConsumerGroupMember`) commits with its
+member id and member epoch (OffsetCommit v9+: ``generation_id_or_member_epoch``) and, with
+``member_fetch=True``, fetches with them too (OffsetFetch v9+ ``member_id`` /
+``member_epoch``). Its errors STALE_MEMBER_EPOCH (the epoch moved on: refresh it, retry),
+FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID (fenced: the partitions are lost, rejoin) go to the
+member's :meth:`Membership.rejoin_after`, as the classic rejoin errors do.
+
 Sources: OffsetCommit and OffsetFetch message specs (see
 :mod:`spark_kafka_py.protocol.messages`), Java's ``ConsumerCoordinator`` for which error means
 what, KIP-447.
@@ -31,7 +39,9 @@ from spark_kafka_py.consumer.group.transport import (
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaError
 from spark_kafka_py.protocol.error_codes import (
+    FENCED_MEMBER_EPOCH,
     NONE,
+    STALE_MEMBER_EPOCH,
     UNKNOWN_TOPIC_OR_PARTITION,
     error_for,
     error_for_code,
@@ -57,6 +67,11 @@ log = logging.getLogger(__name__)
 FATAL_OFFSET_ERRORS = frozenset({UNKNOWN_TOPIC_OR_PARTITION})
 #: Offset ``-1`` in OffsetFetch: no committed offset.
 NO_OFFSET = -1
+#: Errors handled by the member (:meth:`Membership.rejoin_after`): the classic rejoin errors and
+#: those of a KIP-848 member's epoch (OffsetCommit v9+, OffsetFetch v9+).
+MEMBER_ERRORS = REJOIN_ERRORS | {STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH}
+#: Rejoins (or epoch refreshes) one commit or fetch may go through before failing.
+MAX_REJOINS = 3
 
 
 class Membership(Protocol):
@@ -71,8 +86,9 @@ class Membership(Protocol):
         ...
 
     def rejoin_after(self, error_code: int, api: str) -> tuple[TopicPartition, ...]:
-        """Rejoin after ``error_code`` (one of REJOIN_ERRORS) answered ``api``; return the
-        partitions assigned afterwards."""
+        """Rejoin (or refresh the member epoch) after ``error_code`` (one of
+        :data:`MEMBER_ERRORS`) answered ``api``; return the partitions whose offsets the member
+        may commit afterwards."""
         ...
 
 
@@ -84,11 +100,20 @@ class GroupOffsets:
             instance id).
         member: the member whose generation commits carry, or ``None`` for "simple" commits
             (generation -1, no member id).
+        member_fetch: send the member's id and epoch in OffsetFetch too (v9+, KIP-848; for a
+            consumer-protocol member, whose coordinator then checks the epoch).
     """
 
-    def __init__(self, channel: CoordinatorChannel, member: Membership | None = None) -> None:
+    def __init__(
+        self,
+        channel: CoordinatorChannel,
+        member: Membership | None = None,
+        *,
+        member_fetch: bool = False,
+    ) -> None:
         self.channel = channel
         self.member = member
+        self.member_fetch = member_fetch
 
     def commit(
         self, offsets: Mapping[TopicPartition, int], *, metadata: str = ""
@@ -153,7 +178,7 @@ class GroupOffsets:
                     if code == NONE:
                         if tp in pending:
                             done[tp] = pending.pop(tp)
-                    elif code in REJOIN_ERRORS:
+                    elif code in MEMBER_ERRORS:
                         rejoin = code
                     elif code not in FATAL_OFFSET_ERRORS and (
                         code in COORDINATOR_ERRORS or error_for(code).retriable
@@ -172,7 +197,7 @@ class GroupOffsets:
                         "so offsets can only be committed by a member",
                     )
                 rejoins += 1
-                if rejoins > 3:
+                if rejoins > MAX_REJOINS:
                     raise error_for_code(
                         rejoin, f"in OffsetCommit for {where} after {rejoins - 1} rejoins"
                     )
@@ -229,25 +254,34 @@ class GroupOffsets:
         for tp in wanted:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         group = channel.config.group_id
-        request = OffsetFetchRequest(
-            group_id=group,
-            topics=tuple(
-                OffsetFetchRequestTopic(name=t, partition_indexes=tuple(p))
-                for t, p in by_topic.items()
-            ),
-            groups=(
-                OffsetFetchRequestGroup(
-                    group_id=group,
-                    topics=tuple(
-                        OffsetFetchRequestTopics(name=t, partition_indexes=tuple(p))
-                        for t, p in by_topic.items()
+        deadline = channel.deadline()
+        rejoins = 0
+        while True:
+            member_id: str | None = None
+            epoch = -1
+            if self.member_fetch and self.member is not None:
+                member_id, epoch = self.member.identity()
+                if not member_id or epoch < 0:
+                    member_id, epoch = None, -1
+            request = OffsetFetchRequest(
+                group_id=group,
+                topics=tuple(
+                    OffsetFetchRequestTopic(name=t, partition_indexes=tuple(p))
+                    for t, p in by_topic.items()
+                ),
+                groups=(
+                    OffsetFetchRequestGroup(
+                        group_id=group,
+                        member_id=member_id,
+                        member_epoch=epoch,
+                        topics=tuple(
+                            OffsetFetchRequestTopics(name=t, partition_indexes=tuple(p))
+                            for t, p in by_topic.items()
+                        ),
                     ),
                 ),
-            ),
-            require_stable=True,
-        )
-        deadline = channel.deadline()
-        while True:
+                require_stable=True,
+            )
             try:
                 response = channel.send(request)
             except NETWORK_ERRORS as exc:
@@ -264,6 +298,12 @@ class GroupOffsets:
             if bad == NONE:
                 break
             context = f"in OffsetFetch for {channel.where}"
+            if bad in MEMBER_ERRORS and member_id is not None and self.member is not None:
+                rejoins += 1
+                if rejoins > MAX_REJOINS:
+                    raise error_for_code(bad, f"{context} after {rejoins - 1} rejoins")
+                self.member.rejoin_after(bad, "OffsetFetch")
+                continue
             if bad not in FATAL_OFFSET_ERRORS and (
                 bad in COORDINATOR_ERRORS or error_for(bad).retriable  # UNSTABLE_OFFSET_COMMIT
             ):
