@@ -3,7 +3,9 @@
 Source: Kafka's ``ListOffsetsRequest``/``ListOffsetsResponse`` specs (timestamps -2 earliest,
 -1 latest: the high watermark, or the last stable offset under ``read_committed``, KIP-98).
 Partitions are grouped by their leader so a look-up over 1,000 partitions on 3 brokers is 3
-requests, not 1,000 (what Spark's ``KafkaOffsetReaderAdmin`` gets from the admin client).
+requests, not 1,000 (what Spark's ``KafkaOffsetReaderAdmin`` gets from the admin client), and
+the requests to different brokers are all written before any answer is read, so the brokers
+work on them at the same time (:func:`list_offsets_once`).
 """
 
 from __future__ import annotations
@@ -121,42 +123,16 @@ def list_offsets(
                 )
                 continue
             by_leader[part.leader_id].append(tp)
-        for leader, tps in sorted(by_leader.items()):
-            topics: dict[str, list[ListOffsetsPartition]] = defaultdict(list)
-            for tp in tps:
-                topics[tp.topic].append(
-                    ListOffsetsPartition(partition_index=tp.partition, timestamp=remaining[tp])
-                )
-            request = ListOffsetsRequest(
-                replica_id=CONSUMER_REPLICA_ID,
-                isolation_level=isolation_level,
-                topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
-            )
-            try:
-                response = client.send(leader, request)
-            except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                for tp in tps:
-                    failures[tp] = exc
-                continue
-            for topic_resp in response.topics:
-                for p in topic_resp.partitions:
-                    tp = TopicPartition(topic_resp.name, p.partition_index)
-                    if tp not in remaining:
-                        continue
-                    if p.error_code == NONE:
-                        result[tp] = p.offset
-                        continue
-                    err = error_for_code(
-                        p.error_code, f"for {tp} (ListOffsets, timestamp {remaining[tp]})"
-                    )
-                    if not err.retriable:
-                        raise err
-                    failures[tp] = err
-            for tp in tps:
-                if tp not in result and tp not in failures:
-                    failures[tp] = KafkaApiError(
-                        _MISSING_PARTITION, f"for {tp}: not in the ListOffsets response"
-                    )
+        found, failed = list_offsets_once(
+            client,
+            {leader: {tp: remaining[tp] for tp in tps} for leader, tps in by_leader.items()},
+            isolation_level=isolation_level,
+        )
+        result.update(found)
+        failures.update(failed)
+        for _, err in sorted(failed.items()):
+            if isinstance(err, KafkaApiError) and not err.retriable:
+                raise err
         remaining = {tp: ts for tp, ts in remaining.items() if tp not in result}
         if not remaining:
             return result
@@ -190,3 +166,81 @@ def list_offsets(
             retry_interval_ms,
         )
         time.sleep(retry_interval_ms / 1000)
+
+
+def list_offsets_once(
+    client: KafkaClient,
+    by_leader: Mapping[int, Mapping[TopicPartition, int]],
+    *,
+    isolation_level: int = 0,
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, KafkaError]]:
+    """One ListOffsets attempt: one request per leader, all written before any is read.
+
+    No Metadata and no retries: the caller knows the leaders (cached metadata) and decides
+    what to do with the failures. A broker's requests and answers are in flight together
+    (:meth:`~spark_kafka_py.client.connection.BrokerConnection.send_pipelined`), so the
+    round trip of the look-up is that of the slowest broker, not the sum over brokers.
+
+    Args:
+        client: a connected (or connectable) client.
+        by_leader: ``{leader node id: {TopicPartition: timestamp}}`` (timestamps as in
+            :func:`list_offsets`).
+        isolation_level: 0 read_uncommitted, 1 read_committed (ListOffsets v2+, KIP-98).
+
+    Returns:
+        ``(offsets, failures)``: ``{TopicPartition: offset}`` for the partitions answered
+        without error, and ``{TopicPartition: error}`` for the others:
+        :class:`KafkaApiError` for a partition error code of the response (retriable or not,
+        e.g. NOT_LEADER_OR_FOLLOWER after a leader moved, UNKNOWN_TOPIC_OR_PARTITION) or a
+        partition the answer left out, :class:`KafkaConnectionError` /
+        :class:`KafkaTimeoutError` for every partition of a broker that did not answer.
+    """
+    result: dict[TopicPartition, int] = {}
+    failures: dict[TopicPartition, KafkaError] = {}
+    pending = []
+    for leader, asked in sorted(by_leader.items()):
+        if not asked:
+            continue
+        topics: dict[str, list[ListOffsetsPartition]] = defaultdict(list)
+        for (topic, partition), timestamp in asked.items():
+            topics[topic].append(
+                ListOffsetsPartition(partition_index=partition, timestamp=timestamp)
+            )
+        request = ListOffsetsRequest(
+            replica_id=CONSUMER_REPLICA_ID,
+            isolation_level=isolation_level,
+            topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+        )
+        try:
+            conn = client.connection(leader)
+            handle = conn.send_pipelined(request)
+        except _UNREACHABLE as exc:
+            failures.update(dict.fromkeys(asked, exc))
+            continue
+        assert handle is not None  # ListOffsets is always answered
+        pending.append((conn, handle, asked))
+    for conn, handle, asked in pending:
+        try:
+            response = conn.receive(handle)
+        except _UNREACHABLE as exc:
+            failures.update(dict.fromkeys(asked, exc))
+            continue
+        for topic_resp in response.topics:
+            name = topic_resp.name
+            for p in topic_resp.partitions:
+                tp = TopicPartition(name, p.partition_index)
+                timestamp = asked.get(tp)
+                if timestamp is None:
+                    continue
+                if p.error_code == NONE:
+                    result[tp] = p.offset
+                else:
+                    failures[tp] = error_for_code(
+                        p.error_code, f"for {tp} (ListOffsets, timestamp {timestamp})"
+                    )
+        for tp in asked:
+            if tp not in result and tp not in failures:
+                failures[tp] = KafkaApiError(
+                    _MISSING_PARTITION, f"for {tp}: not in the ListOffsets response"
+                )
+    return result, failures

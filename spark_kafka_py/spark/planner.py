@@ -13,6 +13,7 @@ pickles readers, and a constructor must open no sockets.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from pyspark.sql.datasource import InputPartition
 
 from spark_kafka_py import errors
 from spark_kafka_py.client.cluster import KafkaClient
-from spark_kafka_py.consumer.offsets import list_offsets
+from spark_kafka_py.consumer.offsets import list_offsets, list_offsets_once
 from spark_kafka_py.consumer.topic_configs import LOG_APPEND_TIME, timestamp_types
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
@@ -211,11 +212,16 @@ class Planner:
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
         self._client: KafkaClient | None = None
+        # The last topic_partitions() answer and when its Metadata was asked
+        # (time.monotonic()), reused by latest_offsets() within metadata.max.age.ms.
+        self._leaders: dict[TopicPartition, int] | None = None
+        self._leaders_time = 0.0
 
     # -- pickling: never ship a live client ------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_client"] = None
+        state["_leaders"] = None
         return state
 
     @property
@@ -247,6 +253,7 @@ class Planner:
         """
         sub = self.options.subscription
         api_timeout_ms = self.options.consumer.default_api_timeout_ms
+        asked = time.monotonic()
         if isinstance(sub, SubscribePattern):
             metadata = self.client.metadata_retrying(None, timeout_ms=api_timeout_ms)
             topics = {
@@ -279,7 +286,63 @@ class Planner:
                     + ", ".join(map(str, missing))
                 )
             result = {tp: result[tp] for tp in sub.partitions}
-        return dict(sorted(result.items())), topics
+        leaders = dict(sorted(result.items()))
+        self._leaders, self._leaders_time = dict(leaders), asked
+        return leaders, topics
+
+    def forget_metadata(self) -> None:
+        """Drop the topic-partitions :meth:`latest_offsets` would reuse: the next one asks
+        Metadata."""
+        self._leaders = None
+
+    def latest_offsets(self) -> dict[TopicPartition, int]:
+        """The latest offset of every topic-partition of the subscription, for a micro-batch.
+
+        The topic-partitions and their leaders of the last :meth:`topic_partitions` are
+        reused while younger than ``kafka.metadata.max.age.ms`` (as the Java consumer
+        refreshes its metadata, and with it a ``subscribePattern``, at that age): one
+        ListOffsets per leader broker, sent to all of them before any answer is read
+        (:func:`~spark_kafka_py.consumer.offsets.list_offsets_once`). So a partition or a
+        topic matching the pattern added meanwhile enters a micro-batch within
+        ``metadata.max.age.ms``, where Spark's built-in source asks Metadata every batch.
+
+        Any failure of that attempt (a broker that does not answer, a moved leader:
+        NOT_LEADER_OR_FOLLOWER, a deleted topic: UNKNOWN_TOPIC_OR_PARTITION, a leaderless
+        partition) drops the cached answer and does the full look-up: Metadata, then
+        :meth:`list_offsets` with its retries, raising what they raise.
+
+        Returns:
+            ``{TopicPartition: offset}`` (the high watermark, or the last stable offset under
+            ``read_committed``).
+
+        Raises:
+            as :meth:`topic_partitions` and :meth:`list_offsets`.
+        """
+        leaders = self._leaders
+        max_age_ms = self.options.consumer.client.metadata_max_age_ms
+        if leaders is not None and (time.monotonic() - self._leaders_time) * 1000 < max_age_ms:
+            by_leader: dict[int, dict[TopicPartition, int]] = {}
+            for tp, leader in leaders.items():
+                by_leader.setdefault(leader, {})[tp] = LATEST_TIMESTAMP
+            if -1 not in by_leader:
+                found, failures = list_offsets_once(
+                    self.client,
+                    by_leader,
+                    isolation_level=self.options.consumer.isolation_level,
+                )
+                if not failures:
+                    return found
+                tp, err = min(failures.items())
+                log.info(
+                    "ListOffsets with cached metadata failed for %d partition(s), e.g. %s: %s; "
+                    "asking Metadata again",
+                    len(failures),
+                    tp,
+                    err,
+                )
+        self._leaders = None
+        leaders, _ = self.topic_partitions()
+        return self.list_offsets(dict.fromkeys(leaders, LATEST_TIMESTAMP))
 
     # -- offsets --------------------------------------------------------------------------
     def list_offsets(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:

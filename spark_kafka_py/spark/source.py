@@ -11,9 +11,13 @@ Integration Guide for option names, schema and semantics.
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
+import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -42,7 +46,7 @@ from pyspark.sql.types import (
 )
 
 from spark_kafka_py.consumer.fetcher import read_range
-from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
+from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.spark.group import StreamGroup, commit_read_range, plan_commits
 from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
@@ -62,6 +66,37 @@ from spark_kafka_py.spark.sink import (
 )
 
 log = logging.getLogger(__name__)
+
+#: Debug switch of the stream reader: a file path. When it is set in the environment of the
+#: driver-side Python process that holds a ``format("pykafka")`` stream reader, each call of
+#: ``initialOffset``, ``latestOffset``, ``partitions``, ``commit`` and
+#: ``prepareForTriggerAvailableNow`` appends one JSON line ``{"call": name, "ms": duration,
+#: "at": epoch seconds}`` to it (``spark-kafka-py bench stream`` sets it to find where a
+#: micro-batch's driver time goes). Unset: nothing is timed.
+STREAM_TIMINGS_ENV = "SPARK_KAFKA_PY_STREAM_TIMINGS"
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _timed(method: _Method) -> _Method:
+    """Time ``method`` of :class:`KafkaStreamReader` into :data:`STREAM_TIMINGS_ENV`'s file."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def timed(self: KafkaStreamReader, *args: Any, **kwargs: Any) -> Any:
+        path = self._timings_path
+        if path is None:
+            return method(self, *args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            ms = (time.perf_counter() - start) * 1000
+            line = json.dumps({"call": name, "ms": round(ms, 3), "at": round(time.time(), 3)})
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(line + "\n")
+
+    return timed  # type: ignore[return-value]
 
 
 def kafka_schema(include_headers: bool) -> StructType:
@@ -268,7 +303,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # minOffsetsPerTrigger/maxTriggerDelay: when the last batch was let through (ms since
         # the epoch; 0 lets the first one through, as Spark's KafkaMicroBatchStream).
         self._last_trigger_ms = 0
+        self._timings_path = os.environ.get(STREAM_TIMINGS_ENV) or None
 
+    @_timed
     def initialOffset(self) -> dict:
         if self._group is not None:
             return to_offset_dict(self._group.initial_offsets())
@@ -310,14 +347,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return False
 
     def _fetch_latest(self) -> dict[TopicPartition, int]:
-        leaders, _ = self._planner.topic_partitions()
-        latest = self._planner.list_offsets(dict.fromkeys(leaders, LATEST_TIMESTAMP))
+        # Metadata reused within kafka.metadata.max.age.ms (Planner.latest_offsets)
+        latest = self._planner.latest_offsets()
         self._latest = latest
         return latest
 
+    @_timed
     def prepareForTriggerAvailableNow(self) -> None:
         self._available_now = self._fetch_latest()
 
+    @_timed
     def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
         if self._available_now is not None:
             latest = dict(self._available_now)
@@ -360,6 +399,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def reportLatestOffset(self) -> dict | None:
         return None if self._latest is None else to_offset_dict(self._latest)
 
+    @_timed
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:  # type: ignore[override]
         if self._group is not None:
             ends = from_offset_dict(end)
@@ -369,6 +409,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         return read_partition(self.options, partition)
 
+    @_timed
     def commit(self, end: dict) -> None:
         """Spark has processed every offset below ``end``: with ``kafka.group.id``, commit
         them to the group (OffsetCommit); nothing to do without a group."""

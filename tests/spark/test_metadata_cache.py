@@ -1,0 +1,199 @@
+"""The stream reader's per-batch latest offsets (``Planner.latest_offsets``) against scripted
+loopback brokers: Metadata reused within ``kafka.metadata.max.age.ms``, asked again after it
+(a new partition enters) and at once after a failed ListOffsets (a moved leader), and the
+ListOffsets requests to different brokers in flight together."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.protocol.error_codes import NOT_LEADER_OR_FOLLOWER
+from spark_kafka_py.protocol.messages.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from spark_kafka_py.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from spark_kafka_py.spark.options import parse_options
+from spark_kafka_py.spark.planner import Planner
+from tests.client.fake_broker import FakeBroker, api_versions_for
+
+
+class Cluster:
+    """Two scripted brokers (node ids 1 and 2) sharing one view of topic ``t``: partition
+    ``p``'s leader is ``leaders[p]``; each answers ListOffsets with ``100 * node + p`` for the
+    partitions it leads and NOT_LEADER_OR_FOLLOWER for the others, after ``delay_s``."""
+
+    def __init__(self) -> None:
+        self.leaders = {0: 1, 1: 2}
+        self.delay_s = 0.0
+        self.brokers: dict[int, FakeBroker] = {}
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self._lock = threading.Lock()
+
+    def metadata(self, request: Any, version: int) -> MetadataResponse:
+        return MetadataResponse(
+            brokers=tuple(
+                MetadataResponseBroker(node_id=n, host=b.host, port=b.port)
+                for n, b in self.brokers.items()
+            ),
+            cluster_id="cid",
+            controller_id=1,
+            topics=(
+                MetadataResponseTopic(
+                    name="t",
+                    topic_id=uuid.UUID(int=7),
+                    partitions=tuple(
+                        MetadataResponsePartition(
+                            partition_index=p, leader_id=n, replica_nodes=(n,), isr_nodes=(n,)
+                        )
+                        for p, n in sorted(self.leaders.items())
+                    ),
+                ),
+            ),
+        )
+
+    def offsets(self, node: int) -> Any:
+        def handler(request: ListOffsetsRequest, version: int) -> ListOffsetsResponse:
+            with self._lock:
+                self.in_flight += 1
+                self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            time.sleep(self.delay_s)
+            with self._lock:
+                self.in_flight -= 1
+            return ListOffsetsResponse(
+                topics=tuple(
+                    ListOffsetsTopicResponse(
+                        name=t.name,
+                        partitions=tuple(
+                            ListOffsetsPartitionResponse(
+                                partition_index=p.partition_index,
+                                offset=100 * node + p.partition_index,
+                            )
+                            if self.leaders.get(p.partition_index) == node
+                            else ListOffsetsPartitionResponse(
+                                partition_index=p.partition_index,
+                                error_code=NOT_LEADER_OR_FOLLOWER.code,
+                            )
+                            for p in t.partitions
+                        ),
+                    )
+                    for t in request.topics
+                )
+            )
+
+        return handler
+
+    def requests(self, api_key: int) -> int:
+        return sum([k for k, _, _ in b.requests].count(api_key) for b in self.brokers.values())
+
+
+@contextmanager
+def scripted_cluster() -> Iterator[Cluster]:
+    cluster = Cluster()
+    with ExitStack() as stack:
+        for node in (1, 2):
+            handlers = {
+                18: lambda r, v: api_versions_for(MetadataRequest, ListOffsetsRequest),
+                3: cluster.metadata,
+                2: cluster.offsets(node),
+            }
+            cluster.brokers[node] = stack.enter_context(FakeBroker(handlers))
+        yield cluster
+
+
+def _planner(cluster: Cluster, max_age_ms: int) -> Planner:
+    first = cluster.brokers[1]
+    options = parse_options(
+        {
+            "kafka.bootstrap.servers": f"{first.host}:{first.port}",
+            "subscribe": "t",
+            "kafka.metadata.max.age.ms": str(max_age_ms),
+            "fetchOffset.retryIntervalMs": "10",
+        },
+        streaming=True,
+    )
+    return Planner(options)
+
+
+def tps(*partitions: int) -> list[TopicPartition]:
+    return [TopicPartition("t", p) for p in partitions]
+
+
+def test_metadata_is_reused_within_max_age_and_a_new_partition_enters_after_it() -> None:
+    with scripted_cluster() as cluster:
+        planner = _planner(cluster, max_age_ms=1500)
+        try:
+            assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
+            metadata_asked = cluster.requests(3)
+            for _ in range(3):
+                assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
+            assert cluster.requests(3) == metadata_asked  # cached: ListOffsets only
+            assert cluster.requests(2) == 2 * 4  # one per broker and batch
+
+            cluster.leaders[2] = 1  # the topic grows: not seen while the metadata is young
+            assert TopicPartition("t", 2) not in planner.latest_offsets()
+            time.sleep(1.6)
+            latest = planner.latest_offsets()
+            assert latest[TopicPartition("t", 2)] == 102
+            assert cluster.requests(3) == metadata_asked + 1
+        finally:
+            planner.close()
+
+
+def test_a_moved_leader_makes_the_next_batch_ask_metadata_at_once() -> None:
+    with scripted_cluster() as cluster:
+        planner = _planner(cluster, max_age_ms=600_000)
+        try:
+            planner.latest_offsets()
+            metadata_asked = cluster.requests(3)
+            cluster.leaders[0] = 2  # leadership moves; the cached leader answers NOT_LEADER
+            assert planner.latest_offsets() == dict(zip(tps(0, 1), (200, 201), strict=True))
+            assert cluster.requests(3) > metadata_asked
+            again = cluster.requests(3)
+            assert planner.latest_offsets() == dict(zip(tps(0, 1), (200, 201), strict=True))
+            assert cluster.requests(3) == again  # the refreshed metadata is cached again
+        finally:
+            planner.close()
+
+
+def test_list_offsets_to_different_brokers_are_in_flight_together() -> None:
+    with scripted_cluster() as cluster:
+        planner = _planner(cluster, max_age_ms=600_000)
+        try:
+            planner.latest_offsets()
+            cluster.delay_s = 0.5
+            start = time.monotonic()
+            planner.latest_offsets()
+            took = time.monotonic() - start
+        finally:
+            planner.close()
+    assert cluster.most_in_flight == 2
+    assert took < 0.9, f"{took:.2f} s: the brokers were asked one after the other"
+
+
+def test_pickled_planner_carries_no_cached_metadata() -> None:
+    import pickle
+
+    with scripted_cluster() as cluster:
+        planner = _planner(cluster, max_age_ms=600_000)
+        try:
+            planner.latest_offsets()
+            copy = pickle.loads(pickle.dumps(planner))
+            assert copy._leaders is None and copy._client is None
+        finally:
+            planner.close()
