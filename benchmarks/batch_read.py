@@ -1,10 +1,19 @@
-"""Batch read throughput: ``format("pykafka")`` against Spark's built-in ``format("kafka")``.
+"""Batch read throughput: ``format("pykafka")`` against Spark's built-in ``format("kafka")``
+and against the limit of a Python data source.
 
-Same as ``spark-kafka-py bench batch``: both sources read the same topics (one per codec,
+Same as ``spark-kafka-py bench batch``: the sources read the same topics (one per codec,
 written by Kafka's Java producer: 16-byte keys, 100-byte values) on the same local broker in
 the same run, ``spark.read.format(...).load().write.format("noop")``, local[2]; one warm-up
-read per source and topic, then the sources alternate; prints records/s, MB/s and the ratio
-pykafka / kafka (medians of ``--repeat`` runs). See :mod:`benchmarks.cli` for the options.
+read per source and topic, then the sources alternate; prints records/s, MB/s and the ratios
+pykafka / kafka and pykafka / limit (medians of ``--repeat`` runs). See :mod:`benchmarks.cli`
+for the options.
+
+The limit (:mod:`benchmarks.limit_source`, ``format("pykafka_limit")``, registered in the
+same session) yields pre-built Arrow batches of the same schema, with the same row counts in
+the same Spark tasks as ``format("pykafka")`` yields for that topic (found by reading the topic
+once on the driver, before the timed reads): what PySpark and Spark cost to take the batches,
+without Kafka or decoding. Before the timed reads, both sources' rows are counted in Spark
+(``rows`` of each limit result).
 
 Usage::
 
@@ -14,9 +23,12 @@ Usage::
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +36,26 @@ if __name__ == "__main__" and not __package__:  # run as a file: the checkout's 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.harness import BenchResult
+from benchmarks.limit_source import LIMIT_FORMAT, LimitDataSource, pykafka_batches
 
-__all__ = ["bench_batch"]
+__all__ = ["LIMIT_PEER", "bench_batch", "format_batch_table"]
+
+#: Peer name of the limit results (``BenchResult.peer``).
+LIMIT_PEER = "limit (pre-built Arrow)"
+#: Peer name of the built-in source's results.
+KAFKA_PEER = "kafka (built-in)"
 
 
-def _time_batch_read(spark: Any, fmt: str, bootstrap: str, topic: str) -> float:
+def _reader(spark: Any, fmt: str, options: dict[str, str]) -> Any:
+    reader = spark.read.format(fmt)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def _time_batch_read(spark: Any, fmt: str, options: dict[str, str]) -> float:
     start = time.perf_counter()
-    (
-        spark.read.format(fmt)
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .load()
-        .write.format("noop")
-        .mode("overwrite")
-        .save()
-    )
+    _reader(spark, fmt, options).write.format("noop").mode("overwrite").save()
     return time.perf_counter() - start
 
 
@@ -49,33 +66,113 @@ def bench_batch(
     records: int,
     record_bytes: int,
     repeat: int = 2,
+    *,
+    key_size: int = 16,
+    value_size: int = 100,
 ) -> list[BenchResult]:
-    """Batch read throughput of ``pykafka`` and ``kafka`` on each topic (codec -> topic).
+    """Batch read throughput of ``pykafka``, ``kafka`` and the limit on each topic (codec ->
+    topic): two results per topic, pykafka against ``kafka (built-in)`` and against
+    :data:`LIMIT_PEER` (its ``rows``: the rows each of pykafka and the limit returned).
 
-    One warm-up read per source and topic, then ``repeat`` alternating timed reads.
+    The limit's batches are planned first (:func:`~benchmarks.limit_source.pykafka_batches`),
+    then each source reads once as a warm-up, both counts are taken, and ``repeat`` timed
+    reads per source alternate.
     """
+    spark.dataSource.register(LimitDataSource)
     out = []
     for case, topic in topics.items():
-        runs: dict[str, list[float]] = {"pykafka": [], "kafka": []}
+        load_before = os.getloadavg()[0]
+        options = {
+            "kafka": {"kafka.bootstrap.servers": bootstrap, "subscribe": topic},
+            "pykafka": {"kafka.bootstrap.servers": bootstrap, "subscribe": topic},
+            LIMIT_FORMAT: {
+                "batches": json.dumps(
+                    pykafka_batches({"kafka.bootstrap.servers": bootstrap, "subscribe": topic})
+                ),
+                "topic": topic,
+                "keySize": str(key_size),
+                "valueSize": str(value_size),
+            },
+        }
+        runs: dict[str, list[float]] = {fmt: [] for fmt in options}
         for fmt in runs:
-            _time_batch_read(spark, fmt, bootstrap, topic)
+            _time_batch_read(spark, fmt, options[fmt])
+        rows = {fmt: _reader(spark, fmt, options[fmt]).count() for fmt in ("pykafka", LIMIT_FORMAT)}
         for _ in range(repeat):
             for fmt in runs:
-                runs[fmt].append(_time_batch_read(spark, fmt, bootstrap, topic))
+                runs[fmt].append(_time_batch_read(spark, fmt, options[fmt]))
+        load = f"load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+        ours = statistics.median(runs["pykafka"])
+        mbytes = records * record_bytes / 1e6
         out.append(
             BenchResult(
                 "batch",
                 case,
                 "pykafka",
-                "kafka (built-in)",
+                KAFKA_PEER,
                 records,
-                records * record_bytes / 1e6,
-                statistics.median(runs["pykafka"]),
+                mbytes,
+                ours,
                 statistics.median(runs["kafka"]),
-                runs,
+                {"pykafka": runs["pykafka"], "kafka": runs["kafka"]},
+            )
+        )
+        out.append(
+            BenchResult(
+                "batch",
+                case,
+                "pykafka",
+                LIMIT_PEER,
+                records,
+                mbytes,
+                ours,
+                statistics.median(runs[LIMIT_FORMAT]),
+                {"limit": runs[LIMIT_FORMAT]},
+                note=load
+                if rows["pykafka"] == rows[LIMIT_FORMAT]
+                else f"{load}; row counts differ: pykafka {rows['pykafka']:,}, limit "
+                f"{rows[LIMIT_FORMAT]:,}",
+                rows={"pykafka": rows["pykafka"], "limit": rows[LIMIT_FORMAT]},
             )
         )
     return out
+
+
+def format_batch_table(results: Sequence[BenchResult]) -> str:
+    """Markdown table of the batch results, one line per case: pykafka, the built-in source
+    and the limit (records/s), pykafka / kafka and pykafka / limit, and every timed run."""
+    lines = [
+        "| codec | pykafka records/s | MB/s | kafka records/s | limit records/s | "
+        "pykafka/kafka | pykafka/limit | runs pykafka, s | runs kafka, s | runs limit, s |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|---|",
+    ]
+    cases: dict[str, dict[str, BenchResult]] = {}
+    for r in results:
+        if r.bench == "batch":
+            cases.setdefault(r.case, {})[r.peer] = r
+
+    def rate(secs: float | None, amount: float) -> str:
+        return "-" if not secs else f"{amount / secs:,.0f}"
+
+    def ratio(r: BenchResult | None) -> str:
+        return "-" if r is None or r.ratio is None else f"**{r.ratio:.2f}**"
+
+    def runs(r: BenchResult | None, name: str) -> str:
+        return "" if r is None else ", ".join(f"{s:.2f}" for s in r.runs.get(name, []))
+
+    for case, peers in cases.items():
+        kafka, limit = peers.get(KAFKA_PEER), peers.get(LIMIT_PEER)
+        first = kafka or limit
+        assert first is not None
+        mb = "-" if not first.ours_s else f"{first.mbytes / first.ours_s:.1f}"
+        lines.append(
+            f"| {case} | {rate(first.ours_s, first.records)} | {mb} | "
+            f"{rate(kafka.peer_s if kafka else None, first.records)} | "
+            f"{rate(limit.peer_s if limit else None, first.records)} | {ratio(kafka)} | "
+            f"{ratio(limit)} | {runs(kafka, 'pykafka')} | {runs(kafka, 'kafka')} | "
+            f"{runs(limit, 'limit')} |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

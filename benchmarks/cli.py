@@ -6,8 +6,10 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
 
 ``batch`` (:mod:`benchmarks.batch_read`)
     ``spark.read.format(F).load().write.format("noop")`` for ``F`` = ``pykafka`` and Spark's
-    built-in ``kafka``, local[2], one topic per codec (none, lz4, zstd by default). Warm-up
-    run per source, then the sources alternate; medians of ``--repeat`` runs.
+    built-in ``kafka``, local[2], one topic per codec (none, lz4, zstd by default), and the
+    limit of a Python data source (:mod:`benchmarks.limit_source`: pre-built Arrow batches of
+    the sizes pykafka yields). Warm-up run per source, then the sources alternate; medians of
+    ``--repeat`` runs; pykafka / kafka and pykafka / limit.
 ``decoder`` (:mod:`benchmarks.decoder`)
     The executor's decoder alone: the topic's Fetch responses are first read into memory, then
     decoded to ``pyarrow.RecordBatch`` (accelerated and pure). Peers: confluent-kafka
@@ -15,9 +17,17 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     our own fetch + decode over the network without Spark. Kafka's Java
     ``ConsumerPerformance`` gives the machine's ceiling (fetch MB/s).
 ``stream`` (:mod:`benchmarks.streaming`)
-    ``readStream`` with ``maxOffsetsPerTrigger`` into the ``noop`` sink: sustained records/s,
-    and the driver's planning time per micro-batch (``latestOffset`` + ``partitions``) for
-    1, 100 and 1,000 partitions, both sources.
+    ``readStream`` with ``maxOffsetsPerTrigger`` (each of a comma-separated list, default
+    250,000 and 25,000) and AvailableNow into the ``noop`` sink: sustained records/s of
+    pykafka, the built-in and the limit of a Python stream reader
+    (:mod:`benchmarks.limit_stream_source`: the same offsets, pre-built Arrow batches), the
+    ratios, the query progress's ``durationMs`` per micro-batch and the pykafka reader's
+    driver calls; and the driver's planning time per micro-batch (``latestOffset`` +
+    ``partitions``) for 1, 100 and 1,000 partitions.
+``latency`` (:mod:`benchmarks.latency`)
+    End-to-end latency at a steady ``--rate`` (default 2,000 records/s, Kafka's
+    ``ProducerPerformance``) for ``--seconds``: a streaming query per source with the default
+    trigger into ``foreachBatch``, record CreateTime to the batch on the driver, p50 / p99.
 ``memory`` (:mod:`benchmarks.memory`)
     Peak RSS of a fresh Python process reading one large partition with our fetcher.
 ``write`` (:mod:`benchmarks.write`)
@@ -78,7 +88,7 @@ from typing import Any
 if __name__ == "__main__" and not __package__:  # run as a file: the checkout's root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.batch_read import bench_batch
+from benchmarks.batch_read import bench_batch, format_batch_table
 from benchmarks.decoder import bench_decoder
 from benchmarks.eos import EosLatency, bench_eos, format_latency_table
 from benchmarks.fuzz import add_arguments as add_fuzz_arguments
@@ -92,6 +102,7 @@ from benchmarks.harness import (
     produce_bench_data,
     spread,
 )
+from benchmarks.latency import LatencyResult, bench_latency, format_e2e_latency_table
 from benchmarks.memory import bench_memory
 from benchmarks.pushdown import (
     DEFAULT_HOURS,
@@ -102,7 +113,14 @@ from benchmarks.pushdown import (
 )
 from benchmarks.pushdown import DEFAULT_PARTITIONS as PUSHDOWN_PARTITIONS
 from benchmarks.pushdown import DEFAULT_RECORDS as PUSHDOWN_RECORDS
-from benchmarks.streaming import bench_planning, bench_stream
+from benchmarks.streaming import (
+    StreamRun,
+    bench_planning,
+    bench_stream,
+    enable_driver_timings,
+    format_breakdown_table,
+    format_stream_table,
+)
 from benchmarks.write import WriteMemory, bench_write, format_memory_table
 from spark_kafka_py.testing.spark import local_spark_session
 from spark_kafka_py.testing.spark_cluster import StandaloneCluster, cluster_spark_session
@@ -163,7 +181,10 @@ def _on_master(
 def run(args: argparse.Namespace) -> int:
     """Run the benchmarks named in ``args.which``; print the tables; return 0."""
     which = set(args.which) if args.which else {"batch", "decoder"}
-    known = {"batch", "decoder", "stream", "memory", "write", "eos", "pushdown", "fuzz", "all"}
+    known = {
+        *("batch", "decoder", "stream", "latency", "memory", "write", "eos", "pushdown"),
+        *("fuzz", "all"),
+    }
     unknown = which - known
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
@@ -188,11 +209,15 @@ def run(args: argparse.Namespace) -> int:
     write_memory: list[WriteMemory] = []
     eos_latency: EosLatency | None = None
     pushdown: list[PushdownResult] = []
+    stream_runs: list[StreamRun] = []
+    latency: list[LatencyResult] = []
+    # before the Spark session starts: its JVM hands the environment to the stream readers
+    stream_timings = enable_driver_timings() if "stream" in which else None
     part_mb = 0.0
     with local_broker(args.bootstrap_servers) as bootstrap:
         topics: dict[str, str] = {}
         run_id = uuid.uuid4().hex[:8]
-        for codec in codecs if which - {"memory", "write", "eos", "pushdown"} else []:
+        for codec in codecs if which - {"memory", "write", "eos", "pushdown", "latency"} else []:
             topic = f"bench-{codec}-{args.records}-{run_id}"
             secs = produce_bench_data(
                 bootstrap,
@@ -224,7 +249,14 @@ def run(args: argparse.Namespace) -> int:
             try:
                 results += _on_master(
                     bench_batch(
-                        spark, bootstrap, topics, args.records, record_bytes, repeat=args.repeat
+                        spark,
+                        bootstrap,
+                        topics,
+                        args.records,
+                        record_bytes,
+                        repeat=args.repeat,
+                        key_size=args.key_size,
+                        value_size=args.value_size,
                     ),
                     master,
                     masters,
@@ -233,29 +265,56 @@ def run(args: argparse.Namespace) -> int:
                 spark.stop()
                 if cluster is not None:
                     cluster.stop()
-        if which & {"batch", "stream", "write", "eos", "pushdown"}:
+        if which & {"batch", "stream", "latency", "write", "eos", "pushdown"}:
             spark, cluster = _bench_session(masters[-1])
             try:
                 if "batch" in which:
                     results += _on_master(
                         bench_batch(
-                            spark, bootstrap, topics, args.records, record_bytes, repeat=args.repeat
+                            spark,
+                            bootstrap,
+                            topics,
+                            args.records,
+                            record_bytes,
+                            repeat=args.repeat,
+                            key_size=args.key_size,
+                            value_size=args.value_size,
                         ),
                         masters[-1],
                         masters,
                     )
                     print(format_table([r for r in results if r.bench == "batch"]), flush=True)
+                    print(format_batch_table(results), flush=True)
                 if "stream" in which:
                     first = next(iter(topics.values()))
-                    results += bench_stream(
+                    streamed, stream_runs = bench_stream(
                         spark,
                         bootstrap,
                         first,
                         args.records,
                         record_bytes,
-                        args.max_offsets_per_trigger,
+                        [int(t) for t in args.max_offsets_per_trigger.split(",") if t.strip()],
+                        repeat=args.repeat,
+                        key_size=args.key_size,
+                        value_size=args.value_size,
+                        timings=stream_timings,
                     )
-                    print(format_table(results[-1:]), flush=True)
+                    results += streamed
+                    print(format_table(streamed), flush=True)
+                    print(format_stream_table(streamed), flush=True)
+                    print(format_breakdown_table(stream_runs), flush=True)
+                if "latency" in which:
+                    latency = bench_latency(
+                        spark,
+                        bootstrap,
+                        rate=args.rate,
+                        seconds=args.seconds,
+                        partitions=args.partitions,
+                        value_size=args.value_size,
+                        warm_up_s=args.warm_up_s,
+                        repeat=args.latency_repeat,
+                    )
+                    print(format_e2e_latency_table(latency), flush=True)
                 if "write" in which:
                     written, write_memory = bench_write(
                         spark,
@@ -362,6 +421,30 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_memory_table(write_memory))
         print()
+    if stream_runs:
+        print(
+            "Streaming, sustained records/s (AvailableNow, noop sink; rows of micro-batches "
+            "2..n over their triggerExecution ms) of the limit of a Python stream reader, "
+            "pykafka and the built-in:"
+        )
+        print()
+        print(format_stream_table(results))
+        print()
+        print(
+            "Where a micro-batch's time goes (query progress durationMs, ms, median over "
+            "micro-batches 2..n):"
+        )
+        print()
+        print(format_breakdown_table(stream_runs))
+        print()
+    if latency:
+        print(
+            f"End-to-end latency at {args.rate:,} records/s for {args.seconds:g} s, default "
+            "trigger, foreachBatch to the driver (record CreateTime to the batch on the driver):"
+        )
+        print()
+        print(format_e2e_latency_table(latency))
+        print()
     if eos_latency is not None:
         print(
             "Per micro-batch, exactly-once against at-least-once (medians; addBatch includes "
@@ -394,6 +477,8 @@ def run(args: argparse.Namespace) -> int:
                     "memory": memory,
                     "write_memory": [asdict(m) for m in write_memory],
                     "eos_latency": asdict(eos_latency) if eos_latency else None,
+                    "stream_runs": [asdict(r) for r in stream_runs],
+                    "latency": [asdict(r) for r in latency],
                     "pushdown": [
                         {
                             **asdict(p),
@@ -420,7 +505,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,memory,write,eos,pushdown,fuzz,all}",
+        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,fuzz,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument(
@@ -442,7 +527,12 @@ def add_parser(subparsers: Any) -> None:
         help="producer compression per topic, comma separated",
     )
     p.add_argument("--repeat", type=int, default=2, help="timed runs per system")
-    p.add_argument("--max-offsets-per-trigger", type=int, default=500_000)
+    p.add_argument(
+        "--max-offsets-per-trigger",
+        default="250000,25000",
+        help="maxOffsetsPerTrigger of the stream benchmark, records; comma separated for "
+        "several runs",
+    )
     p.add_argument(
         "--per-trigger",
         type=int,
@@ -450,6 +540,21 @@ def add_parser(subparsers: Any) -> None:
         help="maxOffsetsPerTrigger of the eos benchmark (records per micro-batch)",
     )
     p.add_argument("--planning-partitions", default="1,100,1000")
+    p.add_argument(
+        "--rate", type=int, default=2000, help="records/s of the latency benchmark's producer"
+    )
+    p.add_argument(
+        "--seconds", type=float, default=60.0, help="seconds the latency benchmark produces"
+    )
+    p.add_argument(
+        "--warm-up-s",
+        type=float,
+        default=5.0,
+        help="seconds of records left out at the start of each latency run",
+    )
+    p.add_argument(
+        "--latency-repeat", type=int, default=1, help="latency runs per source (alternating)"
+    )
     p.add_argument(
         "--hours",
         type=float,

@@ -62,6 +62,7 @@ class BenchResult:
         ours_s, peer_s: median seconds per run (``None`` when that side was not measured).
         runs: every run's seconds, per system.
         note: free text (e.g. why a peer was skipped).
+        rows: rows each system returned, when the benchmark counted them (system -> rows).
     """
 
     bench: str
@@ -74,6 +75,7 @@ class BenchResult:
     peer_s: float | None
     runs: dict[str, list[float]] = field(default_factory=dict)
     note: str = ""
+    rows: dict[str, int] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float | None:

@@ -64,6 +64,12 @@ def test_bench_runs_every_benchmark_at_tiny_scale(kafka_bootstrap, tmp_path):
     kinds = {(r["bench"], r["case"]) for r in data["results"]}
     assert {("batch", "lz4"), ("decoder", "lz4"), ("stream", "maxOffsetsPerTrigger=150")} <= kinds
     assert ("planning", "3 partitions") in kinds
+    # the limit column: pre-built Arrow batches of pykafka's sizes, the same rows
+    assert "| batch | lz4 | pykafka |" in out.stdout and "limit (pre-built Arrow)" in out.stdout
+    assert "pykafka/limit" in out.stdout
+    (limit,) = [r for r in data["results"] if r["peer"] == "limit (pre-built Arrow)"]
+    assert limit["case"] == "lz4" and limit["peer_s"] > 0 and limit["ratio"] > 0
+    assert limit["rows"] == {"pykafka": 400, "limit": 400}
     for r in data["results"]:
         if r["bench"] in ("batch", "decoder") and r["peer_s"] is not None:
             assert r["ours_s"] > 0 and r["ratio"] > 0

@@ -1,0 +1,155 @@
+"""The limit of a Python data source: pre-built Arrow batches, no Kafka, no decoding.
+
+``spark.read.format("pykafka_limit")`` has ``format("pykafka")``'s schema (Spark's Kafka
+source schema, :func:`spark_kafka_py.spark.source.kafka_schema`, without headers, in the same
+Arrow types: :func:`spark_kafka_py.records.arrow.spark_kafka_schema`) and plans one Spark task
+per entry of its ``batches`` option. Each task yields ``pyarrow.RecordBatch`` es of exactly the
+row counts listed for it, with ``keySize``-byte keys and ``valueSize``-byte values. A batch is
+built once per Python worker (cached at module level by its shape) and handed out again for
+every task that needs that shape, so a timed read costs what PySpark and Spark themselves
+cost to take Arrow batches from a Python data source into the JVM and to rows: the most any
+Python source can deliver on the machine (issue 17, "The limit").
+
+The batch benchmark (:mod:`benchmarks.batch_read`) fills ``batches`` with the row counts of
+the Arrow batches that ``format("pykafka")`` yields for the same topic (:func:`pykafka_batches`,
+run on the driver before the timed reads), so both sources hand Spark the same number of
+tasks, batches and rows of the same sizes.
+
+Options (all strings, as Spark passes them):
+
+``batches``
+    JSON list, one entry per Spark task: the list of row counts of its batches, in order.
+``topic``
+    the ``topic`` column's value (default ``limit``).
+``keySize``, ``valueSize``
+    bytes per key and per value (default 16 and 100, the benchmark data's).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from spark_kafka_py.records.arrow import spark_kafka_schema
+from spark_kafka_py.spark.source import kafka_schema
+
+__all__ = ["LimitDataSource", "LimitPartition", "build_batch", "pykafka_batches"]
+
+#: ``format(...)`` name of :class:`LimitDataSource`.
+LIMIT_FORMAT = "pykafka_limit"
+#: ``timestamp`` column of every row, microseconds since the epoch (2026-11-24 00:00 UTC).
+_TIMESTAMP_US = 1_795_478_400_000_000
+#: ``timestampType`` column: Kafka's ``TimestampType.CREATE_TIME`` id.
+_CREATE_TIME = 0
+
+_cache: dict[tuple[int, int, int, str, int], pa.RecordBatch] = {}
+_cache_lock = threading.Lock()
+
+
+def _binary(rows: int, width: int, seed: int, arrow_type: pa.DataType) -> pa.Array:
+    """``rows`` values of ``width`` bytes each, in one data buffer (no Python object per row)."""
+    offsets = np.arange(0, (rows + 1) * width, width, dtype=np.int32)
+    data = np.random.default_rng(seed).integers(65, 81, rows * width, dtype=np.uint8)  # A-P
+    return pa.Array.from_buffers(
+        arrow_type, rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+
+
+def build_batch(
+    rows: int, key_size: int, value_size: int, topic: str, partition: int
+) -> pa.RecordBatch:
+    """One batch of ``rows`` rows in ``format("pykafka")``'s Arrow schema (no headers).
+
+    Keys and values are ``key_size`` / ``value_size`` bytes over a 16-letter alphabet, the
+    topic name repeated per row (as our decoder writes it), ``partition``, offsets
+    ``0 .. rows - 1``, one CreateTime timestamp. Cached per shape and process.
+    """
+    shape = (rows, key_size, value_size, topic, partition)
+    with _cache_lock:
+        found = _cache.get(shape)
+    if found is not None:
+        return found
+    name = topic.encode()
+    columns = [
+        _binary(rows, key_size, 1, pa.binary()),
+        _binary(rows, value_size, 2, pa.binary()),
+        pa.Array.from_buffers(
+            pa.string(),
+            rows,
+            [
+                None,
+                pa.py_buffer(np.arange(0, (rows + 1) * len(name), len(name) or 1, np.int32)),
+                pa.py_buffer(name * rows),
+            ],
+        ),
+        pa.array(np.full(rows, partition, np.int32)),
+        pa.array(np.arange(rows, dtype=np.int64)),
+        pa.array(np.full(rows, _TIMESTAMP_US, np.int64)).cast(pa.timestamp("us", tz="UTC")),
+        pa.array(np.full(rows, _CREATE_TIME, np.int32)),
+    ]
+    batch = pa.RecordBatch.from_arrays(columns, schema=spark_kafka_schema(False))
+    with _cache_lock:
+        return _cache.setdefault(shape, batch)
+
+
+@dataclass(frozen=True)
+class LimitPartition(InputPartition):
+    """One Spark task of the limit source: the row counts of the batches it yields."""
+
+    index: int
+    rows: tuple[int, ...]
+
+
+class LimitReader(DataSourceReader):
+    """Yields the pre-built batches; see the module docstring."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.batches: list[list[int]] = json.loads(options.get("batches", "[]"))
+        self.topic = options.get("topic", "limit")
+        self.key_size = int(options.get("keySize", "16"))
+        self.value_size = int(options.get("valueSize", "100"))
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [LimitPartition(i, tuple(rows)) for i, rows in enumerate(self.batches)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        assert isinstance(partition, LimitPartition)
+        for rows in partition.rows:
+            yield build_batch(rows, self.key_size, self.value_size, self.topic, partition.index)
+
+
+class LimitDataSource(DataSource):
+    """``format("pykafka_limit")``: see the module docstring."""
+
+    @classmethod
+    def name(cls) -> str:
+        return LIMIT_FORMAT
+
+    def schema(self) -> StructType:
+        return kafka_schema(False)
+
+    def reader(self, schema: StructType) -> LimitReader:
+        return LimitReader(self.options)
+
+
+def pykafka_batches(options: Mapping[str, str]) -> list[list[int]]:
+    """The row counts of the Arrow batches ``format("pykafka")`` yields with ``options``,
+    per planned Spark task, in plan order: the same planner and executor read path
+    (:func:`spark_kafka_py.spark.source.read_partition`), run here in this process.
+
+    Raises: as a batch read of ``format("pykafka")``.
+    """
+    from spark_kafka_py.spark.source import PyKafkaDataSource, read_partition
+
+    source = PyKafkaDataSource(dict(options))
+    reader = source.reader(source.schema())
+    plan: list[Any] = list(reader.partitions())
+    return [[b.num_rows for b in read_partition(reader.options, p)] for p in plan]

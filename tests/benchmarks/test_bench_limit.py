@@ -1,0 +1,42 @@
+"""The limit source of ``spark-kafka-py bench batch`` (:mod:`benchmarks.limit_source`) and the
+batch table, without a broker or Spark session."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks.batch_read import KAFKA_PEER, LIMIT_PEER, format_batch_table
+from benchmarks.harness import BenchResult
+from benchmarks.limit_source import LimitPartition, LimitReader, build_batch
+from spark_kafka_py.records.arrow import spark_kafka_schema
+
+
+def test_batches_have_pykafkas_arrow_schema_and_shape():
+    batch = build_batch(7, 16, 100, "bench-none", 3)
+    assert batch.schema.equals(spark_kafka_schema(False))
+    assert batch.num_rows == 7
+    assert {len(k) for k in batch.column("key").to_pylist()} == {16}
+    assert {len(v) for v in batch.column("value").to_pylist()} == {100}
+    assert set(batch.column("topic").to_pylist()) == {"bench-none"}
+    assert set(batch.column("partition").to_pylist()) == {3}
+    assert batch.column("offset").to_pylist() == list(range(7))
+    assert build_batch(7, 16, 100, "bench-none", 3) is batch  # built once per process
+
+
+def test_reader_plans_one_task_per_entry_with_those_batch_sizes():
+    reader = LimitReader({"batches": json.dumps([[3, 2], [], [4]]), "topic": "t"})
+    parts = reader.partitions()
+    assert parts == [LimitPartition(0, (3, 2)), LimitPartition(1, ()), LimitPartition(2, (4,))]
+    assert [b.num_rows for b in reader.read(parts[0])] == [3, 2]
+    assert list(reader.read(parts[1])) == []
+
+
+def test_batch_table_puts_the_limit_next_to_the_built_in_source():
+    runs = {"pykafka": [1.0], "kafka": [3.0]}
+    limit = {"limit": [0.8]}
+    results = [
+        BenchResult("batch", "none", "pykafka", KAFKA_PEER, 1000, 0.116, 1.0, 3.0, runs),
+        BenchResult("batch", "none", "pykafka", LIMIT_PEER, 1000, 0.116, 1.0, 0.8, limit),
+    ]
+    row = "| none | 1,000 | 0.1 | 333 | 1,250 | **3.00** | **0.80** | 1.00 | 3.00 | 0.80 |"
+    assert row in format_batch_table(results)
