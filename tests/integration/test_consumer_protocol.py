@@ -1,0 +1,240 @@
+"""The KIP-848 consumer group protocol (``kafka.group.protocol=consumer``) with a real broker
+and real Spark: two queries sharing a group split the partitions and together read every
+record exactly once; an AvailableNow run leaves lag 0 in Kafka's own ConsumerGroupCommand; a
+Kafka 3.x broker fails with an error naming the feature, the release it needs and the broker's.
+
+Expected values come from the producer's input and from Kafka's tools, never from the code
+under test.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.consumer.group.consumer_member import ConsumerGroupMember
+from spark_kafka_py.errors import UnsupportedByBrokerError
+from spark_kafka_py.testing.broker import LocalKafkaCluster
+from spark_kafka_py.testing.tools import (
+    ProducedRecord,
+    consumer_groups_describe,
+    create_topic,
+    produce,
+)
+
+pytestmark = pytest.mark.integration
+
+Row = tuple[int, int, str]  # (partition, offset, value)
+
+
+def records(partitions: int, per_partition: int, tag: str) -> list[ProducedRecord]:
+    return [
+        ProducedRecord(key=f"k{i}", value=f"{tag}-{p}-{i}", partition=p)
+        for p in range(partitions)
+        for i in range(per_partition)
+    ]
+
+
+def expected_rows(recs: list[ProducedRecord]) -> set[Row]:
+    offsets: dict[int, int] = {}
+    rows: set[Row] = set()
+    for r in recs:
+        assert r.partition is not None and isinstance(r.value, str)
+        o = offsets.get(r.partition, 0)
+        offsets[r.partition] = o + 1
+        rows.add((r.partition, o, r.value))
+    return rows
+
+
+def start_query(
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    group: str,
+    tmp: Path,
+    name: str,
+    *,
+    available_now: bool = False,
+    **options: str,
+) -> StreamingQuery:
+    reader = (
+        spark.readStream.format("pykafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("kafka.group.id", group)
+        .option("kafka.group.protocol", "consumer")
+        .option("startingOffsets", "group")
+        .option("groupOffsetsFallback", "earliest")
+    )
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    writer = (
+        reader.load()
+        .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
+        .writeStream.format("parquet")
+        .option("path", str(tmp / f"{name}-out"))
+        .option("checkpointLocation", str(tmp / f"{name}-cp"))
+    )
+    if available_now:
+        return writer.trigger(availableNow=True).start()
+    return writer.trigger(processingTime="500 milliseconds").start()
+
+
+def sink_rows(spark: SparkSession, tmp: Path, name: str) -> list[Row]:
+    out = tmp / f"{name}-out"
+    if not out.exists():
+        return []
+    df = spark.read.schema("partition INT, offset LONG, value STRING").parquet(str(out))
+    return [(r["partition"], r["offset"], r["value"]) for r in df.collect()]
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.5)
+
+
+def committed_lag(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int, int]]:
+    """ConsumerGroupCommand --describe: partition -> (current offset, lag)."""
+    rows: dict[int, tuple[int, int]] = {}
+    for line in consumer_groups_describe(bootstrap, group).splitlines():
+        fields = line.split()
+        if len(fields) >= 7 and fields[0] == group and fields[1] == topic:
+            cur, _, lag = (int(x) if x != "-" else -1 for x in fields[3:6])
+            rows[int(fields[2])] = (cur, lag)
+    return rows
+
+
+def members(bootstrap: str, group: str) -> dict[str, set[int]]:
+    """ConsumerGroupCommand --describe --members --verbose: member id -> assigned partitions
+    (the ``ASSIGNMENT`` / ``CURRENT-ASSIGNMENT`` column, ``topic:0,1``)."""
+    text = consumer_groups_describe(bootstrap, group, extra=["--members", "--verbose"])
+    header: list[str] = []
+    out: dict[str, set[int]] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if fields[:2] == ["GROUP", "CONSUMER-ID"]:
+            header = fields
+        elif header and len(fields) == len(header) and fields[0] == group:
+            row = dict(zip(header, fields, strict=True))
+            column = row.get("CURRENT-ASSIGNMENT", row.get("ASSIGNMENT", "-"))
+            out[row["CONSUMER-ID"]] = {
+                int(p) for _, ps in re.findall(r"([\w.-]+):([\d,]+)", column) for p in ps.split(",")
+            }
+    return out
+
+
+def test_two_queries_split_the_partitions_every_record_once(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """Query a owns the 4 partitions; query b joins; the coordinator moves 2 of them to b once
+    a released them (after committing what it processed): 2 + 2 in ConsumerGroupCommand, and
+    the two sinks hold every record exactly once (a clean move re-reads nothing)."""
+    topic = new_topic(partitions=4)
+    group = f"g848-{uuid.uuid4().hex[:8]}"
+    first = records(4, 5, "a")
+    produce(kafka_bootstrap, topic, first)
+    opts = {"kafka.group.remote.assignor": "range"}
+    qa = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "a", **opts)
+    qb: StreamingQuery | None = None
+    try:
+        wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 90, "query a reads 20")
+        assert [len(v) for v in members(kafka_bootstrap, group).values()] == [4]
+        # the coordinator runs the server-side assignor the members asked for
+        state = consumer_groups_describe(kafka_bootstrap, group, extra=["--state"])
+        assert re.search(rf"^{re.escape(group)}\s.*\brange\s+Stable\b", state, re.M), state
+        qb = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "b", **opts)
+        wait_until(
+            lambda: sorted(len(v) for v in members(kafka_bootstrap, group).values()) == [2, 2],
+            90,
+            "two members with two partitions each",
+        )
+        split = members(kafka_bootstrap, group)
+        assert sorted(p for ps in split.values() for p in ps) == [0, 1, 2, 3]
+        second = records(4, 5, "b")
+        produce(kafka_bootstrap, topic, second)
+        want = expected_rows(first + second)
+        wait_until(
+            lambda: (
+                set(sink_rows(spark, tmp_path, "a")) | set(sink_rows(spark, tmp_path, "b")) == want
+            ),
+            90,
+            "every record in one of the sinks",
+        )
+        wait_until(
+            lambda: committed_lag(kafka_bootstrap, group, topic) == {p: (10, 0) for p in range(4)},
+            60,
+            "committed offsets 10, lag 0",
+        )
+    finally:
+        qa.stop()
+        if qb is not None:
+            qb.stop()
+    rows_a, rows_b = sink_rows(spark, tmp_path, "a"), sink_rows(spark, tmp_path, "b")
+    assert Counter(rows_a + rows_b) == Counter(want)  # every record exactly once
+    b_parts = {p for p, _, _ in rows_b}
+    assert len(b_parts) == 2 and all(o >= 5 for _, o, _ in rows_b)
+    assert {p for p, _, v in rows_a if v.startswith("b-")} == set(range(4)) - b_parts
+    # stop() left the group (epoch -1): no member remains
+    wait_until(lambda: members(kafka_bootstrap, group) == {}, 30, "both members to leave")
+
+
+def test_available_now_lag_zero_in_consumer_group_command(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """An AvailableNow run ends with committed == processed: LAG 0 per partition in
+    ``kafka-consumer-groups.sh --describe``."""
+    topic = new_topic(partitions=3)
+    group = f"g848-{uuid.uuid4().hex[:8]}"
+    recs = records(3, 7, "a")
+    produce(kafka_bootstrap, topic, recs)
+    q = start_query(
+        spark,
+        kafka_bootstrap,
+        topic,
+        group,
+        tmp_path,
+        "q",
+        available_now=True,
+    )
+    if not q.awaitTermination(120):
+        q.stop()
+        pytest.fail("the AvailableNow query did not end within 120 s")
+    assert q.exception() is None
+    rows = sink_rows(spark, tmp_path, "q")
+    assert Counter(rows) == Counter(expected_rows(recs))
+    assert committed_lag(kafka_bootstrap, group, topic) == {p: (7, 0) for p in range(3)}
+
+
+@pytest.mark.parametrize("version", ["3.9.1"])
+def test_kafka_3_broker_fails_naming_feature_and_releases(
+    version: str, kafka_cluster_factory: Callable[..., LocalKafkaCluster]
+) -> None:
+    """Kafka 3.9 serves only the early-access ConsumerGroupHeartbeat v0 (3.6 none at all): the
+    member fails before joining, naming the option, the release needed and the broker's."""
+    cluster = kafka_cluster_factory(1, kafka_version=version)
+    bootstrap = cluster.bootstrap_servers
+    create_topic(bootstrap, "t", 2)
+    config = GroupConfig(group_id="g", protocol="consumer", default_api_timeout_ms=30_000)
+    with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
+        member = ConsumerGroupMember(config, client, lambda topics: {})
+        with pytest.raises(UnsupportedByBrokerError) as caught:
+            member.ensure_active(["t"])
+    text = str(caught.value)
+    line = version.rsplit(".", 1)[0]
+    assert "group.protocol" in text and "consumer" in text, text
+    assert "Kafka 4.0+ broker (KIP-848)" in text, text
+    assert f"Kafka {line} or later" in text, text
+    assert caught.value.broker_release == line
