@@ -22,8 +22,13 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     pykafka, the built-in and the limit of a Python stream reader
     (:mod:`benchmarks.limit_stream_source`: the same offsets, pre-built Arrow batches), the
     ratios, the query progress's ``durationMs`` per micro-batch and the pykafka reader's
-    driver calls; and the driver's planning time per micro-batch (``latestOffset`` +
-    ``partitions``) for 1, 100 and 1,000 partitions.
+    driver calls.
+``planning`` (:mod:`benchmarks.planning`)
+    The driver's latest-offset look-up per micro-batch for 1 to 10,000 partitions
+    (``--planning-partitions``; topics of at most 1,000 partitions), both sources measured
+    the same way: ``durationMs.latestOffset`` of idle streaming queries; and the pykafka
+    stream reader object's ``latestOffset`` + ``partitions``. Without ``--bootstrap-servers``
+    on a 3-node local cluster started for it.
 ``latency`` (:mod:`benchmarks.latency`)
     End-to-end latency at a steady ``--rate`` (default 2,000 records/s, Kafka's
     ``ProducerPerformance``) for ``--seconds``: a streaming query per source with the default
@@ -104,6 +109,14 @@ from benchmarks.harness import (
 )
 from benchmarks.latency import LatencyResult, bench_latency, format_e2e_latency_table
 from benchmarks.memory import bench_memory
+from benchmarks.planning import (
+    PlanningResult,
+    as_bench_results,
+    bench_planning,
+    format_planning_table,
+    load_average,
+    planning_cluster,
+)
 from benchmarks.pushdown import (
     DEFAULT_HOURS,
     DEFAULT_OFFSET_WINDOW,
@@ -115,7 +128,6 @@ from benchmarks.pushdown import DEFAULT_PARTITIONS as PUSHDOWN_PARTITIONS
 from benchmarks.pushdown import DEFAULT_RECORDS as PUSHDOWN_RECORDS
 from benchmarks.streaming import (
     StreamRun,
-    bench_planning,
     bench_stream,
     enable_driver_timings,
     format_breakdown_table,
@@ -183,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     which = set(args.which) if args.which else {"batch", "decoder"}
     known = {
         *("batch", "decoder", "stream", "latency", "memory", "write", "eos", "pushdown"),
-        *("fuzz", "all"),
+        *("planning", "fuzz", "all"),
     }
     unknown = which - known
     if unknown:
@@ -194,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         if not which:
             return status
     if "all" in which:
-        which = {"batch", "decoder", "stream"}
+        which = {"batch", "decoder", "stream", "planning"}
     masters = [m.strip() for m in args.master.split(",") if m.strip()]
     if len(masters) > 1 and which - {"batch", "decoder"}:
         raise SystemExit("several --master values are for the batch benchmark only")
@@ -209,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
     write_memory: list[WriteMemory] = []
     eos_latency: EosLatency | None = None
     pushdown: list[PushdownResult] = []
+    planning: list[PlanningResult] = []
     stream_runs: list[StreamRun] = []
     latency: list[LatencyResult] = []
     # before the Spark session starts: its JVM hands the environment to the stream readers
@@ -217,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
     with local_broker(args.bootstrap_servers) as bootstrap:
         topics: dict[str, str] = {}
         run_id = uuid.uuid4().hex[:8]
-        for codec in codecs if which - {"memory", "write", "eos", "pushdown", "latency"} else []:
+        data_free = {"memory", "write", "eos", "pushdown", "latency", "planning"}
+        for codec in codecs if which - data_free else []:
             topic = f"bench-{codec}-{args.records}-{run_id}"
             secs = produce_bench_data(
                 bootstrap,
@@ -265,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
                 spark.stop()
                 if cluster is not None:
                     cluster.stop()
-        if which & {"batch", "stream", "latency", "write", "eos", "pushdown"}:
+        if which & {"batch", "stream", "latency", "write", "eos", "pushdown", "planning"}:
             spark, cluster = _bench_session(masters[-1])
             try:
                 if "batch" in which:
@@ -357,14 +371,16 @@ def run(args: argparse.Namespace) -> int:
                     )
                     results += pushed
                     print(format_pushdown_table(pushdown), flush=True)
+                if "planning" in which:
+                    counts = [int(c) for c in args.planning_partitions.split(",") if c.strip()]
+                    with planning_cluster(args.bootstrap_servers) as planning_bootstrap:
+                        planning = bench_planning(
+                            spark, planning_bootstrap, counts, repeat=max(args.repeat, 1)
+                        )
             finally:
                 spark.stop()
                 if cluster is not None:
                     cluster.stop()
-        if "stream" in which:
-            counts = [int(c) for c in args.planning_partitions.split(",") if c.strip()]
-            results += bench_planning(bootstrap, counts)
-            print(format_table(results[-len(counts) :]), flush=True)
         if "memory" in which:
             topic = f"bench-memory-{args.memory_records}-{run_id}"
             secs = produce_bench_data(
@@ -462,6 +478,15 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_pushdown_table(pushdown))
         print()
+    if planning:
+        print(
+            "The driver's latest-offset look-up per micro-batch (medians of "
+            f"{max(args.repeat, 1)} triggers, ms; ratio = kafka ms / pykafka ms, > 1: pykafka "
+            f"faster; load average at the end {load_average()}):"
+        )
+        print()
+        print(format_planning_table(planning))
+        print()
     for k, v in env.items():
         print(f"- {k}: {v}")
     noise = spread(results)
@@ -473,7 +498,10 @@ def run(args: argparse.Namespace) -> int:
                 {
                     "env": env,
                     "command": command,
-                    "results": [{**asdict(r), "ratio": r.ratio} for r in results],
+                    "results": [
+                        {**asdict(r), "ratio": r.ratio}
+                        for r in [*results, *as_bench_results(planning)]
+                    ],
                     "memory": memory,
                     "write_memory": [asdict(m) for m in write_memory],
                     "eos_latency": asdict(eos_latency) if eos_latency else None,
@@ -505,7 +533,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,fuzz,all}",
+        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,planning,fuzz,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument(
@@ -539,7 +567,11 @@ def add_parser(subparsers: Any) -> None:
         default=200_000,
         help="maxOffsetsPerTrigger of the eos benchmark (records per micro-batch)",
     )
-    p.add_argument("--planning-partitions", default="1,100,1000")
+    p.add_argument(
+        "--planning-partitions",
+        default="1,100,1000,10000",
+        help="partition counts of the planning benchmark, comma separated",
+    )
     p.add_argument(
         "--rate", type=int, default=2000, help="records/s of the latency benchmark's producer"
     )
