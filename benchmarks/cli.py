@@ -54,6 +54,12 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     the same cluster), ``format("pykafka")`` with ``spark.sql.python.filterPushdown.enabled``
     against ``format("kafka")``: records fetched (the scan's ``numOutputRows``), the matching
     records, seconds and the speed-up.
+``group-pause`` (:mod:`benchmarks.group_pause`)
+    The pause in reading the partitions a member keeps while another member joins its group:
+    classic eager (``range``), classic ``cooperative-sticky`` and the consumer protocol
+    (KIP-848), ``--pause-runs`` runs each, alternating (median and max, ms), and the joining
+    member's time to its first record. Not a comparison with a peer; no Spark; without
+    ``--bootstrap-servers`` on a local broker of its own (``--partitions``, default 4).
 ``fuzz`` (:mod:`benchmarks.fuzz`)
     Coverage-guided fuzzing (atheris) of every decoder of network bytes, seeded with real
     broker traffic: executions, exec/s, findings, slowest input and largest allocation per
@@ -98,6 +104,8 @@ from benchmarks.decoder import bench_decoder
 from benchmarks.eos import EosLatency, bench_eos, format_latency_table
 from benchmarks.fuzz import add_arguments as add_fuzz_arguments
 from benchmarks.fuzz import run as run_fuzz
+from benchmarks.group_pause import add_arguments as add_group_pause_arguments
+from benchmarks.group_pause import run as run_group_pause
 from benchmarks.harness import (
     DEFAULT_CODECS,
     BenchResult,
@@ -197,12 +205,18 @@ def run(args: argparse.Namespace) -> int:
         *("batch", "decoder", "stream", "latency", "memory", "write", "eos", "pushdown"),
         *("planning", "fuzz", "all"),
     }
+    known.add("group-pause")
     unknown = which - known
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     if "fuzz" in which:
         status = run_fuzz(args)
         which.discard("fuzz")
+        if not which:
+            return status
+    if "group-pause" in which:  # no Spark; a broker of its own (benchmarks.group_pause)
+        status = run_group_pause(args)
+        which.discard("group-pause")
         if not which:
             return status
     if "all" in which:
@@ -533,7 +547,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,planning,fuzz,all}",
+        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,planning,fuzz,group-pause,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument(
@@ -627,6 +641,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--json", help="also write the results to this JSON file")
     add_fuzz_arguments(p.add_argument_group("fuzz"))
+    add_group_pause_arguments(p.add_argument_group("group-pause"))
     p.set_defaults(func=_main_from_cli)
 
 
