@@ -89,7 +89,8 @@ class StreamRun:
             micro-batches 2..n over the sum of their ``triggerExecution`` ms.
         first_batch_ms: ``triggerExecution`` of the first micro-batch with rows.
         wall_s: from ``start()`` to the end of the query.
-        durations_ms: median over micro-batches 2..n of each :data:`DURATION_KEYS` entry.
+        durations_ms: median over micro-batches 2..n of each :data:`DURATION_KEYS` entry, and
+            ``other``: of ``triggerExecution`` minus the others.
         reader_ms: ``format("pykafka")`` only, with driver timings on: median ms per call of
             the stream reader's driver-side methods during the run, and ``<call> count``.
     """
@@ -193,6 +194,12 @@ def _run(
     durations = {
         key: statistics.median(p["durationMs"].get(key, 0) for p in rest) for key in DURATION_KEYS
     }
+    # the rest of each micro-batch (between Spark's timed phases: progress, listeners ...)
+    durations["other"] = statistics.median(
+        p["durationMs"].get("triggerExecution", 0)
+        - sum(p["durationMs"].get(k, 0) for k in DURATION_KEYS[:-1])
+        for p in rest
+    )
     entries, _ = _read_timings(timings, before) if fmt == "pykafka" else ([], 0)
     return StreamRun(
         fmt,
@@ -413,10 +420,10 @@ def format_breakdown_table(runs: Sequence[StreamRun]) -> str:
     for r in runs:
         groups.setdefault((r.trigger, r.source), []).append(r)
     for (trigger, source), rs in groups.items():
-        med = {k: statistics.median(r.durations_ms[k] for r in rs) for k in DURATION_KEYS}
-        other = med["triggerExecution"] - sum(med[k] for k in DURATION_KEYS[:-1])
-        cells = " | ".join(f"{med[k]:,.0f}" for k in DURATION_KEYS)
-        lines.append(f"| {trigger:,} | {SOURCE_NAMES[source]} | {cells} | {other:,.0f} |")
+        keys = (*DURATION_KEYS, "other")
+        med = {k: statistics.median(r.durations_ms.get(k, 0.0) for r in rs) for k in keys}
+        cells = " | ".join(f"{med[k]:,.0f}" for k in keys)
+        lines.append(f"| {trigger:,} | {SOURCE_NAMES[source]} | {cells} |")
         calls = sorted({k for r in rs for k in r.reader_ms if not k.endswith(" count")})
         if calls:
             parts = [

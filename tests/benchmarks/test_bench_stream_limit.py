@@ -70,7 +70,7 @@ def test_stream_tables_have_the_limit_and_both_ratios() -> None:
         StreamRun(
             "pykafka", 1000, 4000, 4, 2.0, 900.0, 5.0,
             {"latestOffset": 2, "walCommit": 10, "queryPlanning": 3, "getBatch": 0,
-             "addBatch": 400, "commitOffsets": 8, "triggerExecution": 430},
+             "addBatch": 400, "commitOffsets": 8, "triggerExecution": 430, "other": 7},
             {"latestOffset": 0.5, "latestOffset count": 4.0},
         )
     ]  # fmt: skip
