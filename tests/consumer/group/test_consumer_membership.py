@@ -398,3 +398,46 @@ def test_bad_settings_raise_config_errors() -> None:
         ConsumerGroupMembership("")
     with pytest.raises(ConfigError, match="rebalance_timeout_ms"):
         ConsumerGroupMembership("g", rebalance_timeout_ms=0)
+
+
+def test_deferred_reconciliation_waits_for_reconcile() -> None:
+    """With ``defer_reconciliation`` (a Spark query reconciles at micro-batch boundaries), a
+    new target is only recorded by the response; ``reconcile()`` revokes, and the release
+    leads to the acknowledgement."""
+    member = stable_member()
+    member.defer_reconciliation = True
+    send(member, 3_010)
+    assert member.on_response(response(2, {T: (0,)}), 3_020) == []
+    assert member.state is MemberState.RECONCILING
+    assert member.readable_partitions == tp("t", 0, 1, 2)  # still read until the boundary
+    assert member.reconcile() == [RevokePartitions(tp("t", 1, 2), lost=False)]
+    assert member.readable_partitions == tp("t", 0)
+    assert member.partitions_released(tp("t", 1, 2)) == []
+    assert member.state is MemberState.ACKNOWLEDGING
+    ack = send(member, 3_030)
+    assert ack.member_epoch == 2 and owned(ack) == {T: (0,)}
+    # a gain is deferred too, and needs no release
+    assert member.on_response(response(3, {T: (0, 4)}), 3_040) == []
+    assert member.readable_partitions == tp("t", 0)
+    assert member.reconcile() == [AssignPartitions(tp("t", 4))]
+    assert member.reconcile() == []  # nothing left to do
+
+
+def test_fence_from_a_commit_loses_partitions_and_rejoins() -> None:
+    member = stable_member()
+    assert member.fence("OffsetCommit: FENCED_MEMBER_EPOCH") == [
+        RevokePartitions(tp("t", 0, 1, 2), lost=True)
+    ]
+    assert member.state is MemberState.FENCED and member.member_epoch == 0
+    assert member.partitions_released(tp("t", 0, 1, 2)) == []
+    join = send(member, 20)
+    assert join.member_epoch == 0 and owned(join) == {}
+    # a member not in the group ignores it
+    assert ConsumerGroupMembership("g").fence("x") == []
+
+
+def test_heartbeat_now_makes_the_next_heartbeat_due() -> None:
+    member = stable_member()
+    assert member.next_request(10) is None  # the interval has not passed
+    member.heartbeat_now()
+    assert send(member, 10).member_epoch == 1
