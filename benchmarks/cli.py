@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
     stream_runs: list[StreamRun] = []
     latency: list[LatencyResult] = []
     # before the Spark session starts: its JVM hands the environment to the stream readers
-    stream_timings = enable_driver_timings() if "stream" in which else None
+    stream_timings = enable_driver_timings() if which & {"stream", "latency"} else None
     part_mb = 0.0
     with local_broker(args.bootstrap_servers) as bootstrap:
         topics: dict[str, str] = {}
@@ -341,6 +341,7 @@ def run(args: argparse.Namespace) -> int:
                         value_size=args.value_size,
                         warm_up_s=args.warm_up_s,
                         repeat=args.latency_repeat,
+                        timings=stream_timings,
                     )
                     print(format_e2e_latency_table(latency), flush=True)
                 if "write" in which:

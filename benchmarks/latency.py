@@ -59,6 +59,10 @@ class LatencyResult:
         batches: micro-batches with rows.
         p50_ms, p99_ms, max_ms: record CreateTime to its batch on the driver, ms.
         batch_rows_median: rows of the median micro-batch.
+        runs: per round: p50, p99, max (ms) and rows.
+        reader_ms: ``format("pykafka")`` with driver timings on
+            (:func:`benchmarks.streaming.enable_driver_timings`): median ms per call of the
+            stream reader's driver-side methods, and ``<call> count``.
     """
 
     source: str
@@ -73,6 +77,7 @@ class LatencyResult:
     max_ms: float
     batch_rows_median: float
     runs: list[dict[str, float]] = field(default_factory=list)
+    reader_ms: dict[str, float] = field(default_factory=dict)
 
 
 def percentiles(latencies_ms: np.ndarray) -> tuple[float, float, float]:
@@ -178,6 +183,7 @@ def bench_latency(
     warm_up_s: float = 5.0,
     repeat: int = 1,
     sources: Sequence[str] = LATENCY_SOURCES,
+    timings: Path | None = None,
 ) -> list[LatencyResult]:
     """Latency from record CreateTime to the driver, per source (see the module docstring);
     ``repeat`` rounds, the sources alternating.
@@ -186,10 +192,15 @@ def bench_latency(
         StreamingQueryException: a query failed.
         spark_kafka_py.testing.tools.KafkaToolError: the producer failed.
     """
+    from benchmarks.streaming import read_timings, reader_medians
+
     rounds: dict[str, list[tuple[int, _Collector, float]]] = {s: [] for s in sources}
+    calls: dict[str, list[dict[str, Any]]] = {s: [] for s in sources}
     for _ in range(repeat):
         for fmt in sources:
+            _, before = read_timings(timings, 0)
             rounds[fmt].append(_round(spark, bootstrap, fmt, rate, seconds, partitions, value_size))
+            calls[fmt] += read_timings(timings, before)[0]
     out = []
     for fmt, done in rounds.items():
         measured: list[np.ndarray] = []
@@ -226,6 +237,7 @@ def bench_latency(
                 mx,
                 float(np.median(sizes)) if sizes else 0.0,
                 runs,
+                reader_medians(calls[fmt]),
             )
         )
     return out
@@ -245,15 +257,22 @@ def format_e2e_latency_table(results: Sequence[LatencyResult]) -> str:
             f"{r.p99_ms:,.0f} | {r.max_ms:,.0f} | {r.rows:,} ({r.produced:,}) | {r.batches:,} | "
             f"{r.batch_rows_median:,.0f} |"
         )
+    notes = []
     by = {r.source: r for r in results}
     ours, peer = by.get("pykafka"), by.get("kafka")
     if ours and peer and peer.p50_ms and peer.p99_ms:
-        lines += [
-            "",
+        notes.append(
             f"- pykafka / built-in: p50 {ours.p50_ms / peer.p50_ms:.2f}, "
-            f"p99 {ours.p99_ms / peer.p99_ms:.2f} (below 1: pykafka is faster)",
-        ]
-    return "\n".join(lines)
+            f"p99 {ours.p99_ms / peer.p99_ms:.2f} (below 1: pykafka is faster)"
+        )
+    for r in results:
+        timed = [k for k in r.reader_ms if not k.endswith(" count")]
+        if timed:
+            notes.append(
+                f"- {SOURCE_NAMES.get(r.source, r.source)} reader (driver), median per call: "
+                + ", ".join(f"{k} {r.reader_ms[k]:.2f} ms" for k in timed)
+            )
+    return "\n".join(lines + (["", *notes] if notes else []))
 
 
 if __name__ == "__main__":

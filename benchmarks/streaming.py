@@ -106,7 +106,7 @@ class StreamRun:
     reader_ms: dict[str, float] = field(default_factory=dict)
 
 
-def _read_timings(path: Path | None, skip: int) -> tuple[list[dict[str, Any]], int]:
+def read_timings(path: Path | None, skip: int) -> tuple[list[dict[str, Any]], int]:
     """The timing lines of ``path`` after the first ``skip``, and the new line count."""
     if path is None or not path.exists():
         return [], skip
@@ -114,7 +114,8 @@ def _read_timings(path: Path | None, skip: int) -> tuple[list[dict[str, Any]], i
     return [json.loads(line) for line in lines[skip:] if line.strip()], len(lines)
 
 
-def _reader_medians(entries: Sequence[dict[str, Any]]) -> dict[str, float]:
+def reader_medians(entries: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Median ms per call name of timing lines, and ``<call> count``."""
     calls: dict[str, list[float]] = {}
     for e in entries:
         calls.setdefault(e["call"], []).append(float(e["ms"]))
@@ -164,7 +165,7 @@ def _run(
         StreamingQueryException: the query failed.
         RuntimeError: fewer than two micro-batches (no sustained rate).
     """
-    _, before = _read_timings(timings, 0)
+    _, before = read_timings(timings, 0)
     checkpoint = tempfile.mkdtemp(prefix=f"bench-stream-{fmt}-")
     try:
         start = time.perf_counter()
@@ -200,7 +201,7 @@ def _run(
         - sum(p["durationMs"].get(k, 0) for k in DURATION_KEYS[:-1])
         for p in rest
     )
-    entries, _ = _read_timings(timings, before) if fmt == "pykafka" else ([], 0)
+    entries, _ = read_timings(timings, before) if fmt == "pykafka" else ([], 0)
     return StreamRun(
         fmt,
         trigger,
@@ -210,7 +211,7 @@ def _run(
         batches[0]["durationMs"]["triggerExecution"] if batches else 0.0,
         wall,
         durations,
-        _reader_medians(entries),
+        reader_medians(entries),
     )
 
 
