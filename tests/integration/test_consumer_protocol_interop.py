@@ -277,9 +277,12 @@ def test_killed_java_member_is_fenced_and_the_query_takes_its_partitions(
         java_parts = {p for p, _, v in java.read_rows() if v.startswith("b-")}
         java.kill()
         killed = time.monotonic()
-        # No leaving heartbeat: the member is still there well within the session timeout.
-        assert describe_members(bootstrap, group) == members_before
-        assert time.monotonic() - killed < SESSION_TIMEOUT_MS / 1000
+        # No leaving heartbeat: the member is still there within the session timeout (the tool
+        # needs a few seconds; on a machine so busy that it needed more than the timeout, only
+        # the time to the fence below tells that the member did not leave).
+        members_after_kill = describe_members(bootstrap, group)
+        if time.monotonic() - killed < SESSION_TIMEOUT_MS / 1000 * 0.8:
+            assert members_after_kill == members_before
         third = records(4, 5, "c")
         produce(bootstrap, topic, third)
         wait_until(
@@ -308,11 +311,16 @@ def test_killed_java_member_is_fenced_and_the_query_takes_its_partitions(
     assert set(rows_a) | set(java_rows) == want
     assert len(rows_a) == len(set(rows_a)) and len(java_rows) == len(set(java_rows))
     assert len(java_parts) == 2
-    # the query read the Java consumer's partitions from their committed offsets on: a record
-    # read twice is one of the Java consumer's partitions, at or after where the query started
-    for p, o, _ in set(rows_a) & set(java_rows):
-        assert p in java_parts
-        assert o >= min(oo for pp, oo, _ in rows_a if pp == p and oo >= 5)
+    # The query read the Java consumer's partitions from their committed offsets on: the only
+    # records read twice are, in those partitions, the Java consumer's rows from the offset the
+    # query started at (its last poll, printed but not committed before the kill).
+    duplicates = set(rows_a) & set(java_rows)
+    assert all(p in java_parts for p, _, _ in duplicates)
+    for p in java_parts:
+        restart = min(o for pp, o, _ in rows_a if pp == p)
+        assert {r for r in duplicates if r[0] == p} == {
+            r for r in java_rows if r[0] == p and r[1] >= restart
+        }
     assert {p for p, _, v in rows_a if v.startswith("c-")} == set(range(4))
 
 
