@@ -36,8 +36,10 @@ __all__ = [
     "DURATION_KEYS",
     "StreamRun",
     "bench_stream",
+    "driver_calls_ms",
     "enable_driver_timings",
     "format_breakdown_table",
+    "format_driver_calls",
     "format_stream_table",
 ]
 
@@ -373,6 +375,78 @@ def bench_stream(
             )
         )
     return results, runs
+
+
+def driver_calls_ms(
+    partitions: int, topics: int = 10, trigger: int = 250_000, repeat: int = 7
+) -> dict[str, float]:
+    """The pykafka stream reader's own Python work per micro-batch on the driver, without
+    network, for ``partitions`` partitions over ``topics`` topics: ``latestOffset`` (as in an
+    AvailableNow run: its target known, ``ReadMaxRows(trigger)``), ``partitions``,
+    ``commit`` (no group) and ``reportLatestOffset``, and PySpark's JSON (de)serialisation of
+    the offsets around them (``json``: what the runner does per batch: loads start, dumps end,
+    loads both again for ``partitions``, loads end for ``commit``). Best of ``repeat``, ms.
+    """
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    from spark_kafka_py.consumer.types import TopicPartition
+    from spark_kafka_py.spark.offsets import to_offset_dict
+    from spark_kafka_py.spark.options import parse_options
+    from spark_kafka_py.spark.source import KafkaStreamReader
+
+    names = [f"driver-calls-{t}" for t in range(topics)]
+    reader = KafkaStreamReader(
+        parse_options(
+            {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": ",".join(names)},
+            streaming=True,
+        )
+    )
+    per_topic = max(1, partitions // topics)
+    tps = [TopicPartition(n, p) for n in names for p in range(per_topic)]
+    start = to_offset_dict({tp: 1_000 for tp in tps})
+    reader._available_now = reader._latest = {tp: 1_000_000 for tp in tps}
+    best: dict[str, float] = {}
+
+    def timed(name: str, call: Any) -> Any:
+        t0 = time.perf_counter()
+        out = call()
+        ms = (time.perf_counter() - t0) * 1000
+        best[name] = min(best.get(name, ms), ms)
+        return out
+
+    end = reader.latestOffset(start, ReadMaxRows(trigger))
+    text_start, text_end = json.dumps(start), json.dumps(end)
+
+    def pyspark_json() -> None:
+        json.loads(text_start)  # latestOffset(start, limit)
+        json.dumps(end)  # its answer
+        json.loads(text_start), json.loads(text_end)  # partitions(start, end)
+        json.loads(text_end)  # commit(end)
+
+    for _ in range(repeat):
+        timed("latestOffset", lambda: reader.latestOffset(start, ReadMaxRows(trigger)))
+        timed("partitions", lambda: reader.partitions(start, end))
+        timed("commit", lambda: reader.commit(end))
+        timed("reportLatestOffset", reader.reportLatestOffset)
+        timed("json", pyspark_json)
+    reader.stop()
+    return best
+
+
+def format_driver_calls(counts: Sequence[int]) -> str:
+    """Markdown: :func:`driver_calls_ms` for each partition count."""
+    lines = [
+        "| partitions | latestOffset ms | partitions ms | commit ms | reportLatestOffset ms | "
+        "ours, total ms | PySpark's JSON ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in counts:
+        ms = driver_calls_ms(n, topics=min(10, n))
+        calls = ("latestOffset", "partitions", "commit", "reportLatestOffset")
+        ours = sum(ms[c] for c in calls)
+        cells = " | ".join(f"{ms[c]:.2f}" for c in calls)
+        lines.append(f"| {n:,} | {cells} | {ours:.2f} | {ms['json']:.2f} |")
+    return "\n".join(lines)
 
 
 def format_stream_table(results: Sequence[BenchResult]) -> str:

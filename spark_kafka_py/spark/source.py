@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 
 #: Debug switch of the stream reader: a file path. When it is set in the environment of the
 #: driver-side Python process that holds a ``format("pykafka")`` stream reader, each call of
-#: ``initialOffset``, ``latestOffset``, ``partitions``, ``commit`` and
+#: ``initialOffset``, ``latestOffset``, ``partitions``, ``commit``, ``reportLatestOffset`` and
 #: ``prepareForTriggerAvailableNow`` appends one JSON line ``{"call": name, "ms": duration,
 #: "at": epoch seconds}`` to it (``spark-kafka-py bench stream`` sets it to find where a
 #: micro-batch's driver time goes). Unset: nothing is timed.
@@ -300,6 +300,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         self._available_now: dict[TopicPartition, int] | None = None
         self._latest: dict[TopicPartition, int] | None = None
+        # reportLatestOffset's answer for the look-up it was built from
+        self._reported: tuple[dict[TopicPartition, int], dict] | None = None
         # minOffsetsPerTrigger/maxTriggerDelay: when the last batch was let through (ms since
         # the epoch; 0 lets the first one through, as Spark's KafkaMicroBatchStream).
         self._last_trigger_ms = 0
@@ -396,8 +398,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             latest = rate_limit(max_rows, begin, latest)
         return to_offset_dict(latest)
 
+    @_timed
     def reportLatestOffset(self) -> dict | None:
-        return None if self._latest is None else to_offset_dict(self._latest)
+        """The latest offsets of the last look-up (query progress: ``latestOffset``); Spark
+        asks after every micro-batch, so the dict of one look-up is built once."""
+        latest = self._latest
+        if latest is None:
+            return None
+        if self._reported is None or self._reported[0] is not latest:
+            self._reported = (latest, to_offset_dict(latest))
+        return self._reported[1]
 
     @_timed
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:  # type: ignore[override]

@@ -54,3 +54,14 @@ def test_latest_offset_keeps_its_signature_for_pyspark() -> None:
     # PySpark's runner passes (start, limit) only if latestOffset takes parameters
     # (check_support_func inspects the bound method's signature).
     assert list(inspect.signature(reader().latestOffset).parameters) == ["start", "limit"]
+
+
+def test_report_latest_offset_builds_each_lookup_once() -> None:
+    r = reader()
+    assert r.reportLatestOffset() is None
+    r._latest = {B: 7, A: 5}
+    first = r.reportLatestOffset()
+    assert first == {"t": {"0": 5, "1": 7}}
+    assert r.reportLatestOffset() is first  # asked after every micro-batch
+    r._latest = {A: 6, B: 7}  # a new look-up
+    assert r.reportLatestOffset() == {"t": {"0": 6, "1": 7}}
