@@ -139,6 +139,7 @@ from benchmarks.streaming import (
     bench_stream,
     enable_driver_timings,
     format_breakdown_table,
+    format_driver_calls,
     format_stream_table,
 )
 from benchmarks.write import WriteMemory, bench_write, format_memory_table
@@ -237,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
     pushdown: list[PushdownResult] = []
     planning: list[PlanningResult] = []
     stream_runs: list[StreamRun] = []
+    driver_calls = ""
     latency: list[LatencyResult] = []
     # before the Spark session starts: its JVM hands the environment to the stream readers
     stream_timings = enable_driver_timings() if which & {"stream", "latency"} else None
@@ -331,6 +333,8 @@ def run(args: argparse.Namespace) -> int:
                     print(format_table(streamed), flush=True)
                     print(format_stream_table(streamed), flush=True)
                     print(format_breakdown_table(stream_runs), flush=True)
+                    driver_calls = format_driver_calls([args.partitions, 1_000, 10_000])
+                    print(driver_calls, flush=True)
                 if "latency" in which:
                     latency = bench_latency(
                         spark,
@@ -467,6 +471,13 @@ def run(args: argparse.Namespace) -> int:
         )
         print()
         print(format_breakdown_table(stream_runs))
+        print()
+        print(
+            "The pykafka stream reader's own Python work per micro-batch on the driver, "
+            "without network (AvailableNow target known; best of 7, ms):"
+        )
+        print()
+        print(driver_calls)
         print()
     if latency:
         print(
