@@ -420,6 +420,16 @@ class LocalKafkaCluster:
         if wait:
             self._wait_serving([x for x in self.nodes if x.process is not None])
 
+    def wait_serving(self) -> None:
+        """Wait until every running node's broker port accepts connections and Kafka's
+        ``BrokerApiVersionsCommand`` sees all of them (e.g. after :meth:`restart` with
+        ``wait=False`` of several nodes).
+
+        Raises:
+            BrokerStartError: a node died or they did not serve within ``start_timeout_s``.
+        """
+        self._wait_serving([n for n in self.nodes if n.process is not None])
+
     def detach(self) -> None:
         """Leave the nodes running after this interpreter exits (used by ``broker start``).
 

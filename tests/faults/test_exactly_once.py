@@ -270,11 +270,6 @@ LEADER_RECORDS = 8000
 KILL_AFTER_BYTES = 12_000
 
 
-@pytest.fixture()
-def three_brokers(kafka_cluster_factory: Callable[..., LocalKafkaCluster]) -> LocalKafkaCluster:
-    return kafka_cluster_factory(3, heap="320m")
-
-
 def test_partition_leader_killed_mid_transaction_exactly_once(
     three_brokers: LocalKafkaCluster, spark: SparkSession, tmp_path: Path
 ) -> None:

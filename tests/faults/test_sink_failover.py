@@ -47,9 +47,9 @@ def _on_disk(cluster: LocalKafkaCluster, node: int, topic: str, partition: int) 
 
 
 def test_leader_killed_mid_write_every_row_once_in_order(
-    kafka_cluster_factory, spark: SparkSession
+    three_brokers: LocalKafkaCluster, spark: SparkSession
 ) -> None:
-    cluster: LocalKafkaCluster = kafka_cluster_factory(3, heap="320m")
+    cluster = three_brokers  # shared (tests/faults/conftest.py); the killed node restarts after
     bootstrap = cluster.bootstrap_servers
     topic = f"sink-failover-{time.time_ns()}"
     create_topic(bootstrap, topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
