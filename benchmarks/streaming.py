@@ -268,7 +268,8 @@ def bench_stream(
     for starting the query and the Python workers (pykafka, limit) or the consumers (kafka);
     that wall time is reported in the note. Before timing, each source runs one query with no
     records (not with ``warm_up=False``, as in the smoke test). Then, per trigger size,
-    ``repeat`` rounds of one query per source, in turn; the table gives medians.
+    ``repeat`` rounds of one query per source, each round starting with the next source; the
+    table gives medians.
 
     The limit (:mod:`benchmarks.limit_stream_source`) gets the topic's partitions and end
     offsets (read once here) and the Arrow batch size pykafka's executors yield
@@ -314,8 +315,11 @@ def bench_stream(
         runs: list[StreamRun] = []
         failed: dict[int, str] = {}
         for trigger in triggers:
-            for _ in range(repeat):
-                for fmt in STREAM_SOURCES:
+            for round_ in range(repeat):
+                # each round starts with another source: a busy spell of the machine does
+                # not always fall on the same one
+                shift = round_ % len(STREAM_SOURCES)
+                for fmt in STREAM_SOURCES[shift:] + STREAM_SOURCES[:shift]:
                     if fmt == "kafka" and trigger in failed:
                         continue
                     try:
