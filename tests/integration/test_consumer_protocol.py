@@ -22,7 +22,11 @@ from pyspark.sql.streaming import StreamingQuery
 
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.consumer.group.config import GroupConfig
-from spark_kafka_py.consumer.group.consumer_member import ConsumerGroupMember
+from spark_kafka_py.consumer.group.consumer_member import (
+    ConsumerGroupMember,
+    describe_consumer_group,
+)
+from spark_kafka_py.consumer.group.transport import CoordinatorChannel
 from spark_kafka_py.errors import UnsupportedByBrokerError
 from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.tools import (
@@ -136,6 +140,19 @@ def members(bootstrap: str, group: str) -> dict[str, set[int]]:
     return out
 
 
+def assignment_sizes(bootstrap: str, group: str) -> list[int]:
+    """Partitions per member, sorted, from the coordinator's ConsumerGroupDescribe (cheaper to
+    poll than Kafka's tool, a JVM each time; the tool confirms the end state)."""
+    with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
+        channel = CoordinatorChannel(
+            GroupConfig(group_id=group), client, clock=time.monotonic, sleep=time.sleep
+        )
+        described = describe_consumer_group(channel)
+    return sorted(
+        sum(len(t.partitions) for t in m.assignment.topic_partitions) for m in described.members
+    )
+
+
 def test_two_queries_split_the_partitions_every_record_once(
     spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
 ) -> None:
@@ -151,17 +168,18 @@ def test_two_queries_split_the_partitions_every_record_once(
     qb: StreamingQuery | None = None
     try:
         wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 90, "query a reads 20")
-        assert [len(v) for v in members(kafka_bootstrap, group).values()] == [4]
+        assert assignment_sizes(kafka_bootstrap, group) == [4]
         # the coordinator runs the server-side assignor the members asked for
         state = consumer_groups_describe(kafka_bootstrap, group, extra=["--state"])
         assert re.search(rf"^{re.escape(group)}\s.*\brange\s+Stable\b", state, re.M), state
         qb = start_query(spark, kafka_bootstrap, topic, group, tmp_path, "b", **opts)
         wait_until(
-            lambda: sorted(len(v) for v in members(kafka_bootstrap, group).values()) == [2, 2],
+            lambda: assignment_sizes(kafka_bootstrap, group) == [2, 2],
             90,
             "two members with two partitions each",
         )
         split = members(kafka_bootstrap, group)
+        assert sorted(len(ps) for ps in split.values()) == [2, 2]
         assert sorted(p for ps in split.values() for p in ps) == [0, 1, 2, 3]
         second = records(4, 5, "b")
         produce(kafka_bootstrap, topic, second)
@@ -188,7 +206,8 @@ def test_two_queries_split_the_partitions_every_record_once(
     assert len(b_parts) == 2 and all(o >= 5 for _, o, _ in rows_b)
     assert {p for p, _, v in rows_a if v.startswith("b-")} == set(range(4)) - b_parts
     # stop() left the group (epoch -1): no member remains
-    wait_until(lambda: members(kafka_bootstrap, group) == {}, 30, "both members to leave")
+    wait_until(lambda: assignment_sizes(kafka_bootstrap, group) == [], 30, "both to leave")
+    assert members(kafka_bootstrap, group) == {}
 
 
 def test_available_now_lag_zero_in_consumer_group_command(

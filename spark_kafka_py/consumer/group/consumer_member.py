@@ -59,21 +59,42 @@ from spark_kafka_py.consumer.group.consumer_membership import (
     RevokePartitions,
 )
 from spark_kafka_py.consumer.group.offsets import GroupOffsets
-from spark_kafka_py.consumer.group.transport import NETWORK_ERRORS, CoordinatorChannel, Transport
+from spark_kafka_py.consumer.group.transport import (
+    COORDINATOR_ERRORS,
+    NETWORK_ERRORS,
+    CoordinatorChannel,
+    Transport,
+)
 from spark_kafka_py.consumer.types import TopicPartition
-from spark_kafka_py.errors import KafkaError, KafkaTimeoutError, UnsupportedByBrokerError
+from spark_kafka_py.errors import (
+    KafkaApiError,
+    KafkaError,
+    KafkaTimeoutError,
+    UnsupportedByBrokerError,
+)
 from spark_kafka_py.protocol.error_codes import (
     FENCED_MEMBER_EPOCH,
+    NONE,
     UNKNOWN_MEMBER_ID,
     error_for,
 )
 from spark_kafka_py.protocol.features import api_requirement
+from spark_kafka_py.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeGroup,
+    ConsumerGroupDescribeRequest,
+)
 from spark_kafka_py.protocol.messages.consumer_group_heartbeat import (
     CONSUMER_GROUP_HEARTBEAT_KEY,
     ConsumerGroupHeartbeatRequest,
 )
 
-__all__ = ["MIN_HEARTBEAT_VERSION", "BrokerInfo", "ConsumerGroupMember", "ConsumerTransport"]
+__all__ = [
+    "MIN_HEARTBEAT_VERSION",
+    "BrokerInfo",
+    "ConsumerGroupMember",
+    "ConsumerTransport",
+    "describe_consumer_group",
+]
 
 log = logging.getLogger(__name__)
 
@@ -549,3 +570,38 @@ class ConsumerGroupMember:
             thread.join(timeout=self.config.request_timeout_ms / 1000 + 1)
         if leave and self._fatal is None:
             self.leave()
+
+
+def describe_consumer_group(channel: CoordinatorChannel) -> ConsumerGroupDescribeGroup:
+    """ConsumerGroupDescribe (API key 69, KIP-848) of ``channel``'s group, from its coordinator:
+    state, group and assignment epochs, assignor, and per member its id, epoch, instance id,
+    subscription, current and target assignment (for diagnostics and tests).
+
+    Raises:
+        KafkaApiError: a non-retriable error of the group (GROUP_ID_NOT_FOUND: no such group,
+            or a classic group; GROUP_AUTHORIZATION_FAILED, ...) naming it.
+        KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+        UnsupportedByBrokerError: a broker older than Kafka 4.0.
+    """
+    deadline = channel.deadline()
+    while True:
+        try:
+            response = channel.send(
+                ConsumerGroupDescribeRequest(group_ids=(channel.config.group_id,))
+            )
+        except NETWORK_ERRORS as exc:
+            channel.retry_or_raise(deadline, exc, "ConsumerGroupDescribe")
+            continue
+        (group,) = response.groups
+        if group.error_code == NONE:
+            return group
+        error = KafkaApiError(
+            error_for(group.error_code),
+            f"in ConsumerGroupDescribe of {channel.where}",
+            group.error_message or None,
+        )
+        if group.error_code not in COORDINATOR_ERRORS and not error.retriable:
+            raise error
+        if group.error_code in COORDINATOR_ERRORS:
+            channel.mark_unknown(error_for(group.error_code).name)
+        channel.retry_or_raise(deadline, error, "ConsumerGroupDescribe")
