@@ -7,6 +7,7 @@ response goes through its bytes at the version a 4.x broker negotiates. No socke
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections.abc import Callable
@@ -15,10 +16,17 @@ from typing import Any
 import pytest
 
 from spark_kafka_py.consumer.group.config import GroupConfig
-from spark_kafka_py.consumer.group.consumer_member import ConsumerGroupMember
+from spark_kafka_py.consumer.group.consumer_member import (
+    ConsumerGroupMember,
+    describe_consumer_group,
+)
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import ConfigError, KafkaApiError, UnsupportedByBrokerError
 from spark_kafka_py.protocol import error_codes
+from spark_kafka_py.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeGroup,
+    ConsumerGroupDescribeResponse,
+)
 from spark_kafka_py.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatAssignment,
     ConsumerGroupHeartbeatRequest,
@@ -413,3 +421,35 @@ def test_protocol_without_group_id_is_an_error() -> None:
     }
     with pytest.raises(ConfigError, match=re.escape("need 'kafka.group.id'")):
         parse_options(options, streaming=True)
+
+
+def test_describe_consumer_group_and_its_errors() -> None:
+    group = ConsumerGroupDescribeGroup(
+        error_code=0,
+        group_id="g",
+        group_state="Stable",
+        group_epoch=3,
+        assignment_epoch=3,
+        assignor_name="range",
+        members=(),
+    )
+    answers = [
+        ConsumerGroupDescribeResponse(
+            groups=(dataclasses.replace(group, error_code=error_codes.NOT_COORDINATOR.code),)
+        ),
+        ConsumerGroupDescribeResponse(groups=(group,)),
+        ConsumerGroupDescribeResponse(
+            groups=(
+                dataclasses.replace(
+                    group,
+                    error_code=error_codes.GROUP_ID_NOT_FOUND.code,
+                    error_message="Group g not found.",
+                ),
+            )
+        ),
+    ]
+    coordinator = Coordinator7(lambda request: answers.pop(0))
+    channel = member(coordinator).channel
+    assert describe_consumer_group(channel) == group  # after the coordinator moved
+    with pytest.raises(KafkaApiError, match=re.escape("GROUP_ID_NOT_FOUND (error code 69) in")):
+        describe_consumer_group(channel)
