@@ -21,12 +21,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+from spark_kafka_py.client.connection import BrokerConnection
 from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.consumer.group.consumer_member import (
     ConsumerGroupMember,
     describe_consumer_group,
 )
 from spark_kafka_py.consumer.group.transport import CoordinatorChannel
+from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import UnsupportedByBrokerError
 from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.tools import (
@@ -257,3 +259,38 @@ def test_kafka_3_broker_fails_naming_feature_and_releases(
     assert "Kafka 4.0+ broker (KIP-848)" in text, text
     assert f"Kafka {line} or later" in text, text
     assert caught.value.broker_release == line
+
+
+@pytest.mark.broker_matrix
+def test_member_joins_commits_and_leaves_or_names_the_release(
+    kafka_bootstrap: str, new_topic: Callable[..., str]
+) -> None:
+    """No Spark: the member on the session's broker (any release of the matrix). Kafka 4.0+:
+    it joins, owns both partitions, commits with its member epoch (ConsumerGroupCommand shows
+    the offset) and leaves (no member remains). Kafka 3.x: the error names the release."""
+    topic = new_topic(partitions=2)
+    group = f"g848-{uuid.uuid4().hex[:8]}"
+    host, port = kafka_bootstrap.split(",")[0].rsplit(":", 1)
+    with BrokerConnection(host, int(port)) as conn:
+        conn.connect()
+        offered = conn.api_versions.get(68)  # ConsumerGroupHeartbeat, as the broker says
+    config = GroupConfig(group_id=group, protocol="consumer", default_api_timeout_ms=30_000)
+    with KafkaClient(ClientConfig.from_bootstrap(kafka_bootstrap)) as client:
+
+        def names(topics: object) -> dict[uuid.UUID, str]:
+            infos = client.metadata([topic]).topics
+            return {i.topic_id: n for n, i in infos.items() if i.topic_id is not None}
+
+        member = ConsumerGroupMember(config, client, names)
+        if offered is None or offered[1] < 1:
+            with pytest.raises(UnsupportedByBrokerError, match=r"Kafka 4\.0\+ broker \(KIP-848\)"):
+                member.ensure_active([topic])
+            return
+        parts = (TopicPartition(topic, 0), TopicPartition(topic, 1))
+        assert member.ensure_active([topic]) == parts
+        assert member.commit({parts[0]: 0, parts[1]: 0}) == {parts[0]: 0, parts[1]: 0}
+        assert member.fetch_committed(parts) == {parts[0]: 0, parts[1]: 0}
+        member.close()
+        channel = CoordinatorChannel(config, client, clock=time.monotonic, sleep=time.sleep)
+        assert describe_consumer_group(channel).members == ()
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (0, 0), 1: (0, 0)}
