@@ -164,6 +164,27 @@ class JavaMember:
         with self._lock:
             return list(self.rows)
 
+    def owned(self) -> set[int]:
+        """The partitions it owns now, from its ASSIGNED / REVOKED / LOST lines."""
+        owned: set[int] = set()
+        with self._lock:
+            for event in self.events:
+                kind, _, parts = event.partition(" ")
+                changed = {int(p) for p in parts.split(",") if p}
+                if kind == "ASSIGNED":
+                    owned |= changed
+                elif kind in ("REVOKED", "LOST"):
+                    owned -= changed
+        return owned
+
+    def wait_owned(self, count: int, timeout_s: float = 120) -> None:
+        """Wait until it owns ``count`` partitions (its own lines: no tool run per check)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.owned()) != count:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise AssertionError(f"the Java consumer does not own {count}: {self.events}")
+            time.sleep(0.2)
+
     def stop(self, timeout_s: float = 60) -> None:
         """Ask for a clean stop (commit, leave the group) and wait for the exit."""
         assert self.process.stdin is not None
@@ -212,6 +233,7 @@ def test_query_and_java_consumer_share_a_consumer_protocol_group(
     try:
         wait_until(lambda: len(sink_rows(spark, tmp_path, "a")) == 20, 120, "query a reads 20")
         java = JavaMember(bootstrap, group, topic, "group.protocol=consumer")
+        java.wait_owned(2)
         wait_until(
             lambda: assignment_sizes(bootstrap, group) == [2, 2],
             120,
@@ -261,6 +283,7 @@ def test_killed_java_member_is_fenced_and_the_query_takes_its_partitions(
     try:
         wait_until(lambda: len(java.read_rows()) == 20, 120, "the Java consumer reads 20")
         qa = start_query(spark, bootstrap, topic, group, tmp_path, "a")
+        java.wait_owned(2)
         wait_until(
             lambda: assignment_sizes(bootstrap, group) == [2, 2],
             120,
