@@ -222,6 +222,8 @@ class SecureKafka:
         pki: from :func:`make_pki`.
         reauth_ms: ``connections.max.reauth.ms`` of the REAUTH listener (KIP-368), ms.
         heap: the broker's JVM heap.
+        kafka_version: the broker's Kafka release (default: that of
+            :class:`~spark_kafka_py.testing.broker.LocalKafkaCluster`).
 
     Use as a context manager, or :meth:`start` / :meth:`stop`.
     """
@@ -236,11 +238,20 @@ class SecureKafka:
         "REAUTH": "SASL_PLAINTEXT",
     }
 
-    def __init__(self, pki: Pki, *, reauth_ms: int = 4000, heap: str = "384m") -> None:
+    def __init__(
+        self,
+        pki: Pki,
+        *,
+        reauth_ms: int = 4000,
+        heap: str = "384m",
+        kafka_version: str | None = None,
+    ) -> None:
         self.pki = pki
         self.reauth_ms = reauth_ms
         self.ports = dict(zip(self.LISTENERS, _free_ports(len(self.LISTENERS)), strict=True))
-        self.cluster = LocalKafkaCluster(1, heap=heap, server_props=self.server_props())
+        self.cluster = LocalKafkaCluster(
+            1, kafka_version=kafka_version, heap=heap, server_props=self.server_props()
+        )
 
     def server_props(self) -> dict[str, str]:
         """The ``server.properties`` overrides (listeners, TLS stores, SASL, authorizer)."""
