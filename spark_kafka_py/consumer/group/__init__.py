@@ -1,4 +1,5 @@
-"""Classic consumer groups (protocol type ``consumer``) on the driver side.
+"""Consumer groups on the driver side: classic groups (protocol type ``consumer``) and the
+KIP-848 consumer group protocol (``group.protocol=consumer``).
 
 * :mod:`.protocol` - ``ConsumerProtocolSubscription`` / ``ConsumerProtocolAssignment`` bytes;
 * :mod:`.assignors` - ``range``, ``roundrobin`` and ``cooperative-sticky``, equal to Kafka's
@@ -12,6 +13,8 @@
 * :mod:`.offsets` - :class:`~.offsets.GroupOffsets`: OffsetCommit, OffsetFetch (as Java's
   ``ConsumerCoordinator``), with a member's generation or as "simple" commits;
 * :mod:`.consumer_membership` - :class:`~.consumer_membership.ConsumerGroupMembership`: the
-  sans-I/O member state machine of the KIP-848 consumer group protocol (ConsumerGroupHeartbeat),
-  not wired into the stream reader yet.
+  sans-I/O member state machine of the KIP-848 consumer group protocol (ConsumerGroupHeartbeat);
+* :mod:`.consumer_member` - :class:`~.consumer_member.ConsumerGroupMember`: that machine over the
+  coordinator (heartbeat thread, reconciliation at micro-batch boundaries, offsets with the member
+  epoch, leaving), with the interface of :class:`~.membership.GroupMember`.
 """
