@@ -14,6 +14,10 @@ Usage::
     python -m spark_kafka_py.testing.matrix -- -x -k groups       # after --: more pytest arguments
 
 Prints one line per release (exit code, seconds) and exits 0 only when every release passed.
+
+The default test run covers the same releases with a smaller subset in its own process
+(``tests/integration/test_broker_versions.py``: one broker per release in turn, the session's
+Spark); this command is the long run of every ``broker_matrix`` test.
 """
 
 from __future__ import annotations
