@@ -1,10 +1,11 @@
 """KIP-848 with real brokers, real Spark and Kafka's own Java consumer (issue 16).
 
 Queries with ``kafka.group.protocol=consumer`` share a group with a Java ``KafkaConsumer``
-(``group.protocol=consumer``); a Java member killed with SIGKILL is fenced by the coordinator
-after the group's session timeout and its partitions move to the query with no record lost; a
-group used by the classic protocol and left empty is taken over by the consumer protocol
-(offline migration, KIP-848) from its committed offsets.
+(``group.protocol=consumer``); a member killed with SIGKILL (the Java consumer, or a Python
+process holding our member) is fenced by the coordinator after the group's session timeout and
+its partitions move to the other with no record lost; a group used by the classic protocol and
+left empty is taken over by the consumer protocol (offline migration, KIP-848) from its
+committed offsets.
 
 One broker for the module (Kafka 4.0 or later; the release of ``SPARK_KAFKA_PY_KAFKA_VERSION``),
 started with short KIP-848 timeouts: the consumer protocol's session timeout and heartbeat
@@ -23,6 +24,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -345,6 +347,111 @@ def test_killed_java_member_is_fenced_and_the_query_takes_its_partitions(
             r for r in java_rows if r[0] == p and r[1] >= restart
         }
     assert {p for p, _, v in rows_a if v.startswith("c-")} == set(range(4))
+
+
+#: A consumer-protocol member of our own in a Python process, without Spark: the stream
+#: reader a query's driver holds, driven as Spark drives it (latestOffset, partitions, read,
+#: every 200 ms); each record read is printed ("R\t<partition>\t<offset>\t<value>") before
+#: the next boundary commits it.
+PY_MEMBER = """
+import sys, time
+from spark_kafka_py.spark.options import parse_options
+from spark_kafka_py.spark.source import KafkaStreamReader
+bootstrap, topic, group = sys.argv[1:4]
+reader = KafkaStreamReader(parse_options({
+    "kafka.bootstrap.servers": bootstrap, "subscribe": topic, "kafka.group.id": group,
+    "kafka.group.protocol": "consumer", "startingOffsets": "group",
+    "groupOffsetsFallback": "earliest"}, streaming=True))
+start = reader.initialOffset()
+while True:
+    end = reader.latestOffset(start, None)
+    for part in reader.partitions(start, end):
+        for batch in reader.read(part):
+            for row in batch.select(["partition", "offset", "value"]).to_pylist():
+                print(f"R\t{row['partition']}\t{row['offset']}\t{row['value'].decode()}")
+    sys.stdout.flush()
+    start = end
+    time.sleep(0.2)
+"""
+
+
+def test_killed_python_member_is_fenced_and_the_java_consumer_takes_its_partitions(
+    bootstrap: str, tmp_path: Path
+) -> None:
+    """SIGKILL of a process holding our consumer-protocol member (no leaving heartbeat, no
+    commit of its last batch): fenced after the session timeout, its partitions go to the Java
+    consumer, which starts at the offsets our member committed; no record is lost, and the
+    only records read twice are our member's uncommitted tail."""
+    topic = new_topic(bootstrap, 4)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    first = records(4, 5, "a")
+    produce(bootstrap, topic, first)
+    log = (tmp_path / "member.log").open("wb")
+    ours = subprocess.Popen(
+        [sys.executable, "-c", PY_MEMBER, bootstrap, topic, group],
+        stdout=subprocess.PIPE,
+        stderr=log,
+    )
+    ours_rows: list[Row] = []
+
+    def collect() -> None:
+        assert ours.stdout is not None
+        for raw in ours.stdout:
+            fields = raw.decode("utf-8").rstrip("\n").split("\t")
+            if fields[0] == "R":
+                ours_rows.append((int(fields[1]), int(fields[2]), fields[3]))
+
+    collector = threading.Thread(target=collect, daemon=True)
+    collector.start()
+    java: JavaMember | None = None
+    try:
+        wait_until(lambda: len(ours_rows) == 20, 120, "our member reads 20")
+        java = JavaMember(bootstrap, group, topic, "group.protocol=consumer")
+        java.wait_owned(2)
+        second = records(4, 5, "b")
+        produce(bootstrap, topic, second)
+        wait_until(
+            lambda: len(set(ours_rows) | set(java.read_rows())) == 40,
+            120,
+            "40 records across our member and the Java consumer",
+        )
+        ours_parts = {p for p, _, v in ours_rows if v.startswith("b-")}
+        ours.send_signal(signal.SIGKILL)
+        ours.wait(30)
+        killed = time.monotonic()
+        third = records(4, 5, "c")
+        produce(bootstrap, topic, third)
+        java.wait_owned(4, timeout_s=60)
+        fenced_after = time.monotonic() - killed
+        assert fenced_after >= SESSION_TIMEOUT_MS / 1000 * 0.8, fenced_after
+        want = expected_rows(first + second + third)
+        wait_until(
+            lambda: set(ours_rows) | set(java.read_rows()) == want,
+            120,
+            "every record read by our member or the Java consumer",
+        )
+        java.stop()
+    finally:
+        if ours.poll() is None:
+            ours.send_signal(signal.SIGKILL)
+            ours.wait(30)
+        log.close()
+        if java is not None:
+            java.kill()
+    collector.join(10)
+    assert java is not None
+    java_rows = java.read_rows()
+    assert len(ours_parts) == 2 and len(ours_rows) == len(set(ours_rows))
+    assert set(ours_rows) | set(java_rows) == want
+    duplicates = set(ours_rows) & set(java_rows)
+    assert all(p in ours_parts for p, _, _ in duplicates)
+    for p in ours_parts:
+        # where the Java consumer started in a partition taken from our member: our commit
+        restart = min(o for pp, o, v in java_rows if pp == p and not v.startswith("a-"))
+        assert {r for r in duplicates if r[0] == p} == {
+            r for r in ours_rows if r[0] == p and r[1] >= restart
+        }
+        assert restart >= 5  # our member committed what it read before the Java consumer came
 
 
 def test_classic_group_migrates_offline_to_the_consumer_protocol(
