@@ -20,6 +20,7 @@ from spark_kafka_py.consumer.group.consumer_member import (
     ConsumerGroupMember,
     describe_consumer_group,
 )
+from spark_kafka_py.consumer.group.membership import GroupMember
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import ConfigError, KafkaApiError, UnsupportedByBrokerError
 from spark_kafka_py.protocol import error_codes
@@ -51,7 +52,9 @@ from spark_kafka_py.protocol.messages.offset_fetch import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
+from spark_kafka_py.spark.group import StreamGroup
 from spark_kafka_py.spark.options import parse_options
+from spark_kafka_py.spark.planner import Planner
 
 T = uuid.UUID(int=7)
 TP = TopicPartition
@@ -453,3 +456,22 @@ def test_describe_consumer_group_and_its_errors() -> None:
     assert describe_consumer_group(channel) == group  # after the coordinator moved
     with pytest.raises(KafkaApiError, match=re.escape("GROUP_ID_NOT_FOUND (error code 69) in")):
         describe_consumer_group(channel)
+
+
+@pytest.mark.parametrize(
+    ("extra", "kind"),
+    [
+        ({"kafka.group.protocol": "consumer"}, ConsumerGroupMember),
+        ({}, GroupMember),
+        # assign joins no group (either protocol): "simple" commits of a classic member
+        ({"kafka.group.protocol": "consumer", "subscribe": "", "assign": '{"t":[0]}'}, GroupMember),
+    ],
+)
+def test_stream_group_picks_the_member_by_protocol(extra: dict[str, str], kind: type) -> None:
+    opts = {**BASE, **extra}
+    if not opts["subscribe"]:
+        del opts["subscribe"]
+    options = parse_options(opts, streaming=True)
+    stream_group = StreamGroup(options, options.group, Planner(options))
+    assert type(stream_group.member) is kind
+    stream_group.close()  # never joined: nothing to send, no connection opened
