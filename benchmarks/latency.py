@@ -3,14 +3,17 @@ built-in ``format("kafka")``. Same as ``spark-kafka-py bench latency``.
 
 For each source in turn: a fresh topic (``--partitions``), a streaming query from ``latest``
 with the default trigger (a micro-batch as soon as the previous one ended) into a
-``foreachBatch`` sink, then Kafka's ``ProducerPerformance`` writing ``--rate`` records/s of
-``--value-size`` bytes for ``--seconds`` (``acks=1``, ``linger.ms=0``; the producer sets each
-record's CreateTime when it is sent). The sink collects each micro-batch's ``timestamp``
-column to the driver (Arrow) and takes, per row, the wall clock at the moment the batch
-arrived minus the record's CreateTime: the latency of that record from its producer to the
-driver. Rows created in the first ``--warm-up-s`` seconds are left out (the producer's and the
-query's start). Reported: p50, p99 and max over the rows, rows and micro-batches, and
-pykafka p50 / built-in p50 (below 1: pykafka is faster).
+``foreachBatch`` sink, 100 warm-up records through it (the first micro-batch with rows starts
+a Python source's Python workers, once per session; left out), then Kafka's
+``ProducerPerformance`` writing ``--rate`` records/s of ``--value-size`` bytes for
+``--seconds`` (``acks=1``, ``linger.ms=0``; the producer sets each record's CreateTime when it
+is sent). The sink collects each micro-batch's ``timestamp`` column to the driver (Arrow) and
+takes, per row, the wall clock at the moment the batch arrived minus the record's CreateTime:
+the latency of that record from its producer to the driver. Rows created in the first
+``--warm-up-s`` seconds are left out (the producer's start). Reported: p50, p99 and max over
+the rows, rows and micro-batches, pykafka / built-in for p50 and p99 (below 1: pykafka is
+faster), each source's median ``durationMs`` per micro-batch and the pykafka reader's driver
+calls.
 
 Usage::
 
@@ -41,6 +44,12 @@ __all__ = ["LatencyResult", "bench_latency", "format_e2e_latency_table", "percen
 LATENCY_SOURCES = ("pykafka", "kafka")
 #: Their names in the table.
 SOURCE_NAMES = {"pykafka": "pykafka", "kafka": "kafka (built-in)"}
+#: Records sent through each query before the timed producer starts (left out).
+WARM_UP_RECORDS = 100
+#: ``durationMs`` entries of the query progress reported per source (medians over the
+#: micro-batches with rows).
+DURATION_KEYS = ("latestOffset", "walCommit", "queryPlanning", "addBatch", "commitOffsets",
+                 "triggerExecution")  # fmt: skip
 #: Seconds a query may take to catch up with the producer's last record before it is stopped.
 CATCH_UP_S = 60.0
 
@@ -60,6 +69,8 @@ class LatencyResult:
         p50_ms, p99_ms, max_ms: record CreateTime to its batch on the driver, ms.
         batch_rows_median: rows of the median micro-batch.
         runs: per round: p50, p99, max (ms) and rows.
+        durations_ms: median ``durationMs`` per :data:`DURATION_KEYS` entry over the
+            micro-batches with rows (medians of the rounds).
         reader_ms: ``format("pykafka")`` with driver timings on
             (:func:`benchmarks.streaming.enable_driver_timings`): median ms per call of the
             stream reader's driver-side methods, and ``<call> count``.
@@ -77,6 +88,7 @@ class LatencyResult:
     max_ms: float
     batch_rows_median: float
     runs: list[dict[str, float]] = field(default_factory=list)
+    durations_ms: dict[str, float] = field(default_factory=dict)
     reader_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -113,6 +125,12 @@ class _Collector:
         with self.lock:
             return sum(self.batch_rows)
 
+    def reset(self) -> None:
+        with self.lock:
+            self.created_ms.clear()
+            self.latency_ms.clear()
+            self.batch_rows.clear()
+
 
 def _round(
     spark: Any,
@@ -122,9 +140,14 @@ def _round(
     seconds: float,
     partitions: int,
     value_size: int,
-) -> tuple[int, _Collector, float]:
+) -> tuple[int, _Collector, float, dict[str, float]]:
     """One source, one producer run; returns (records produced, collector, producer start
-    time in epoch ms)."""
+    time in epoch ms, median ``durationMs`` of the query's micro-batches with rows).
+
+    Before the timed producer, :data:`WARM_UP_RECORDS` records go through the query (their
+    micro-batch starts the Python workers of a Python source, once per session) and are left
+    out.
+    """
     from spark_kafka_py.testing.tools import create_topic, produce_perf
 
     topic = f"bench-latency-{fmt}-{uuid.uuid4().hex[:8]}"
@@ -150,6 +173,14 @@ def _round(
                 if query.exception() is not None:
                     raise query.exception()  # type: ignore[misc]
                 time.sleep(0.2)
+            produce_perf(bootstrap, topic, WARM_UP_RECORDS, value_size)
+            deadline = time.monotonic() + 120
+            while collector.rows() < WARM_UP_RECORDS and time.monotonic() < deadline:
+                if query.exception() is not None:
+                    raise query.exception()  # type: ignore[misc]
+                time.sleep(0.2)
+            collector.reset()
+            warm_batches = len(query.recentProgress)
             started_ms = time.time() * 1000
             produce_perf(
                 bootstrap,
@@ -165,11 +196,16 @@ def _round(
                 if query.exception() is not None:
                     raise query.exception()  # type: ignore[misc]
                 time.sleep(0.2)
+            timed = [p for p in query.recentProgress[warm_batches:] if p["numInputRows"] > 0]
         finally:
             query.stop()
     finally:
         shutil.rmtree(checkpoint, ignore_errors=True)
-    return produced, collector, started_ms
+    durations = {
+        key: float(np.median([p["durationMs"].get(key, 0) for p in timed])) if timed else 0.0
+        for key in DURATION_KEYS
+    }
+    return produced, collector, started_ms, durations
 
 
 def bench_latency(
@@ -194,7 +230,9 @@ def bench_latency(
     """
     from benchmarks.streaming import read_timings, reader_medians
 
-    rounds: dict[str, list[tuple[int, _Collector, float]]] = {s: [] for s in sources}
+    rounds: dict[str, list[tuple[int, _Collector, float, dict[str, float]]]] = {
+        s: [] for s in sources
+    }
     calls: dict[str, list[dict[str, Any]]] = {s: [] for s in sources}
     for _ in range(repeat):
         for fmt in sources:
@@ -207,7 +245,7 @@ def bench_latency(
         runs = []
         rows = produced = batches = 0
         sizes: list[int] = []
-        for count, collector, started_ms in done:
+        for count, collector, started_ms, _ in done:
             produced += count
             rows += collector.rows()
             batches += len(collector.batch_rows)
@@ -237,6 +275,10 @@ def bench_latency(
                 mx,
                 float(np.median(sizes)) if sizes else 0.0,
                 runs,
+                {
+                    key: float(np.median([d[3][key] for d in done])) if done else 0.0
+                    for key in DURATION_KEYS
+                },
                 reader_medians(calls[fmt]),
             )
         )
@@ -265,6 +307,12 @@ def format_e2e_latency_table(results: Sequence[LatencyResult]) -> str:
             f"- pykafka / built-in: p50 {ours.p50_ms / peer.p50_ms:.2f}, "
             f"p99 {ours.p99_ms / peer.p99_ms:.2f} (below 1: pykafka is faster)"
         )
+    for r in results:
+        if r.durations_ms:
+            notes.append(
+                f"- {SOURCE_NAMES.get(r.source, r.source)} micro-batch durationMs (median): "
+                + ", ".join(f"{k} {v:,.0f}" for k, v in r.durations_ms.items())
+            )
     for r in results:
         timed = [k for k in r.reader_ms if not k.endswith(" count")]
         if timed:
