@@ -40,7 +40,8 @@ instance id to take back. The member id is generated here, once per membership o
 version 1 of the API requires (KIP-1082) and as Java does (``Uuid.randomUuid()``).
 
 Errors, as Java's ``AbstractHeartbeatRequestManager`` handles them: NOT_COORDINATOR and
-COORDINATOR_NOT_AVAILABLE (and a failed request) -> find the coordinator and retry;
+COORDINATOR_NOT_AVAILABLE (and a failed request) -> find the coordinator and retry, after the
+backoff below (where Java pauses its FindCoordinator retries instead);
 COORDINATOR_LOAD_IN_PROGRESS -> retry after an exponential backoff (``retry.backoff.ms`` doubling
 up to ``retry.backoff.max.ms``; Java adds 20% jitter, we do not); FENCED_MEMBER_EPOCH and
 UNKNOWN_MEMBER_ID -> the member is fenced: it loses all its partitions (no commit is possible
@@ -605,7 +606,11 @@ class ConsumerGroupMembership:
         # (Java's ``HeartbeatRequestState.onFailedAttempt``).
         self._next_due_ms = now_ms
         if code in _FIND_COORDINATOR:
-            # Retry as soon as the coordinator is found again (Java skips the backoff).
+            # Find the coordinator again, then retry after the backoff: a freshly started
+            # broker names itself coordinator before it has loaded the group, and without a
+            # pause the member asked every few ms until it had (Java pauses its
+            # FindCoordinator retries with the same backoff).
+            self._back_off(now_ms)
             return [FindCoordinator(f"{error.name} {self._where()}")]
         if code == COORDINATOR_LOAD_IN_PROGRESS:
             self._back_off(now_ms)

@@ -352,7 +352,10 @@ def test_coordinator_moved_find_it_and_resend_every_field(code: int) -> None:
     events = member.on_response(response(-1, error=code), 3_010)
     assert len(events) == 1 and isinstance(events[0], FindCoordinator)
     assert member.state is MemberState.STABLE
-    retry = send(member, 3_010)  # no backoff
+    # Retried after the backoff (100 ms), not at once: a broker that names itself coordinator
+    # before it has loaded the group would otherwise be asked every few ms.
+    assert member.next_request(3_010 + 99) is None
+    retry = send(member, 3_010 + 100)
     assert retry.member_epoch == 1
     assert owned(retry) == {T: (0,)} and retry.subscribed_topic_names == ("t",)
     assert retry.rebalance_timeout_ms == 300_000 and retry.server_assignor == "uniform"
