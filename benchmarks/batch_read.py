@@ -53,10 +53,63 @@ def _reader(spark: Any, fmt: str, options: dict[str, str]) -> Any:
     return reader.load()
 
 
-def _time_batch_read(spark: Any, fmt: str, options: dict[str, str]) -> float:
+#: Process kinds of :func:`cpu_seconds`, by a marker in their command line.
+_KINDS = (
+    (b"pyspark.daemon", "python workers"),
+    (b"kafka.logs.dir", "broker"),  # a LocalKafkaCluster node started by this run
+    (b"java", "spark jvm"),
+)
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds (user + system, ``/proc/<pid>/stat``) used so far by the processes this
+    one started, by kind: ``python workers`` (PySpark's daemon and the workers it forked),
+    ``broker`` (a local Kafka node started for the run), ``spark jvm`` (any other JVM: the
+    driver's, a standalone cluster's) and ``driver`` (this Python process). Processes that
+    ended meanwhile are not counted (PySpark reuses its workers). Empty without ``/proc``."""
+    parent: dict[int, int] = {}
+    info: dict[int, tuple[bytes, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parent[pid] = int(fields[1])
+        info[pid] = (cmdline, (int(fields[11]) + int(fields[12])) / tick)
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    out: dict[str, float] = {}
+    todo = [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        cmdline, secs = info.get(pid, (b"", 0.0))
+        kind = "driver" if pid == os.getpid() else "other"
+        for marker, name in _KINDS:
+            if marker in cmdline:
+                kind = name
+                break
+        out[kind] = out.get(kind, 0.0) + secs
+    return out
+
+
+def _time_batch_read(
+    spark: Any, fmt: str, options: dict[str, str], cpu: list[dict[str, float]] | None = None
+) -> float:
+    """Seconds of one read into the noop sink; appends the CPU seconds each process kind
+    used meanwhile to ``cpu`` (:func:`cpu_seconds`)."""
+    before = cpu_seconds()
     start = time.perf_counter()
     _reader(spark, fmt, options).write.format("noop").mode("overwrite").save()
-    return time.perf_counter() - start
+    secs = time.perf_counter() - start
+    if cpu is not None:
+        after = cpu_seconds()
+        cpu.append({k: after[k] - before.get(k, 0.0) for k in after})
+    return secs
 
 
 def bench_batch(
@@ -95,14 +148,22 @@ def bench_batch(
             },
         }
         runs: dict[str, list[float]] = {fmt: [] for fmt in options}
+        cpu: dict[str, list[dict[str, float]]] = {fmt: [] for fmt in options}
         for fmt in runs:
             _time_batch_read(spark, fmt, options[fmt])
         rows = {fmt: _reader(spark, fmt, options[fmt]).count() for fmt in ("pykafka", LIMIT_FORMAT)}
         for _ in range(repeat):
             for fmt in runs:
-                runs[fmt].append(_time_batch_read(spark, fmt, options[fmt]))
+                runs[fmt].append(_time_batch_read(spark, fmt, options[fmt], cpu[fmt]))
         load = f"load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
         ours = statistics.median(runs["pykafka"])
+        cpu_median = {
+            "limit" if fmt == LIMIT_FORMAT else fmt: {
+                kind: statistics.median(c.get(kind, 0.0) for c in measured)
+                for kind in sorted({k for c in measured for k in c})
+            }
+            for fmt, measured in cpu.items()
+        }
         mbytes = records * record_bytes / 1e6
         out.append(
             BenchResult(
@@ -115,6 +176,7 @@ def bench_batch(
                 ours,
                 statistics.median(runs["kafka"]),
                 {"pykafka": runs["pykafka"], "kafka": runs["kafka"]},
+                cpu={k: cpu_median[k] for k in ("pykafka", "kafka")},
             )
         )
         out.append(
@@ -133,6 +195,7 @@ def bench_batch(
                 else f"{load}; row counts differ: pykafka {rows['pykafka']:,}, limit "
                 f"{rows[LIMIT_FORMAT]:,}",
                 rows={"pykafka": rows["pykafka"], "limit": rows[LIMIT_FORMAT]},
+                cpu={k: cpu_median[k] for k in ("pykafka", "limit")},
             )
         )
     return out
@@ -172,7 +235,26 @@ def format_batch_table(results: Sequence[BenchResult]) -> str:
             f"{ratio(limit)} | {runs(kafka, 'pykafka')} | {runs(kafka, 'kafka')} | "
             f"{runs(limit, 'limit')} |"
         )
-    return "\n".join(lines)
+    cpu_lines = [
+        "",
+        "CPU seconds per read (medians), by process: PySpark's Python workers, the Spark JVM(s), "
+        "the local broker (when started by the run):",
+        "",
+        "| codec | source | python workers | spark jvm | broker | total | total / pykafka's |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for case, peers in cases.items():
+        cpu: dict[str, dict[str, float]] = {}
+        for r in peers.values():
+            cpu.update(r.cpu)
+        own = sum(cpu.get("pykafka", {}).values())
+        for name, kinds in cpu.items():
+            total = sum(kinds.values())
+            share = f"{total / own:.2f}" if own else "-"
+            parts = [kinds.get(k, 0.0) for k in ("python workers", "spark jvm", "broker")]
+            cells = " | ".join(f"{v:.2f}" for v in parts)
+            cpu_lines.append(f"| {case} | {name} | {cells} | {total:.2f} | {share} |")
+    return "\n".join(lines + (cpu_lines if len(cpu_lines) > 5 else []))
 
 
 if __name__ == "__main__":

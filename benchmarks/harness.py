@@ -63,6 +63,8 @@ class BenchResult:
         runs: every run's seconds, per system.
         note: free text (e.g. why a peer was skipped).
         rows: rows each system returned, when the benchmark counted them (system -> rows).
+        cpu: CPU seconds per run (median) of the processes the run used, when the benchmark
+            measured them (system -> process kind -> seconds).
     """
 
     bench: str
@@ -76,6 +78,7 @@ class BenchResult:
     runs: dict[str, list[float]] = field(default_factory=dict)
     note: str = ""
     rows: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float | None:

@@ -40,3 +40,17 @@ def test_batch_table_puts_the_limit_next_to_the_built_in_source():
     ]
     row = "| none | 1,000 | 0.1 | 333 | 1,250 | **3.00** | **0.80** | 1.00 | 3.00 | 0.80 |"
     assert row in format_batch_table(results)
+
+
+def test_batch_table_gives_each_sources_cpu_seconds():
+    cpu = {"python workers": 0.4, "spark jvm": 0.6, "broker": 0.2}
+    limit_cpu = {"python workers": 0.25, "spark jvm": 0.65}
+    results = [
+        BenchResult(
+            "batch", "zstd", "pykafka", LIMIT_PEER, 10, 0.1, 1.0, 0.9, {"limit": [0.9]},
+            cpu={"pykafka": cpu, "limit": limit_cpu},
+        )
+    ]  # fmt: skip
+    table = format_batch_table(results)
+    assert "| zstd | pykafka | 0.40 | 0.60 | 0.20 | 1.20 | 1.00 |" in table
+    assert "| zstd | limit | 0.25 | 0.65 | 0.00 | 0.90 | 0.75 |" in table
