@@ -177,9 +177,10 @@ def list_offsets_once(
     """One ListOffsets attempt: one request per leader, all written before any is read.
 
     No Metadata and no retries: the caller knows the leaders (cached metadata) and decides
-    what to do with the failures. A broker's requests and answers are in flight together
+    what to do with the failures. The requests to the brokers are in flight together
     (:meth:`~spark_kafka_py.client.connection.BrokerConnection.send_pipelined`), so the
     round trip of the look-up is that of the slowest broker, not the sum over brokers.
+    :class:`PreparedListOffsets` does the same with requests built once.
 
     Args:
         client: a connected (or connectable) client.
@@ -195,52 +196,89 @@ def list_offsets_once(
         partition the answer left out, :class:`KafkaConnectionError` /
         :class:`KafkaTimeoutError` for every partition of a broker that did not answer.
     """
-    result: dict[TopicPartition, int] = {}
-    failures: dict[TopicPartition, KafkaError] = {}
-    pending = []
-    for leader, asked in sorted(by_leader.items()):
-        if not asked:
-            continue
-        topics: dict[str, list[ListOffsetsPartition]] = defaultdict(list)
-        for (topic, partition), timestamp in asked.items():
-            topics[topic].append(
-                ListOffsetsPartition(partition_index=partition, timestamp=timestamp)
-            )
-        request = ListOffsetsRequest(
-            replica_id=CONSUMER_REPLICA_ID,
-            isolation_level=isolation_level,
-            topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
-        )
-        try:
-            conn = client.connection(leader)
-            handle = conn.send_pipelined(request)
-        except _UNREACHABLE as exc:
-            failures.update(dict.fromkeys(asked, exc))
-            continue
-        assert handle is not None  # ListOffsets is always answered
-        pending.append((conn, handle, asked))
-    for conn, handle, asked in pending:
-        try:
-            response = conn.receive(handle)
-        except _UNREACHABLE as exc:
-            failures.update(dict.fromkeys(asked, exc))
-            continue
-        for topic_resp in response.topics:
-            name = topic_resp.name
-            for p in topic_resp.partitions:
-                tp = TopicPartition(name, p.partition_index)
-                timestamp = asked.get(tp)
-                if timestamp is None:
-                    continue
-                if p.error_code == NONE:
-                    result[tp] = p.offset
-                else:
-                    failures[tp] = error_for_code(
-                        p.error_code, f"for {tp} (ListOffsets, timestamp {timestamp})"
-                    )
-        for tp in asked:
-            if tp not in result and tp not in failures:
-                failures[tp] = KafkaApiError(
-                    _MISSING_PARTITION, f"for {tp}: not in the ListOffsets response"
+    return PreparedListOffsets(by_leader, isolation_level=isolation_level).send(client)
+
+
+class PreparedListOffsets:
+    """The ListOffsets requests of a fixed set of partitions and timestamps, built once and
+    sent as often as needed (a stream reader's latest offsets, every micro-batch, while the
+    leaders stay where the cached metadata says).
+
+    Args:
+        by_leader: ``{leader node id: {TopicPartition: timestamp}}``.
+        isolation_level: 0 read_uncommitted, 1 read_committed.
+    """
+
+    def __init__(
+        self, by_leader: Mapping[int, Mapping[TopicPartition, int]], *, isolation_level: int = 0
+    ) -> None:
+        # (leader, request, {TopicPartition: timestamp}, {topic: {partition: TopicPartition}})
+        self._requests: list[
+            tuple[
+                int,
+                ListOffsetsRequest,
+                dict[TopicPartition, int],
+                dict[str, dict[int, TopicPartition]],
+            ]
+        ] = []
+        for leader, asked in sorted(by_leader.items()):
+            if not asked:
+                continue
+            topics: dict[str, list[ListOffsetsPartition]] = defaultdict(list)
+            index: dict[str, dict[int, TopicPartition]] = defaultdict(dict)
+            for tp, timestamp in asked.items():
+                topics[tp.topic].append(
+                    ListOffsetsPartition(partition_index=tp.partition, timestamp=timestamp)
                 )
-    return result, failures
+                index[tp.topic][tp.partition] = tp
+            request = ListOffsetsRequest(
+                replica_id=CONSUMER_REPLICA_ID,
+                isolation_level=isolation_level,
+                topics=tuple(
+                    ListOffsetsTopic(name=t, partitions=tuple(ps)) for t, ps in topics.items()
+                ),
+            )
+            self._requests.append((leader, request, dict(asked), dict(index)))
+
+    def send(
+        self, client: KafkaClient
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, KafkaError]]:
+        """Send every request, then read every answer: see :func:`list_offsets_once`."""
+        result: dict[TopicPartition, int] = {}
+        failures: dict[TopicPartition, KafkaError] = {}
+        pending = []
+        for leader, request, asked, index in self._requests:
+            try:
+                conn = client.connection(leader)
+                handle = conn.send_pipelined(request)
+            except _UNREACHABLE as exc:
+                failures.update(dict.fromkeys(asked, exc))
+                continue
+            assert handle is not None  # ListOffsets is always answered
+            pending.append((conn, handle, asked, index))
+        for conn, handle, asked, index in pending:
+            try:
+                response = conn.receive(handle)
+            except _UNREACHABLE as exc:
+                failures.update(dict.fromkeys(asked, exc))
+                continue
+            for topic_resp in response.topics:
+                keys = index.get(topic_resp.name)
+                if keys is None:
+                    continue
+                for p in topic_resp.partitions:
+                    tp = keys.get(p.partition_index)
+                    if tp is None:
+                        continue
+                    if p.error_code == NONE:
+                        result[tp] = p.offset
+                    else:
+                        failures[tp] = error_for_code(
+                            p.error_code, f"for {tp} (ListOffsets, timestamp {asked[tp]})"
+                        )
+            for tp in asked:
+                if tp not in result and tp not in failures:
+                    failures[tp] = KafkaApiError(
+                        _MISSING_PARTITION, f"for {tp}: not in the ListOffsets response"
+                    )
+        return result, failures

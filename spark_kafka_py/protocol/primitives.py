@@ -33,6 +33,7 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from spark_kafka_py.errors import KafkaProtocolError, LocalProtocolError
 
@@ -146,6 +147,28 @@ class Reader:
         if n < 0:
             raise KafkaProtocolError(f"negative size {n} for {field}")
         self._need(n, field)
+
+    def unpack(self, st: struct.Struct, field: str) -> tuple[Any, ...]:
+        """Read ``st.size`` bytes as ``st`` (several fixed-width fields in one call)."""
+        return st.unpack_from(self._buf, self._need(st.size, field))
+
+    def peek_structs(self, st: struct.Struct, n: int) -> list[tuple[Any, ...]] | None:
+        """The next ``n`` consecutive ``st`` records, without reading them; ``None`` when
+        fewer than ``n * st.size`` bytes are left."""
+        size = st.size * n
+        pos = self._pos
+        if size > self._end - pos:
+            return None
+        return list(st.iter_unpack(self._buf[pos : pos + size]))
+
+    def empty_tagged_fields(self) -> bool:
+        """Consume a tagged fields section if it is empty (a count of 0, one byte) and say so;
+        otherwise read nothing and return False (KIP-482)."""
+        pos = self._pos
+        if pos < self._end and self._buf[pos] == 0:
+            self._pos = pos + 1
+            return True
+        return False
 
     def sub_reader(self, n: int, field: str) -> Reader:
         """A reader over the next ``n`` bytes; this reader advances past them."""

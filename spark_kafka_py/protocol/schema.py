@@ -29,6 +29,8 @@ Rules taken from Kafka's message generator:
 from __future__ import annotations
 
 import dataclasses
+import operator
+import struct
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
@@ -245,6 +247,11 @@ class Array(KafkaType):
             return None
         if isinstance(item, Struct):
             cls = item.cls
+            element = _plan(cls, version, flexible).element
+            if element is not None and n:
+                elements = _read_elements(r, element, n, flexible)
+                if elements is not None:
+                    return elements
             return tuple(_decode_struct(cls, r, version, flexible) for _ in range(n))
         name = f"{field}[]"
         return tuple(item.read(r, version, flexible, False, name) for _ in range(n))
@@ -260,9 +267,38 @@ class Array(KafkaType):
         ):
             raise LocalProtocolError(f"{field} must be a sequence, got {type(value).__name__}")
         w.array_length(len(value), field, compact=flexible, nullable=False)
+        if (
+            isinstance(self.item, Struct)
+            and value
+            and _write_elements(w, self.item.cls, value, version, flexible)
+        ):
+            return
         name = f"{field}[]"
         for element in value:
             self.item.write(w, element, version, flexible, False, name)
+
+
+def _write_elements(
+    w: Writer, cls: type, value: Sequence[Any], version: int, flexible: bool
+) -> bool:
+    """Write array elements of one fixed layout in one pass (see :attr:`_Plan.element`) and
+    return True; False (nothing written) when that does not apply: another layout, fields
+    this version lacks that must be checked, an element of another type or out of range."""
+    plan = _plan(cls, version, flexible)
+    if plan.element is None or plan.tagged_by_name or not all(i for _, _, i in plan.absent):
+        return False
+    st, names = plan.fixed  # type: ignore[misc]
+    if len(names) < 2 or any(type(e) is not cls for e in value):
+        return False
+    values = operator.attrgetter(*names)
+    pack = st.pack
+    tail = b"\x00" if flexible else b""  # an empty tagged fields section
+    try:
+        data = tail.join([pack(*values(e)) for e in value]) + tail
+    except struct.error:
+        return False  # written field by field, which names the field out of range
+    w.buffer.extend(data)
+    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,6 +326,75 @@ class _Plan:
     tagged: dict[int, tuple[str, KafkaType, bool, str]]
     tagged_by_name: tuple[tuple[int, str, KafkaType, bool, str, Any], ...]
     absent: tuple[tuple[str, Any, bool], ...]
+    #: When every regular field is fixed-width (int8..int64, bool, float64): one
+    #: ``struct.Struct`` for all of them and their names, read and written in one call.
+    fixed: tuple[struct.Struct, tuple[str, ...]] | None = None
+    #: With ``fixed`` and no known tagged fields: the layout of one array element (``fixed``,
+    #: then in flexible versions the one-byte count of an empty tagged section) and a
+    #: constructor from its values that skips the generated ``__init__`` (arrays of such
+    #: elements are read in one ``struct.iter_unpack``).
+    element: tuple[struct.Struct, Callable[[tuple[Any, ...]], Any]] | None = None
+
+
+#: ``struct`` codes of the fixed-width wire types (big-endian, as Kafka's).
+_FIXED_CODES = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i"}
+_FIXED_CODES.update({"uint32": "I", "int64": "q", "float64": "d"})
+
+
+def _element_layout(
+    cls: type, plan: _Plan, flexible: bool
+) -> tuple[struct.Struct, Callable[[tuple[Any, ...]], Any]] | None:
+    """:attr:`_Plan.element` of ``cls`` (``None`` where it does not apply)."""
+    if plan.fixed is None or plan.tagged or hasattr(cls, "__post_init__"):
+        return None
+    st, names = plan.fixed
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    defaults = []
+    for name, _, _ in plan.absent:
+        default = fields[name].default
+        if default is dataclasses.MISSING:  # a default_factory: leave it to __init__
+            return None
+        defaults.append((getattr(cls, name).__set__, default))
+    setters = tuple(getattr(cls, name).__set__ for name in names)  # slot descriptors
+    new = object.__new__
+
+    def make(values: tuple[Any, ...]) -> Any:
+        obj = new(cls)
+        # flexible: the tag count is left over
+        for set_value, value in zip(setters, values, strict=False):
+            set_value(obj, value)
+        for set_value, value in defaults:
+            set_value(obj, value)
+        return obj
+
+    layout = struct.Struct(st.format + ("B" if flexible else ""))
+    return layout, make
+
+
+def _read_elements(r: Reader, element: tuple[struct.Struct, Any], n: int, flexible: bool) -> Any:
+    """``n`` array elements of one fixed layout, or ``None`` (nothing read) when the bytes
+    left are too few or an element has tagged fields: the caller then reads them one by one."""
+    layout, make = element
+    rows = r.peek_structs(layout, n)
+    if rows is None or (flexible and any(row[-1] for row in rows)):
+        return None
+    r.skip(layout.size * n)
+    return tuple(map(make, rows))
+
+
+def _fixed_layout(
+    regular: tuple[tuple[str, KafkaType, bool, str], ...],
+) -> tuple[struct.Struct, tuple[str, ...]] | None:
+    """One ``struct.Struct`` for ``regular`` fields that are all fixed-width, else ``None``."""
+    codes = []
+    for _, ktype, _, _ in regular:
+        code = _FIXED_CODES.get(ktype.name) if isinstance(ktype, _Fixed) else None
+        if code is None:
+            return None
+        codes.append(code)
+    if not codes:
+        return None
+    return struct.Struct(">" + "".join(codes)), tuple(name for name, _, _, _ in regular)
 
 
 def kfield(
@@ -368,16 +473,31 @@ def _plan(cls: type, version: int, flexible: bool) -> _Plan:
             tagged_by_name.append((spec.tag, spec.name, spec.type, nullable, label, spec.default))
         else:
             regular.append((spec.name, spec.type, nullable, label))
-    plan = _Plan(tuple(regular), tagged, tuple(sorted(tagged_by_name)), tuple(absent))
+    plan = _Plan(
+        tuple(regular),
+        tagged,
+        tuple(sorted(tagged_by_name)),
+        tuple(absent),
+        _fixed_layout(tuple(regular)),
+    )
+    plan = dataclasses.replace(plan, element=_element_layout(cls, plan, flexible))
     plans[key] = plan
     return plan
 
 
 def _decode_struct(cls: type[T], r: Reader, version: int, flexible: bool) -> T:
     plan = _plan(cls, version, flexible)
-    kw: dict[str, Any] = {}
-    for name, ktype, nullable, label in plan.regular:
-        kw[name] = ktype.read(r, version, flexible, nullable, label)
+    fixed = plan.fixed
+    if fixed is not None and r.remaining >= fixed[0].size:  # else: the field-by-field error
+        kw = dict(zip(fixed[1], r.unpack(fixed[0], cls.__name__), strict=True))
+        if not flexible:
+            return cls(**kw)
+        if not plan.tagged and r.empty_tagged_fields():
+            return cls(**kw)
+    else:
+        kw = {}
+        for name, ktype, nullable, label in plan.regular:
+            kw[name] = ktype.read(r, version, flexible, nullable, label)
     if flexible:
         known = plan.tagged
         for tag, sub in r.tagged_fields(f"{cls.__name__} tagged fields"):
@@ -405,8 +525,17 @@ def _encode_struct(obj: Any, w: Writer, version: int, flexible: bool) -> None:
                 raise LocalProtocolError(
                     f"{cls.__name__}.{name}={value!r} cannot be sent in version {version}"
                 )
-    for name, ktype, nullable, label in plan.regular:
-        ktype.write(w, getattr(obj, name), version, flexible, nullable, label)
+    fixed = plan.fixed
+    written = False
+    if fixed is not None:
+        try:
+            w.buffer.extend(fixed[0].pack(*[getattr(obj, name) for name in fixed[1]]))
+            written = True
+        except struct.error:
+            pass  # out of range: written field by field below, which names the field
+    if not written:
+        for name, ktype, nullable, label in plan.regular:
+            ktype.write(w, getattr(obj, name), version, flexible, nullable, label)
     if flexible:
         fields: list[tuple[int, bytes]] = []
         for tag, name, ktype, nullable, label, default in plan.tagged_by_name:

@@ -22,7 +22,7 @@ from pyspark.sql.datasource import InputPartition
 
 from spark_kafka_py import errors
 from spark_kafka_py.client.cluster import KafkaClient
-from spark_kafka_py.consumer.offsets import list_offsets, list_offsets_once
+from spark_kafka_py.consumer.offsets import PreparedListOffsets, list_offsets
 from spark_kafka_py.consumer.topic_configs import LOG_APPEND_TIME, timestamp_types
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
@@ -216,12 +216,15 @@ class Planner:
         # (time.monotonic()), reused by latest_offsets() within metadata.max.age.ms.
         self._leaders: dict[TopicPartition, int] | None = None
         self._leaders_time = 0.0
+        # The ListOffsets requests (latest, one per leader) of those topic-partitions.
+        self._latest_requests: PreparedListOffsets | None = None
 
     # -- pickling: never ship a live client ------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_client"] = None
         state["_leaders"] = None
+        state["_latest_requests"] = None
         return state
 
     @property
@@ -288,12 +291,14 @@ class Planner:
             result = {tp: result[tp] for tp in sub.partitions}
         leaders = dict(sorted(result.items()))
         self._leaders, self._leaders_time = dict(leaders), asked
+        self._latest_requests = None
         return leaders, topics
 
     def forget_metadata(self) -> None:
         """Drop the topic-partitions :meth:`latest_offsets` would reuse: the next one asks
         Metadata."""
         self._leaders = None
+        self._latest_requests = None
 
     def latest_offsets(self) -> dict[TopicPartition, int]:
         """The latest offset of every topic-partition of the subscription, for a micro-batch.
@@ -321,15 +326,16 @@ class Planner:
         leaders = self._leaders
         max_age_ms = self.options.consumer.client.metadata_max_age_ms
         if leaders is not None and (time.monotonic() - self._leaders_time) * 1000 < max_age_ms:
-            by_leader: dict[int, dict[TopicPartition, int]] = {}
-            for tp, leader in leaders.items():
-                by_leader.setdefault(leader, {})[tp] = LATEST_TIMESTAMP
-            if -1 not in by_leader:
-                found, failures = list_offsets_once(
-                    self.client,
-                    by_leader,
-                    isolation_level=self.options.consumer.isolation_level,
+            requests = self._latest_requests
+            if requests is None and -1 not in leaders.values():
+                by_leader: dict[int, dict[TopicPartition, int]] = {}
+                for tp, leader in leaders.items():
+                    by_leader.setdefault(leader, {})[tp] = LATEST_TIMESTAMP
+                requests = self._latest_requests = PreparedListOffsets(
+                    by_leader, isolation_level=self.options.consumer.isolation_level
                 )
+            if requests is not None:
+                found, failures = requests.send(self.client)
                 if not failures:
                     return found
                 tp, err = min(failures.items())
@@ -340,7 +346,7 @@ class Planner:
                     tp,
                     err,
                 )
-        self._leaders = None
+        self.forget_metadata()
         leaders, _ = self.topic_partitions()
         return self.list_offsets(dict.fromkeys(leaders, LATEST_TIMESTAMP))
 
