@@ -50,6 +50,7 @@ from typing import Any
 import pyarrow as pa
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.connection import BrokerConnection, Pipelined
 from spark_kafka_py.consumer.offsets import list_offsets
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, READ_COMMITTED, TopicPartition
@@ -116,11 +117,12 @@ class PartitionFetcher:
         leader_hint: the leader's node id known at planning time, or -1.
     """
 
-    #: Send the next Fetch on a thread while the current response is decoded. Off: measured
-    #: 1.4-2.4x *slower* in-process on a 2-core machine (the thread's response parsing and the
-    #: decoder hand the GIL back and forth; see docs/performance.md). Pipelining that pays
-    #: needs the next request written on the same thread before decoding (connection API).
-    prefetch: bool = False
+    #: Write the next Fetch on the connection (``send_pipelined``, same thread) before the
+    #: current response is decoded and its Arrow batches are handed to Spark, so that the
+    #: broker serves it meanwhile; its response is read when the loop gets there. At most one
+    #: Fetch is ahead, so at most one more response (<= ``max.partition.fetch.bytes``, or one
+    #: batch, KIP-74) waits in the socket. See docs/performance.md for the measurements.
+    prefetch: bool = True
 
     def __init__(
         self,
@@ -351,22 +353,29 @@ class PartitionFetcher:
         )
 
     # -- Fetch requests, one kept in flight --------------------------------------------------
-    def _fetch_key(self, pos: int) -> tuple[Any, ...]:
+    def _fetch_key(
+        self, pos: int, last_fetched_epoch: int | None = None, max_bytes: int | None = None
+    ) -> tuple[Any, ...]:
+        """What a Fetch of ``pos`` depends on: node, offset, size, epochs, topic id (the
+        last fetched epoch and size as given, else as things stand now)."""
         node = self._read_replica if self._read_replica >= 0 else self._leader
         return (
             node,
             pos,
-            self._max_bytes,
+            self._max_bytes if max_bytes is None else max_bytes,
             self._leader_epoch,
-            self._last_fetched_epoch,
+            self._last_fetched_epoch if last_fetched_epoch is None else last_fetched_epoch,
             self._topic_id,
         )
 
-    def _fetch_call(self, pos: int) -> Callable[[], Any]:
-        """A call sending the Fetch of ``pos`` as things stand now (node, epoch, sizes)."""
+    def _fetch_request(
+        self, pos: int, last_fetched_epoch: int | None = None, max_bytes: int | None = None
+    ) -> tuple[int, FetchRequest, int | None]:
+        """Node, Fetch request and highest version for ``pos`` (see :meth:`_fetch_key`)."""
         node = self._read_replica if self._read_replica >= 0 else self._leader
+        if last_fetched_epoch is None:
+            last_fetched_epoch = self._last_fetched_epoch
         # last_fetched_epoch needs Fetch v12+ (it is not ignorable); an older broker gets -1.
-        last_fetched_epoch = self._last_fetched_epoch
         if last_fetched_epoch >= 0 and not self._serves_fetch_v12(node):
             last_fetched_epoch = -1
         request = FetchRequest(
@@ -387,7 +396,7 @@ class PartitionFetcher:
                             current_leader_epoch=self._leader_epoch,
                             fetch_offset=pos,
                             log_start_offset=-1,
-                            partition_max_bytes=self._max_bytes,
+                            partition_max_bytes=self._max_bytes if max_bytes is None else max_bytes,
                             last_fetched_epoch=last_fetched_epoch,
                         )
                     ],
@@ -396,7 +405,11 @@ class PartitionFetcher:
             rack_id=self.settings.client_rack,
         )
         # Fetch v13+ names topics by id only; without one, stay at v12.
-        max_version = None if self._topic_id else 12
+        return node, request, None if self._topic_id else 12
+
+    def _fetch_call(self, pos: int) -> Callable[[], Any]:
+        """A call sending the Fetch of ``pos`` as things stand now and returning its response."""
+        node, request, max_version = self._fetch_request(pos)
         client = self.client
         return lambda: client.send(node, request, max_version=max_version)
 
@@ -426,18 +439,32 @@ class PartitionFetcher:
         return self.client.connection(node).description
 
     def _prefetch_after(self, records: bytes | memoryview | None, pos: int, end: int) -> None:
-        """Send the next Fetch now, before ``records`` (the response for ``pos``) is decoded,
+        """Write the next Fetch now, before ``records`` (the response for ``pos``) is decoded,
         when its offset can be told from the batch headers and is still below ``end``
-        (only with :attr:`prefetch` on)."""
+        (only with :attr:`prefetch` on). It is asked as the loop will ask it once ``records``
+        is decoded: with the leader epoch of the last batch read (KIP-320) and the configured
+        size. A failure to write it is left to the Fetch the loop then sends itself."""
         if not self.prefetch or not records:
             return
         nxt = next_fetch_offset(records, pos, end)
         if nxt is None or nxt <= pos or nxt >= end:
             return
-        self._pending = _Prefetch(self._fetch_key(nxt), self._fetch_call(nxt))
+        epoch = last_batch_epoch(records, nxt)
+        if epoch < 0:
+            epoch = self._last_fetched_epoch
+        size = self.settings.max_partition_fetch_bytes
+        node, request, max_version = self._fetch_request(nxt, epoch, size)
+        try:
+            conn = self.client.connection(node)
+            pending = conn.send_pipelined(request, max_version=max_version)
+        except (KafkaConnectionError, KafkaTimeoutError) as exc:
+            log.debug("prefetch of %s at offset %d not sent: %s", self.tp, nxt, exc)
+            return
+        assert pending is not None  # a Fetch is always answered
+        self._pending = _Prefetch(self._fetch_key(nxt, epoch, size), conn, pending)
 
     def close(self) -> None:
-        """Drop the Fetch in flight, if any (waits for it; errors are ignored)."""
+        """Drop the Fetch in flight, if any (reads its response; see :meth:`_Prefetch.discard`)."""
         pending, self._pending = self._pending, None
         if pending is not None:
             pending.discard()
@@ -538,34 +565,31 @@ def next_fetch_offset(records: bytes | memoryview, pos: int, end: int) -> int | 
 
 
 class _Prefetch:
-    """One call run on a daemon thread (socket I/O releases the GIL, so it overlaps with the
-    decoding and with Spark consuming the previous batch)."""
+    """A Fetch written ahead on ``conn`` (:meth:`BrokerConnection.send_pipelined`), for the
+    request ``key`` (:meth:`PartitionFetcher._fetch_key`). The broker answers it while this
+    thread decodes the previous response and Spark takes its batches; the response waits in
+    the socket until :meth:`result` reads it (no thread, so no GIL hand-over)."""
 
-    __slots__ = ("_error", "_result", "_thread", "key")
+    __slots__ = ("_conn", "_pending", "key")
 
-    def __init__(self, key: tuple[Any, ...], call: Callable[[], Any]) -> None:
+    def __init__(self, key: tuple[Any, ...], conn: BrokerConnection, pending: Pipelined) -> None:
         self.key = key
-        self._result: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(call,), name="pykafka-prefetch", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, call: Callable[[], Any]) -> None:
-        try:
-            self._result = call()
-        except BaseException as exc:  # handed to the caller of result()
-            self._error = exc
+        self._conn = conn
+        self._pending = pending
 
     def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
+        """The response. Raises: as :meth:`BrokerConnection.receive`."""
+        return self._conn.receive(self._pending)
 
     def discard(self) -> None:
-        self._thread.join()
+        """Read the response and drop it, so it does not stay in the connection's buffers.
+        A failure here closes the connection (:meth:`BrokerConnection.receive`), and the next
+        request on it reconnects and meets the cause itself; it is logged, not raised: the
+        response was not needed."""
+        try:
+            self._conn.receive(self._pending)
+        except (KafkaConnectionError, KafkaTimeoutError, KafkaProtocolError) as exc:
+            log.debug("dropped prefetched Fetch: %s", exc)
 
 
 def answered_partition(

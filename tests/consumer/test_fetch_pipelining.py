@@ -1,8 +1,10 @@
 """One Fetch kept in flight while the previous response is decoded, and pooled clients.
 
 ``next_fetch_offset`` (batch headers only) must predict exactly the decoder's ``next_offset``;
-reads with prefetching must return every record once, in order, against a real broker (data
-from Kafka's Java producer), with tiny fetches so that almost every Fetch was prefetched.
+reads with prefetching (the next Fetch written on the connection before the current response
+is decoded) must return every record once, in order, against a real broker (data from Kafka's
+Java producer), with tiny fetches so that almost every Fetch was prefetched, and every
+prefetched Fetch must be the one the loop then needs (same offset, size and epochs).
 """
 
 from __future__ import annotations
@@ -53,14 +55,21 @@ def test_prefetching_read_returns_every_record_once(kafka_bootstrap, new_topic, 
     records = [ProducedRecord(key=None, value=v, partition=0) for v in values]
     produce(kafka_bootstrap, topic, records)
     sent: list[tuple] = []
+    dropped: list[tuple] = []
     original = fetcher._Prefetch.__init__
+    original_discard = fetcher._Prefetch.discard
 
-    def spy(self, key, call):
+    def spy(self, key, *rest):
         sent.append(key)
-        original(self, key, call)
+        original(self, key, *rest)
+
+    def spy_discard(self):
+        dropped.append(self.key)
+        original_discard(self)
 
     monkeypatch.setattr(fetcher._Prefetch, "__init__", spy)
-    monkeypatch.setattr(fetcher.PartitionFetcher, "prefetch", True)  # off by default
+    monkeypatch.setattr(fetcher._Prefetch, "discard", spy_discard)
+    assert fetcher.PartitionFetcher.prefetch  # on by default
     # ~3 batches per Fetch: about a thousand round trips, all but the first prefetched
     settings = ConsumerSettings(
         ClientConfig.from_bootstrap(kafka_bootstrap), max_partition_fetch_bytes=1
@@ -69,10 +78,23 @@ def test_prefetching_read_returns_every_record_once(kafka_bootstrap, new_topic, 
     got = [v for b in read_range(settings, tp, 0, 3000) for v in b.column("value").to_pylist()]
     assert got == values
     assert len(sent) > 10
+    assert dropped == []  # each one was the Fetch the loop needed next
     # a range ending inside the data, then the rest with the pooled client
     first = [v for b in read_range(settings, tp, 0, 1234) for v in b.column("value").to_pylist()]
     rest = [v for b in read_range(settings, tp, 1234, 3000) for v in b.column("value").to_pylist()]
     assert first + rest == values
+    # an abandoned read with a Fetch ahead drops it; the next read starts clean
+    reader = read_range(settings, tp, 0, 3000)
+    next(reader)
+    reader.close()
+    assert len(dropped) == 1
+    again = [v for b in read_range(settings, tp, 0, 3000) for v in b.column("value").to_pylist()]
+    assert again == values
+    # and without prefetching, the same records
+    monkeypatch.setattr(fetcher.PartitionFetcher, "prefetch", False)
+    count = len(sent)
+    plain = [v for b in read_range(settings, tp, 0, 3000) for v in b.column("value").to_pylist()]
+    assert plain == values and len(sent) == count
 
 
 @pytest.mark.integration
