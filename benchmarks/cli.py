@@ -415,12 +415,14 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(f"### spark-kafka-py benchmarks, {env['date']}")
     print()
-    if which - {"pushdown"}:
+    if which - {"pushdown", "planning"}:
         print(
             f"`{command}`: {args.records:,} records/topic, {args.key_size}-byte keys, "
             f"{args.value_size}-byte values, {args.partitions} partitions, {args.master}, "
             f"medians of {args.repeat} runs; ratio = ours / peer throughput (> 1: ours faster)."
         )
+    elif which == {"planning"}:
+        print(f"`{command}`: {args.master}; empty topics, idle queries (see below).")
     else:
         print(
             f"`{command}`: {args.master}, medians of {args.repeat} runs; ratio = ours / peer "

@@ -16,8 +16,8 @@ partitions, so 10,000 partitions are 10 topics of 1,000, on the cluster's broker
     driver-side Python process that holds the stream reader.
 ``reader`` (pykafka only)
     The stream reader object itself, in this process: ``latestOffset`` with a read limit and
-    ``partitions``, median of ``--repeat`` after a warm-up call (what the driver's Python
-    process spends, without PySpark's round trip).
+    ``partitions``, median of ``--repeat`` after :data:`WARM_TRIGGERS` warm-up calls (what the
+    driver's Python process spends, without PySpark's round trip).
 
 The cluster: ``--bootstrap-servers``, else a local 3-node KRaft cluster started for the run
 (:data:`BROKERS` brokers, topics with replication factor 1, their partitions spread over the
@@ -176,12 +176,12 @@ def _reader_ms(bootstrap: str, topics: Sequence[str], repeat: int) -> list[float
                     raise
                 time.sleep(1)
         times = []
-        for _ in range(repeat + 1):
+        for _ in range(WARM_TRIGGERS + repeat):
             t0 = time.perf_counter()
             end = reader.latestOffset(start, ReadMaxRows(1000))
             reader.partitions(start, end)
             times.append((time.perf_counter() - t0) * 1000)
-        return times[1:]  # the first one after initialOffset may still connect
+        return times[WARM_TRIGGERS:]  # connections, the brokers' first answers
     finally:
         reader.stop()
 
