@@ -121,8 +121,10 @@ class PartitionFetcher:
     #: current response is decoded and its Arrow batches are handed to Spark, so that the
     #: broker serves it meanwhile; its response is read when the loop gets there. At most one
     #: Fetch is ahead, so at most one more response (<= ``max.partition.fetch.bytes``, or one
-    #: batch, KIP-74) waits in the socket. See docs/performance.md for the measurements.
-    prefetch: bool = True
+    #: batch, KIP-74) waits in the socket. Off: on a 2-core machine shared with the broker it
+    #: used the same CPU and was not faster (the broker then competes with the decoding for
+    #: the cores instead of working while the worker waits); see docs/performance.md.
+    prefetch: bool = False
 
     def __init__(
         self,

@@ -69,7 +69,7 @@ def test_prefetching_read_returns_every_record_once(kafka_bootstrap, new_topic, 
 
     monkeypatch.setattr(fetcher._Prefetch, "__init__", spy)
     monkeypatch.setattr(fetcher._Prefetch, "discard", spy_discard)
-    assert fetcher.PartitionFetcher.prefetch  # on by default
+    monkeypatch.setattr(fetcher.PartitionFetcher, "prefetch", True)  # off by default
     # ~3 batches per Fetch: about a thousand round trips, all but the first prefetched
     settings = ConsumerSettings(
         ClientConfig.from_bootstrap(kafka_bootstrap), max_partition_fetch_bytes=1
