@@ -4,11 +4,14 @@
 source schema, :func:`spark_kafka_py.spark.source.kafka_schema`, without headers, in the same
 Arrow types: :func:`spark_kafka_py.records.arrow.spark_kafka_schema`) and plans one Spark task
 per entry of its ``batches`` option. Each task yields ``pyarrow.RecordBatch`` es of exactly the
-row counts listed for it, with ``keySize``-byte keys and ``valueSize``-byte values. A batch is
-built once per Python worker (cached at module level by its shape) and handed out again for
-every task that needs that shape, so a timed read costs what PySpark and Spark themselves
-cost to take Arrow batches from a Python data source into the JVM and to rows: the most any
-Python source can deliver on the machine (issue 17, "The limit").
+row counts listed for it, with ``keySize``-byte keys and ``valueSize``-byte values. One batch
+of the largest row count asked so far is built per Python worker (cached at module level by
+key size, value size and topic), and every batch handed out is a zero-copy slice of its first
+rows (the Arrow IPC writer sends only the sliced part), so a timed read costs what PySpark and
+Spark themselves cost to take Arrow batches from a Python data source into the JVM and to
+rows: the most any Python source can deliver on the machine (issue 17, "The limit").
+Compressed topics give batches of many different row counts, so a cache of whole batches by
+row count would build most of them inside the timed reads.
 
 The batch benchmark (:mod:`benchmarks.batch_read`) fills ``batches`` with the row counts of
 the Arrow batches that ``format("pykafka")`` yields for the same topic (:func:`pykafka_batches`,
@@ -50,7 +53,7 @@ _TIMESTAMP_US = 1_795_478_400_000_000
 #: ``timestampType`` column: Kafka's ``TimestampType.CREATE_TIME`` id.
 _CREATE_TIME = 0
 
-_cache: dict[tuple[int, int, int, str, int], pa.RecordBatch] = {}
+_cache: dict[tuple[int, int, str], pa.RecordBatch] = {}
 _cache_lock = threading.Lock()
 
 
@@ -63,20 +66,27 @@ def _binary(rows: int, width: int, seed: int, arrow_type: pa.DataType) -> pa.Arr
     )
 
 
-def build_batch(
-    rows: int, key_size: int, value_size: int, topic: str, partition: int
-) -> pa.RecordBatch:
-    """One batch of ``rows`` rows in ``format("pykafka")``'s Arrow schema (no headers).
+def build_batch(rows: int, key_size: int, value_size: int, topic: str) -> pa.RecordBatch:
+    """``rows`` rows in ``format("pykafka")``'s Arrow schema (no headers): a slice of the
+    first rows of one batch cached per process, key size, value size and topic (built again,
+    larger, when more rows are asked for than it has).
 
     Keys and values are ``key_size`` / ``value_size`` bytes over a 16-letter alphabet, the
-    topic name repeated per row (as our decoder writes it), ``partition``, offsets
-    ``0 .. rows - 1``, one CreateTime timestamp. Cached per shape and process.
+    topic name repeated per row (as our decoder writes it), partition 0, offsets
+    ``0 .. rows - 1``, one CreateTime timestamp.
     """
-    shape = (rows, key_size, value_size, topic, partition)
+    shape = (key_size, value_size, topic)
     with _cache_lock:
         found = _cache.get(shape)
-    if found is not None:
-        return found
+    if found is None or found.num_rows < rows:
+        found = _build(rows, key_size, value_size, topic)
+        with _cache_lock:
+            if shape not in _cache or _cache[shape].num_rows < rows:
+                _cache[shape] = found
+    return found.slice(0, rows)
+
+
+def _build(rows: int, key_size: int, value_size: int, topic: str) -> pa.RecordBatch:
     name = topic.encode()
     columns = [
         _binary(rows, key_size, 1, pa.binary()),
@@ -90,14 +100,12 @@ def build_batch(
                 pa.py_buffer(name * rows),
             ],
         ),
-        pa.array(np.full(rows, partition, np.int32)),
+        pa.array(np.zeros(rows, np.int32)),
         pa.array(np.arange(rows, dtype=np.int64)),
         pa.array(np.full(rows, _TIMESTAMP_US, np.int64)).cast(pa.timestamp("us", tz="UTC")),
         pa.array(np.full(rows, _CREATE_TIME, np.int32)),
     ]
-    batch = pa.RecordBatch.from_arrays(columns, schema=spark_kafka_schema(False))
-    with _cache_lock:
-        return _cache.setdefault(shape, batch)
+    return pa.RecordBatch.from_arrays(columns, schema=spark_kafka_schema(False))
 
 
 @dataclass(frozen=True)
@@ -123,7 +131,7 @@ class LimitReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         assert isinstance(partition, LimitPartition)
         for rows in partition.rows:
-            yield build_batch(rows, self.key_size, self.value_size, self.topic, partition.index)
+            yield build_batch(rows, self.key_size, self.value_size, self.topic)
 
 
 class LimitDataSource(DataSource):

@@ -5,22 +5,40 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
+
 from benchmarks.batch_read import KAFKA_PEER, LIMIT_PEER, format_batch_table
 from benchmarks.harness import BenchResult
-from benchmarks.limit_source import LimitPartition, LimitReader, build_batch
+from benchmarks.limit_source import LimitPartition, LimitReader, _build, build_batch
 from spark_kafka_py.records.arrow import spark_kafka_schema
 
 
 def test_batches_have_pykafkas_arrow_schema_and_shape():
-    batch = build_batch(7, 16, 100, "bench-none", 3)
+    batch = build_batch(7, 16, 100, "bench-none")
     assert batch.schema.equals(spark_kafka_schema(False))
     assert batch.num_rows == 7
     assert {len(k) for k in batch.column("key").to_pylist()} == {16}
     assert {len(v) for v in batch.column("value").to_pylist()} == {100}
     assert set(batch.column("topic").to_pylist()) == {"bench-none"}
-    assert set(batch.column("partition").to_pylist()) == {3}
     assert batch.column("offset").to_pylist() == list(range(7))
-    assert build_batch(7, 16, 100, "bench-none", 3) is batch  # built once per process
+
+
+def test_batches_are_slices_of_one_batch_per_process():
+    big = build_batch(50, 8, 10, "slices")
+    small = build_batch(20, 8, 10, "slices")
+    assert small.num_rows == 20
+    assert small.column("value").buffers()[2].address == big.column("value").buffers()[2].address
+    assert build_batch(80, 8, 10, "slices").num_rows == 80  # built again, larger
+
+    def ipc_size(batch: pa.RecordBatch) -> int:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, batch.schema) as writer:
+            writer.write_batch(batch)
+        return sink.getvalue().size
+
+    # only the slice is written to Spark: about a 20-row batch of its own, not 80 rows
+    sliced = ipc_size(build_batch(20, 8, 10, "slices"))
+    assert sliced < ipc_size(_build(20, 8, 10, "slices")) + 200 < ipc_size(_build(80, 8, 10, "x"))
 
 
 def test_reader_plans_one_task_per_entry_with_those_batch_sizes():
