@@ -13,6 +13,7 @@ pickles readers, and a constructor must open no sockets.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -218,6 +219,10 @@ class Planner:
         self._leaders_time = 0.0
         # The ListOffsets requests (latest, one per leader) of those topic-partitions.
         self._latest_requests: PreparedListOffsets | None = None
+        # The Metadata refresh running between micro-batches (latest_offsets), on a planner
+        # of its own (its own client: a KafkaClient is used by one thread at a time).
+        self._refresh: _MetadataRefresh | None = None
+        self._refresher: Planner | None = None
 
     # -- pickling: never ship a live client ------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -225,6 +230,8 @@ class Planner:
         state["_client"] = None
         state["_leaders"] = None
         state["_latest_requests"] = None
+        state["_refresh"] = None
+        state["_refresher"] = None
         return state
 
     @property
@@ -235,10 +242,20 @@ class Planner:
         return self._client
 
     def close(self) -> None:
-        """Close the client's connections (if any were opened)."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the client's connections (if any were opened), after the Metadata refresh
+        running between micro-batches, if any, ended (waited for up to
+        ``default.api.timeout.ms``; its thread is a daemon)."""
+        refresh, self._refresh = self._refresh, None
+        refresher, self._refresher = self._refresher, None
+        try:
+            if refresh is not None:
+                refresh.thread.join(self.options.consumer.default_api_timeout_ms / 1000)
+            if refresher is not None:
+                refresher.close()
+        finally:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
 
     # -- topic-partitions -----------------------------------------------------------------
     def topic_partitions(self) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
@@ -304,12 +321,16 @@ class Planner:
         """The latest offset of every topic-partition of the subscription, for a micro-batch.
 
         The topic-partitions and their leaders of the last :meth:`topic_partitions` are
-        reused while younger than ``kafka.metadata.max.age.ms`` (as the Java consumer
-        refreshes its metadata, and with it a ``subscribePattern``, at that age): one
-        ListOffsets per leader broker, sent to all of them before any answer is read
-        (:func:`~spark_kafka_py.consumer.offsets.list_offsets_once`). So a partition or a
-        topic matching the pattern added meanwhile enters a micro-batch within
-        ``metadata.max.age.ms``, where Spark's built-in source asks Metadata every batch.
+        reused while younger than ``kafka.metadata.max.age.ms``: one ListOffsets per leader
+        broker, sent to all of them before any answer is read
+        (:func:`~spark_kafka_py.consumer.offsets.list_offsets_once`). Metadata is not asked
+        on this critical path but between micro-batches: each call starts a Metadata request
+        on a thread of its own (a second client), and the next call adopts its answer when it
+        has arrived. So a partition, or a topic matching ``subscribePattern``, added meanwhile
+        enters the micro-batch after next (Spark's built-in source, which asks Metadata in
+        every batch: the next one), and within ``metadata.max.age.ms`` in any case.
+        A failed background request is not lost: the next call drops the cached answer and
+        asks Metadata itself, raising what that raises.
 
         Any failure of that attempt (a broker that does not answer, a moved leader:
         NOT_LEADER_OR_FOLLOWER, a deleted topic: UNKNOWN_TOPIC_OR_PARTITION, a leaderless
@@ -323,6 +344,13 @@ class Planner:
         Raises:
             as :meth:`topic_partitions` and :meth:`list_offsets`.
         """
+        try:
+            return self._latest_offsets()
+        finally:
+            self._start_refresh()
+
+    def _latest_offsets(self) -> dict[TopicPartition, int]:
+        self._adopt_refresh()
         leaders = self._leaders
         max_age_ms = self.options.consumer.client.metadata_max_age_ms
         if leaders is not None and (time.monotonic() - self._leaders_time) * 1000 < max_age_ms:
@@ -349,6 +377,35 @@ class Planner:
         self.forget_metadata()
         leaders, _ = self.topic_partitions()
         return self.list_offsets(dict.fromkeys(leaders, LATEST_TIMESTAMP))
+
+    def _start_refresh(self) -> None:
+        """Ask Metadata for the subscription on another thread, unless one is asked now."""
+        if self._refresh is not None:
+            return
+        if self._refresher is None:
+            self._refresher = Planner(self.options)
+        self._refresh = _MetadataRefresh(self._refresher)
+
+    def _adopt_refresh(self) -> None:
+        """Take a finished background Metadata answer: when the topic-partitions or leaders
+        changed, they replace the cached ones (the ListOffsets requests are rebuilt), else the
+        cached ones are as young as it; after a failure the cache is dropped, so that this
+        micro-batch asks Metadata itself (and raises what that raises)."""
+        refresh = self._refresh
+        if refresh is None or refresh.thread.is_alive():
+            return
+        self._refresh = None
+        if refresh.error is not None:
+            log.info(
+                "Metadata asked between micro-batches failed (%s); asking again", refresh.error
+            )
+            self.forget_metadata()
+            return
+        assert refresh.leaders is not None
+        if refresh.leaders != self._leaders:
+            self._leaders = refresh.leaders
+            self._latest_requests = None
+        self._leaders_time = refresh.asked
 
     # -- offsets --------------------------------------------------------------------------
     def list_offsets(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -508,3 +565,26 @@ class Planner:
         ):
             return group_small_ranges(parts)
         return list(parts)
+
+
+class _MetadataRefresh:
+    """One :meth:`Planner.topic_partitions` of ``planner`` on a daemon thread: its answer in
+    ``leaders`` and ``asked`` (``time.monotonic()`` of the request), or its exception in
+    ``error``, once ``thread`` ended."""
+
+    def __init__(self, planner: Planner) -> None:
+        self.leaders: dict[TopicPartition, int] | None = None
+        self.asked = 0.0
+        self.error: BaseException | None = None
+        self._planner = planner
+        self.thread = threading.Thread(
+            target=self._run, name="spark-kafka-py-metadata", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.leaders, _ = self._planner.topic_partitions()
+            self.asked = self._planner._leaders_time
+        except BaseException as exc:  # handed to the next micro-batch (_adopt_refresh)
+            self.error = exc

@@ -1,9 +1,9 @@
 """The stream reader's cached metadata against a real broker (no Spark: the driver-side
 ``latestOffset`` calls PySpark makes, on the reader object).
 
-Between micro-batches the topic-partitions and leaders are reused within
-``kafka.metadata.max.age.ms``; a partition added to the topic enters the next
-``latestOffset`` after that age, and a deleted topic fails the next batch as before (the
+Micro-batches reuse the topic-partitions and leaders Metadata gave between them (asked on a
+thread of its own), within ``kafka.metadata.max.age.ms``; a partition added to the topic enters
+a ``latestOffset`` within that age, and a deleted topic fails the next batch as before (the
 failed ListOffsets drops the cache, and Metadata names the topic).
 """
 

@@ -42,10 +42,14 @@ class Cluster:
         self.delay_s = 0.0
         self.brokers: dict[int, FakeBroker] = {}
         self.in_flight = 0
+        # Metadata answers wait for this (set: at once).
+        self.metadata_gate = threading.Event()
+        self.metadata_gate.set()
         self.most_in_flight = 0
         self._lock = threading.Lock()
 
     def metadata(self, request: Any, version: int) -> MetadataResponse:
+        assert self.metadata_gate.wait(30)
         return MetadataResponse(
             brokers=tuple(
                 MetadataResponseBroker(node_id=n, host=b.host, port=b.port)
@@ -134,24 +138,54 @@ def tps(*partitions: int) -> list[TopicPartition]:
     return [TopicPartition("t", p) for p in partitions]
 
 
-def test_metadata_is_reused_within_max_age_and_a_new_partition_enters_after_it() -> None:
+def _refreshed(planner: Planner) -> None:
+    """Wait for the Metadata request running between micro-batches, if any, to end."""
+    refresh = planner._refresh
+    if refresh is not None:
+        refresh.thread.join(30)
+        assert not refresh.thread.is_alive()
+
+
+def test_metadata_is_asked_between_batches_and_a_new_partition_enters_the_batch_after_next() -> (
+    None
+):
+    with scripted_cluster() as cluster:
+        planner = _planner(cluster, max_age_ms=600_000)
+        try:
+            assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
+            _refreshed(planner)
+            # Metadata does not answer: micro-batches go on from the cached topic-partitions
+            cluster.metadata_gate.clear()
+            for _ in range(3):
+                assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
+            assert cluster.requests(2) == 2 * 4  # one ListOffsets per broker and batch
+            cluster.leaders[2] = 1  # the topic grows while the background Metadata waits
+            cluster.metadata_gate.set()
+            _refreshed(planner)
+            latest = planner.latest_offsets()
+            assert latest == dict(zip(tps(0, 1, 2), (100, 201, 102), strict=True))
+        finally:
+            cluster.metadata_gate.set()
+            planner.close()
+
+
+def test_metadata_older_than_max_age_is_asked_on_the_critical_path() -> None:
     with scripted_cluster() as cluster:
         planner = _planner(cluster, max_age_ms=1500)
         try:
-            assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
-            metadata_asked = cluster.requests(3)
-            for _ in range(3):
-                assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
-            assert cluster.requests(3) == metadata_asked  # cached: ListOffsets only
-            assert cluster.requests(2) == 2 * 4  # one per broker and batch
-
-            cluster.leaders[2] = 1  # the topic grows: not seen while the metadata is young
-            assert TopicPartition("t", 2) not in planner.latest_offsets()
-            time.sleep(1.6)
-            latest = planner.latest_offsets()
+            planner.latest_offsets()
+            _refreshed(planner)
+            asked = cluster.requests(3)
+            cluster.metadata_gate.clear()
+            planner.latest_offsets()  # starts a background request that waits for the gate
+            time.sleep(1.6)  # the cached answer is now older than metadata.max.age.ms
+            cluster.leaders[2] = 1
+            threading.Timer(0.5, cluster.metadata_gate.set).start()
+            latest = planner.latest_offsets()  # asks Metadata itself, waiting for the answer
             assert latest[TopicPartition("t", 2)] == 102
-            assert cluster.requests(3) == metadata_asked + 1
+            assert cluster.requests(3) >= asked + 2
         finally:
+            cluster.metadata_gate.set()
             planner.close()
 
 
@@ -195,5 +229,6 @@ def test_pickled_planner_carries_no_cached_metadata() -> None:
             planner.latest_offsets()
             copy = pickle.loads(pickle.dumps(planner))
             assert copy._leaders is None and copy._client is None
+            assert copy._refresh is None and copy._refresher is None
         finally:
             planner.close()
