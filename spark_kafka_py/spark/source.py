@@ -72,7 +72,9 @@ log = logging.getLogger(__name__)
 #: ``initialOffset``, ``latestOffset``, ``partitions``, ``commit``, ``reportLatestOffset`` and
 #: ``prepareForTriggerAvailableNow`` appends one JSON line ``{"call": name, "ms": duration,
 #: "at": epoch seconds}`` to it (``spark-kafka-py bench stream`` sets it to find where a
-#: micro-batch's driver time goes). Unset: nothing is timed.
+#: micro-batch's driver time goes). The executors' copies of the reader (local mode: the same
+#: file system) add one ``read`` line per task: the ms spent fetching and decoding its range.
+#: Unset: nothing is timed.
 STREAM_TIMINGS_ENV = "SPARK_KAFKA_PY_STREAM_TIMINGS"
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -97,6 +99,30 @@ def _timed(method: _Method) -> _Method:
                 out.write(line + "\n")
 
     return timed  # type: ignore[return-value]
+
+
+def _timed_read(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches``, and one timing line ``{"call": "read", "ms": ..., "batches": n, "rows": n}``
+    in ``path`` when they end: the time spent producing them (fetching and decoding, on the
+    executor), not the time Spark held each batch between them."""
+    own = 0.0
+    count = rows = 0
+    start = time.perf_counter()
+    try:
+        for batch in batches:
+            own += time.perf_counter() - start
+            count += 1
+            rows += batch.num_rows
+            yield batch
+            start = time.perf_counter()
+        own += time.perf_counter() - start
+    finally:
+        line = {"call": "read", "ms": round(own * 1000, 3), "batches": count, "rows": rows}
+        try:
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(line) + "\n")
+        except OSError as exc:  # e.g. an executor on another machine: timings are a debug aid
+            log.warning("%s: cannot write read timings to %s: %s", STREAM_TIMINGS_ENV, path, exc)
 
 
 def kafka_schema(include_headers: bool) -> StructType:
@@ -417,7 +443,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._planner.plan(from_offset_dict(start), from_offset_dict(end))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        return read_partition(self.options, partition)
+        batches = read_partition(self.options, partition)
+        path = getattr(self, "_timings_path", None)
+        return batches if path is None else _timed_read(path, batches)
 
     @_timed
     def commit(self, end: dict) -> None:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadMaxRows
 
 from spark_kafka_py.consumer.types import TopicPartition
@@ -65,3 +66,14 @@ def test_report_latest_offset_builds_each_lookup_once() -> None:
     assert r.reportLatestOffset() is first  # asked after every micro-batch
     r._latest = {A: 6, B: 7}  # a new look-up
     assert r.reportLatestOffset() == {"t": {"0": 6, "1": 7}}
+
+
+def test_executor_reads_are_timed_per_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "timings.jsonl"
+    monkeypatch.setenv(STREAM_TIMINGS_ENV, str(path))
+    r = reader()
+    # PySpark's placeholder of an empty plan: no rows, one line when the task's read ends
+    assert list(r.read(InputPartition(None))) == []
+    (line,) = [json.loads(x) for x in path.read_text().splitlines()]
+    assert line["call"] == "read" and line["batches"] == 0 and line["rows"] == 0
+    assert line["ms"] >= 0
