@@ -32,34 +32,29 @@ from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import UnsupportedByBrokerError
 from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.tools import (
-    ProducedRecord,
     consumer_groups_describe,
     create_topic,
     produce,
 )
+from tests.group_queries import (
+    committed_lag,
+    describe_members,
+    expected_rows,
+    records,
+    sink_rows,
+    start_group_query,
+)
+from tests.group_queries import wait_until as wait_for
 
 pytestmark = pytest.mark.integration
 
-Row = tuple[int, int, str]  # (partition, offset, value)
 
-
-def records(partitions: int, per_partition: int, tag: str) -> list[ProducedRecord]:
-    return [
-        ProducedRecord(key=f"k{i}", value=f"{tag}-{p}-{i}", partition=p)
-        for p in range(partitions)
-        for i in range(per_partition)
-    ]
-
-
-def expected_rows(recs: list[ProducedRecord]) -> set[Row]:
-    offsets: dict[int, int] = {}
-    rows: set[Row] = set()
-    for r in recs:
-        assert r.partition is not None and isinstance(r.value, str)
-        o = offsets.get(r.partition, 0)
-        offsets[r.partition] = o + 1
-        rows.add((r.partition, o, r.value))
-    return rows
+#: Options of every query of this module: the consumer protocol, from the group's offsets.
+QUERY_OPTIONS = {
+    "kafka.group.protocol": "consumer",
+    "startingOffsets": "group",
+    "groupOffsetsFallback": "earliest",
+}
 
 
 def start_query(
@@ -73,73 +68,25 @@ def start_query(
     available_now: bool = False,
     **options: str,
 ) -> StreamingQuery:
-    reader = (
-        spark.readStream.format("pykafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("kafka.group.id", group)
-        .option("kafka.group.protocol", "consumer")
-        .option("startingOffsets", "group")
-        .option("groupOffsetsFallback", "earliest")
+    return start_group_query(
+        spark,
+        bootstrap,
+        topic,
+        group,
+        tmp,
+        name,
+        {**QUERY_OPTIONS, **options},
+        available_now=available_now,
     )
-    for k, v in options.items():
-        reader = reader.option(k, v)
-    writer = (
-        reader.load()
-        .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
-        .writeStream.format("parquet")
-        .option("path", str(tmp / f"{name}-out"))
-        .option("checkpointLocation", str(tmp / f"{name}-cp"))
-    )
-    if available_now:
-        return writer.trigger(availableNow=True).start()
-    return writer.trigger(processingTime="500 milliseconds").start()
-
-
-def sink_rows(spark: SparkSession, tmp: Path, name: str) -> list[Row]:
-    out = tmp / f"{name}-out"
-    if not out.exists():
-        return []
-    df = spark.read.schema("partition INT, offset LONG, value STRING").parquet(str(out))
-    return [(r["partition"], r["offset"], r["value"]) for r in df.collect()]
 
 
 def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        time.sleep(0.5)
-
-
-def committed_lag(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int, int]]:
-    """ConsumerGroupCommand --describe: partition -> (current offset, lag)."""
-    rows: dict[int, tuple[int, int]] = {}
-    for line in consumer_groups_describe(bootstrap, group).splitlines():
-        fields = line.split()
-        if len(fields) >= 7 and fields[0] == group and fields[1] == topic:
-            cur, _, lag = (int(x) if x != "-" else -1 for x in fields[3:6])
-            rows[int(fields[2])] = (cur, lag)
-    return rows
+    wait_for(check, timeout_s, what, poll_s=0.5)
 
 
 def members(bootstrap: str, group: str) -> dict[str, set[int]]:
-    """ConsumerGroupCommand --describe --members --verbose: member id -> assigned partitions
-    (the ``ASSIGNMENT`` / ``CURRENT-ASSIGNMENT`` column, ``topic:0,1``)."""
-    text = consumer_groups_describe(bootstrap, group, extra=["--members", "--verbose"])
-    header: list[str] = []
-    out: dict[str, set[int]] = {}
-    for line in text.splitlines():
-        fields = line.split()
-        if fields[:2] == ["GROUP", "CONSUMER-ID"]:
-            header = fields
-        elif header and len(fields) == len(header) and fields[0] == group:
-            row = dict(zip(header, fields, strict=True))
-            column = row.get("CURRENT-ASSIGNMENT", row.get("ASSIGNMENT", "-"))
-            out[row["CONSUMER-ID"]] = {
-                int(p) for _, ps in re.findall(r"([\w.-]+):([\d,]+)", column) for p in ps.split(",")
-            }
-    return out
+    """ConsumerGroupCommand --describe --members --verbose: member id -> assigned partitions."""
+    return {m: {p for _, p in tps} for m, tps in describe_members(bootstrap, group).items()}
 
 
 def assignment_sizes(bootstrap: str, group: str) -> list[int]:

@@ -41,7 +41,7 @@ from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.jars import kafka_classpath, selected_kafka_version
 from spark_kafka_py.testing.jvm import compile_java, java_command
 from spark_kafka_py.testing.tools import consumer_groups_describe, create_topic, produce
-from tests.integration.test_groups import (
+from tests.group_queries import (
     Row,
     committed_lag,
     describe_member_columns,
@@ -50,6 +50,7 @@ from tests.integration.test_groups import (
     records,
     run_to_end,
     sink_rows,
+    start_group_query,
     wait_until,
 )
 
@@ -103,29 +104,16 @@ def start_query(
 ) -> StreamingQuery:
     """A query of ``group`` (``kafka.group.protocol=protocol``) from the group's committed
     offsets (else earliest) into a parquet sink ``tmp/<name>-out``."""
-    reader = (
-        spark.readStream.format("pykafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("kafka.group.id", group)
-        .option("kafka.group.protocol", protocol)
-        .option("startingOffsets", "group")
-        .option("groupOffsetsFallback", "earliest")
-    )
+    options = {
+        "kafka.group.protocol": protocol,
+        "startingOffsets": "group",
+        "groupOffsetsFallback": "earliest",
+    }
     if protocol == "classic":
-        reader = reader.option("kafka.session.timeout.ms", "10000").option(
-            "kafka.heartbeat.interval.ms", "1000"
-        )
-    writer = (
-        reader.load()
-        .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
-        .writeStream.format("parquet")
-        .option("path", str(tmp / f"{name}-out"))
-        .option("checkpointLocation", str(tmp / f"{name}-cp"))
+        options |= {"kafka.session.timeout.ms": "10000", "kafka.heartbeat.interval.ms": "1000"}
+    return start_group_query(
+        spark, bootstrap, topic, group, tmp, name, options, available_now=available_now
     )
-    if available_now:
-        return writer.trigger(availableNow=True).start()
-    return writer.trigger(processingTime="500 milliseconds").start()
 
 
 class JavaMember:

@@ -28,26 +28,36 @@ from spark_kafka_py.testing.jars import kafka_classpath
 from spark_kafka_py.testing.jvm import java_executable
 from spark_kafka_py.testing.tools import (
     CONSOLE_CONSUMER,
-    ProducedRecord,
     consumer_groups_describe,
     produce,
     run_tool,
 )
+from tests.group_queries import (
+    Row,
+    committed_lag,
+    describe_member_columns,
+    describe_members,
+    describe_offsets,
+    expected_rows,
+    records,
+    run_to_end,
+    sink_rows,
+    start_group_query,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
-
-Row = tuple[int, int, str]  # (partition, offset, value)
 
 #: Kafka's ``kafka-delete-records.sh`` (DeleteRecords: moves a partition's log start offset).
 DELETE_RECORDS = "org.apache.kafka.tools.DeleteRecordsCommand"
 
 
-def records(partitions: int, per_partition: int, tag: str) -> list[ProducedRecord]:
-    return [
-        ProducedRecord(key=f"k{i}", value=f"{tag}-{p}-{i}", partition=p)
-        for p in range(partitions)
-        for i in range(per_partition)
-    ]
+#: Options of every query of this module (classic protocol, short timeouts).
+QUERY_OPTIONS = {
+    "startingOffsets": "earliest",
+    "kafka.session.timeout.ms": "10000",
+    "kafka.heartbeat.interval.ms": "1000",
+}
 
 
 def start_query(
@@ -61,98 +71,16 @@ def start_query(
     available_now: bool = False,
     **options: str,
 ) -> StreamingQuery:
-    reader = (
-        spark.readStream.format("pykafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("kafka.group.id", group)
-        .option("startingOffsets", "earliest")
-        .option("kafka.session.timeout.ms", "10000")
-        .option("kafka.heartbeat.interval.ms", "1000")
+    return start_group_query(
+        spark,
+        bootstrap,
+        topic,
+        group,
+        tmp,
+        name,
+        {**QUERY_OPTIONS, **options},
+        available_now=available_now,
     )
-    for k, v in options.items():
-        reader = reader.option(k, v)
-    writer = (
-        reader.load()
-        .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
-        .writeStream.format("parquet")
-        .option("path", str(tmp / f"{name}-out"))
-        .option("checkpointLocation", str(tmp / f"{name}-cp"))
-    )
-    writer = (
-        writer.trigger(availableNow=True)
-        if available_now
-        else writer.trigger(processingTime="500 milliseconds")
-    )
-    return writer.start()
-
-
-def run_to_end(query: StreamingQuery, timeout_s: float = 180) -> None:
-    """Wait for an ``AvailableNow`` query to end: one still running after ``timeout_s`` fails
-    the test (stopped first), as does one that ended with an error."""
-    if not query.awaitTermination(timeout_s):
-        query.stop()
-        pytest.fail(f"the query did not end within {timeout_s} s")
-    assert query.exception() is None
-
-
-def sink_rows(spark: SparkSession, tmp: Path, name: str) -> list[Row]:
-    out = tmp / f"{name}-out"
-    if not out.exists():
-        return []
-    df = spark.read.schema("partition INT, offset LONG, value STRING").parquet(str(out))
-    return [(r["partition"], r["offset"], r["value"]) for r in df.collect()]
-
-
-def describe_offsets(
-    bootstrap: str, group: str, topic: str
-) -> dict[int, tuple[int, int, int, str]]:
-    """ConsumerGroupCommand --describe: partition -> (current offset, log end, lag, consumer)."""
-    text = consumer_groups_describe(bootstrap, group)
-    rows: dict[int, tuple[int, int, int, str]] = {}
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) >= 7 and fields[0] == group and fields[1] == topic:
-            cur, end, lag = (int(x) if x != "-" else -1 for x in fields[3:6])
-            rows[int(fields[2])] = (cur, end, lag, fields[6])
-    return rows
-
-
-def describe_member_columns(bootstrap: str, group: str) -> list[dict[str, str]]:
-    """ConsumerGroupCommand --describe --members --verbose, one ``{column: value}`` per member.
-
-    Columns are looked up by header: GROUP-INSTANCE-ID appears only when a member has one."""
-    text = consumer_groups_describe(bootstrap, group, extra=["--members", "--verbose"])
-    header: list[str] = []
-    out = []
-    for line in text.splitlines():
-        fields = line.split()
-        if fields[:2] == ["GROUP", "CONSUMER-ID"]:
-            header = fields
-        elif header and len(fields) == len(header) and fields[0] == group:
-            out.append(dict(zip(header, fields, strict=True)))
-    return out
-
-
-def describe_members(bootstrap: str, group: str) -> dict[str, set[tuple[str, int]]]:
-    """ConsumerGroupCommand --describe --members --verbose: consumer id -> assigned partitions."""
-    members: dict[str, set[tuple[str, int]]] = {}
-    for row in describe_member_columns(bootstrap, group):
-        assignment = row.get("CURRENT-ASSIGNMENT", row.get("ASSIGNMENT", "-"))
-        assigned: set[tuple[str, int]] = set()
-        # "topic:0,1" per topic
-        for topic, parts in re.findall(r"([\w.-]+):([\d,]+)", assignment):
-            assigned.update((topic, int(p)) for p in parts.split(","))
-        members[row["CONSUMER-ID"]] = assigned
-    return members
-
-
-def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        time.sleep(1)
 
 
 def wait_two_members_two_partitions_each(bootstrap: str, group: str, topic: str) -> None:
@@ -174,17 +102,6 @@ def wait_every_record_in_a_sink(spark: SparkSession, tmp: Path, want: set[Row]) 
         120,
         "every record in one of the sinks",
     )
-
-
-def expected_rows(recs: list[ProducedRecord], base: dict[int, int] | None = None) -> set[Row]:
-    offsets = dict(base or {})
-    rows: set[Row] = set()
-    for r in recs:
-        assert r.partition is not None and isinstance(r.value, str)
-        o = offsets.get(r.partition, 0)
-        offsets[r.partition] = o + 1
-        rows.add((r.partition, o, r.value))
-    return rows
 
 
 @pytest.mark.broker_matrix
@@ -267,10 +184,6 @@ def test_running_query_is_a_member_with_lag_zero(
     assert time.monotonic() - stopped < session_ms / 1000 / 2
     assert Counter(sink_rows(spark, tmp_path, "q")) == Counter(expected_rows(recs + more))
     assert committed_lag(kafka_bootstrap, group, topic) == {0: (8, 0), 1: (8, 0)}
-
-
-def committed_lag(bootstrap: str, group: str, topic: str) -> dict[int, tuple[int, int]]:
-    return {p: (c, lag) for p, (c, _, lag, _) in describe_offsets(bootstrap, group, topic).items()}
 
 
 @pytest.mark.broker_matrix
