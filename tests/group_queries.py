@@ -46,11 +46,13 @@ def start_group_query(
     group: str,
     tmp: Path,
     name: str,
-    options: Mapping[str, str],
     *,
     available_now: bool = False,
+    defaults: Mapping[str, str] | None = None,
+    **options: str,
 ) -> StreamingQuery:
-    """A streaming query of ``group`` on ``topic`` (``subscribe``) with ``options``, writing
+    """A streaming query of ``group`` on ``topic`` (``subscribe``) with ``defaults``
+    overridden by ``options`` (a module binds its ``defaults`` with ``functools.partial``), writing
     ``partition, offset, value`` into the parquet sink ``tmp/<name>-out`` (checkpoint
     ``tmp/<name>-cp``): ``AvailableNow``, or a 500 ms processing-time trigger."""
     reader = (
@@ -59,7 +61,7 @@ def start_group_query(
         .option("subscribe", topic)
         .option("kafka.group.id", group)
     )
-    for k, v in options.items():
+    for k, v in {**(defaults or {}), **options}.items():
         reader = reader.option(k, v)
     writer = (
         reader.load()

@@ -9,6 +9,7 @@ under test.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import uuid
@@ -57,27 +58,7 @@ QUERY_OPTIONS = {
 }
 
 
-def start_query(
-    spark: SparkSession,
-    bootstrap: str,
-    topic: str,
-    group: str,
-    tmp: Path,
-    name: str,
-    *,
-    available_now: bool = False,
-    **options: str,
-) -> StreamingQuery:
-    return start_group_query(
-        spark,
-        bootstrap,
-        topic,
-        group,
-        tmp,
-        name,
-        {**QUERY_OPTIONS, **options},
-        available_now=available_now,
-    )
+start_query = functools.partial(start_group_query, defaults=QUERY_OPTIONS)
 
 
 def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:

@@ -112,7 +112,7 @@ def start_query(
     if protocol == "classic":
         options |= {"kafka.session.timeout.ms": "10000", "kafka.heartbeat.interval.ms": "1000"}
     return start_group_query(
-        spark, bootstrap, topic, group, tmp, name, options, available_now=available_now
+        spark, bootstrap, topic, group, tmp, name, available_now=available_now, defaults=options
     )
 
 

@@ -8,6 +8,7 @@ Kafka's tools, never from the code under test.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -60,27 +61,7 @@ QUERY_OPTIONS = {
 }
 
 
-def start_query(
-    spark: SparkSession,
-    bootstrap: str,
-    topic: str,
-    group: str,
-    tmp: Path,
-    name: str,
-    *,
-    available_now: bool = False,
-    **options: str,
-) -> StreamingQuery:
-    return start_group_query(
-        spark,
-        bootstrap,
-        topic,
-        group,
-        tmp,
-        name,
-        {**QUERY_OPTIONS, **options},
-        available_now=available_now,
-    )
+start_query = functools.partial(start_group_query, defaults=QUERY_OPTIONS)
 
 
 def wait_two_members_two_partitions_each(bootstrap: str, group: str, topic: str) -> None:
