@@ -58,6 +58,7 @@ from spark_kafka_py.consumer.group.consumer_membership import (
     MemberState,
     RevokePartitions,
 )
+from spark_kafka_py.consumer.group.heartbeat import HeartbeatThread
 from spark_kafka_py.consumer.group.offsets import GroupOffsets
 from spark_kafka_py.consumer.group.transport import (
     COORDINATOR_ERRORS,
@@ -201,9 +202,12 @@ class ConsumerGroupMember:
         self._fatal: KafkaError | None = None
         self._broker_checked = False
         self._responses = 0  # heartbeat responses taken
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._heartbeat = HeartbeatThread(
+            f"pykafka-consumer-heartbeat-{config.group_id}",
+            self.heartbeat_once,
+            self._time_to_next_request_ms,
+            self._where,
+        )
 
     # -- what StreamGroup reads ----------------------------------------------------------------
     def _now_ms(self) -> float:
@@ -367,26 +371,11 @@ class ConsumerGroupMember:
 
     def start_heartbeat(self) -> None:
         """Start the daemon thread that sends heartbeats when due (idempotent)."""
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._heartbeat_loop,
-            name=f"pykafka-consumer-heartbeat-{self.config.group_id}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._heartbeat.start()
 
-    def _heartbeat_loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.heartbeat_once()
-            except Exception:  # keep beating; logged with its traceback
-                log.exception("%s: heartbeat thread error", self._where())
-            with self._lock:
-                wait_ms = self.machine.time_to_next_request_ms(self._now_ms())
-            self._wake.wait(min(max(wait_ms, 10.0), 1_000.0) / 1000)
-            self._wake.clear()
+    def _time_to_next_request_ms(self) -> float:
+        with self._lock:
+            return self.machine.time_to_next_request_ms(self._now_ms())
 
     # -- the micro-batch boundary -------------------------------------------------------------
     def _release_lost(self) -> None:
@@ -460,7 +449,7 @@ class ConsumerGroupMember:
             self._beat_until(
                 lambda: self.machine.state is not MemberState.ACKNOWLEDGING, "acknowledging"
             )
-            self._wake.set()
+            self._heartbeat.wake()
         with self._lock:
             return tuple(sorted(self.machine.readable_partitions))
 
@@ -563,11 +552,7 @@ class ConsumerGroupMember:
 
     def close(self, *, leave: bool = True) -> None:
         """Stop the heartbeat thread and (by default) leave the group."""
-        self._stop.set()
-        self._wake.set()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join(timeout=self.config.request_timeout_ms / 1000 + 1)
+        self._heartbeat.stop(self.config.request_timeout_ms / 1000 + 1)
         if leave and self._fatal is None:
             self.leave()
 

@@ -9,11 +9,16 @@ did not "poll" (for us: did not reach a micro-batch boundary) within ``max.poll.
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from spark_kafka_py.errors import ConfigError
 
-__all__ = ["HeartbeatTimer"]
+__all__ = ["HeartbeatThread", "HeartbeatTimer"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -87,3 +92,67 @@ class HeartbeatTimer:
     def poll_expired(self, now_ms: float) -> bool:
         """No :meth:`poll` within ``max_poll_interval_ms``."""
         return now_ms - self._last_poll > self.max_poll_interval_ms
+
+
+class HeartbeatThread:
+    """The daemon thread of a group member (classic or KIP-848) that calls ``beat`` and then
+    waits ``wait_ms()`` ms (kept within 10 ms and 1 s, so a stop or a changed schedule is seen
+    soon), until :meth:`stop`.
+
+    ``beat`` decides itself whether a heartbeat is due. An exception from it is logged with its
+    traceback (``where()`` names the group) and the thread goes on: what a failed heartbeat
+    means is the member's state machine's to decide, and a dead thread would fence the member
+    without a word.
+
+    Args:
+        name: the thread's name.
+        beat: sends a heartbeat when one is due.
+        wait_ms: how long until the next one may be due (ms).
+        where: the member's description for log lines.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        beat: Callable[[], None],
+        wait_ms: Callable[[], float],
+        where: Callable[[], str],
+    ) -> None:
+        self.name = name
+        self._beat = beat
+        self._wait_ms = wait_ms
+        self._where = where
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread (idempotent)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """End the current wait now (a heartbeat may have become due)."""
+        self._wake.set()
+
+    def stop(self, timeout_s: float) -> None:
+        """Stop the thread and wait up to ``timeout_s`` s for it to end."""
+        self._stop.set()
+        self._wake.set()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout=timeout_s)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._beat()
+            except Exception:  # keep beating; logged with its traceback
+                log.exception("%s: heartbeat thread error", self._where())
+            if self._stop.is_set():
+                return
+            self._wake.wait(min(max(self._wait_ms(), 10.0), 1_000.0) / 1000)
+            self._wake.clear()

@@ -49,7 +49,7 @@ from spark_kafka_py.consumer.group.assignors import (
     cooperative_user_data,
 )
 from spark_kafka_py.consumer.group.config import GroupConfig
-from spark_kafka_py.consumer.group.heartbeat import HeartbeatTimer
+from spark_kafka_py.consumer.group.heartbeat import HeartbeatThread, HeartbeatTimer
 from spark_kafka_py.consumer.group.offsets import GroupOffsets
 from spark_kafka_py.consumer.group.protocol import (
     CONSUMER_PROTOCOL_TYPE,
@@ -146,8 +146,12 @@ class GroupMember:
             max_poll_interval_ms=config.max_poll_interval_ms,
             retry_backoff_ms=config.retry_backoff_ms,
         )
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._heartbeat = HeartbeatThread(
+            f"pykafka-heartbeat-{config.group_id}",
+            self.heartbeat_once,
+            lambda: self.timer.time_to_next_ms(self._now_ms()),
+            self._where,
+        )
 
     # -- small helpers --------------------------------------------------------------------
     def _now_ms(self) -> float:
@@ -492,24 +496,7 @@ class GroupMember:
 
     def start_heartbeat(self) -> None:
         """Start the daemon thread that calls :meth:`heartbeat_once` (idempotent)."""
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._heartbeat_loop,
-            name=f"pykafka-heartbeat-{self.config.group_id}",
-            daemon=True,
-        )
-        self._thread.start()
-
-    def _heartbeat_loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.heartbeat_once()
-            except Exception:  # keep beating; logged with its traceback
-                log.exception("%s: heartbeat thread error", self._where())
-            wait = self.timer.time_to_next_ms(self._now_ms()) / 1000
-            self._stop.wait(min(max(wait, 0.01), 1.0))
+        self._heartbeat.start()
 
     # -- offsets --------------------------------------------------------------------------
     def commit(
@@ -574,9 +561,6 @@ class GroupMember:
 
     def close(self, *, leave: bool = True) -> None:
         """Stop the heartbeat thread and (by default) leave the group."""
-        self._stop.set()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join(timeout=self.config.request_timeout_ms / 1000 + 1)
+        self._heartbeat.stop(self.config.request_timeout_ms / 1000 + 1)
         if leave:
             self.leave()
