@@ -242,14 +242,15 @@ class Planner:
         return self._client
 
     def close(self) -> None:
-        """Close the client's connections (if any were opened), after the Metadata refresh
-        running between micro-batches, if any, ended (waited for up to
-        ``default.api.timeout.ms``; its thread is a daemon)."""
+        """Close the client's connections (if any were opened), and those of the Metadata
+        request running between micro-batches, waited for up to 2 s (a healthy cluster
+        answers in ms; one still retrying through a broker outage is cut off by the closed
+        connections, and its daemon thread never holds up the stop for longer)."""
         refresh, self._refresh = self._refresh, None
         refresher, self._refresher = self._refresher, None
         try:
             if refresh is not None:
-                refresh.thread.join(self.options.consumer.default_api_timeout_ms / 1000)
+                refresh.thread.join(2.0)
             if refresher is not None:
                 refresher.close()
         finally:
