@@ -17,7 +17,8 @@ partitions, so 10,000 partitions are 10 topics of 1,000, on the cluster's broker
 ``reader`` (pykafka only)
     The stream reader object itself, in this process: ``latestOffset`` with a read limit and
     ``partitions``, median of ``--repeat`` after :data:`WARM_TRIGGERS` warm-up calls (what the
-    driver's Python process spends, without PySpark's round trip).
+    driver's Python process spends, without PySpark's round trip), :data:`TRIGGER_MS` ms apart
+    as the queries' triggers (the reader asks Metadata for the next micro-batch meanwhile).
 
 The cluster: ``--bootstrap-servers``, else a local 3-node KRaft cluster started for the run
 (:data:`BROKERS` brokers, topics with replication factor 1, their partitions spread over the
@@ -181,6 +182,9 @@ def _reader_ms(bootstrap: str, topics: Sequence[str], repeat: int) -> list[float
             end = reader.latestOffset(start, ReadMaxRows(1000))
             reader.partitions(start, end)
             times.append((time.perf_counter() - t0) * 1000)
+            # The micro-batch's job and the trigger's wait, during which the reader asks
+            # Metadata for the next one (Planner.refresh_metadata), as in the queries.
+            time.sleep(TRIGGER_MS / 1000)
         return times[WARM_TRIGGERS:]  # connections, the brokers' first answers
     finally:
         reader.stop()

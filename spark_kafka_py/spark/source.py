@@ -386,6 +386,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @_timed
     def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
+        end = self._latest_offset(start, limit)
+        if end == start:
+            # No micro-batch now (partitions() is not called): ask Metadata while the
+            # trigger waits.
+            self._planner.refresh_metadata()
+        return end
+
+    def _latest_offset(self, start: dict | None, limit: ReadLimit | None) -> dict:
         if self._available_now is not None:
             latest = dict(self._available_now)
         else:
@@ -439,8 +447,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:  # type: ignore[override]
         if self._group is not None:
             ends = from_offset_dict(end)
-            return self._planner.plan(StreamGroup.plan_start(from_offset_dict(start), ends), ends)
-        return self._planner.plan(from_offset_dict(start), from_offset_dict(end))
+            begin = StreamGroup.plan_start(from_offset_dict(start), ends)
+            planned = self._planner.plan(begin, ends)
+        else:
+            planned = self._planner.plan(from_offset_dict(start), from_offset_dict(end))
+        # The micro-batch's job runs next: ask Metadata for the next one meanwhile.
+        self._planner.refresh_metadata()
+        return planned
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         batches = read_partition(self.options, partition)

@@ -29,6 +29,7 @@ from spark_kafka_py.protocol.messages.metadata import (
 )
 from spark_kafka_py.spark.options import parse_options
 from spark_kafka_py.spark.planner import Planner
+from spark_kafka_py.spark.source import KafkaStreamReader
 from tests.client.fake_broker import FakeBroker, api_versions_for
 
 
@@ -153,11 +154,13 @@ def test_metadata_is_asked_between_batches_and_a_new_partition_enters_the_batch_
         planner = _planner(cluster, max_age_ms=600_000)
         try:
             assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
+            planner.refresh_metadata()
             _refreshed(planner)
             # Metadata does not answer: micro-batches go on from the cached topic-partitions
             cluster.metadata_gate.clear()
             for _ in range(3):
                 assert planner.latest_offsets() == dict(zip(tps(0, 1), (100, 201), strict=True))
+                planner.refresh_metadata()  # the first waits for the gate; then one is under way
             assert cluster.requests(2) == 2 * 4  # one ListOffsets per broker and batch
             cluster.leaders[2] = 1  # the topic grows while the background Metadata waits
             cluster.metadata_gate.set()
@@ -174,10 +177,12 @@ def test_metadata_older_than_max_age_is_asked_on_the_critical_path() -> None:
         planner = _planner(cluster, max_age_ms=1500)
         try:
             planner.latest_offsets()
+            planner.refresh_metadata()
             _refreshed(planner)
             asked = cluster.requests(3)
             cluster.metadata_gate.clear()
-            planner.latest_offsets()  # starts a background request that waits for the gate
+            planner.latest_offsets()
+            planner.refresh_metadata()  # a background request that waits for the gate
             time.sleep(1.6)  # the cached answer is now older than metadata.max.age.ms
             cluster.leaders[2] = 1
             threading.Timer(0.5, cluster.metadata_gate.set).start()
@@ -187,6 +192,32 @@ def test_metadata_older_than_max_age_is_asked_on_the_critical_path() -> None:
         finally:
             cluster.metadata_gate.set()
             planner.close()
+
+
+def test_the_stream_reader_asks_metadata_when_a_batch_is_planned_or_none_is() -> None:
+    """``latestOffset`` with nothing new (no micro-batch; ``partitions`` is not called) and
+    ``partitions`` start the background Metadata request; a partition added to the topic
+    enters the ``latestOffset`` after the one that started the request that saw it."""
+    with scripted_cluster() as cluster:
+        reader = KafkaStreamReader(_planner(cluster, max_age_ms=600_000).options)
+        try:
+            start = reader.initialOffset()
+            assert start == {"t": {"0": 100, "1": 201}}
+            asked = cluster.requests(3)
+            assert reader.latestOffset(start, None) == start  # nothing new: no batch
+            _refreshed(reader._planner)
+            assert cluster.requests(3) == asked + 1
+            cluster.leaders[2] = 1  # the topic grows
+            assert reader.latestOffset(start, None) == start  # the answer from before it grew
+            _refreshed(reader._planner)
+            end = reader.latestOffset(start, None)
+            assert end == {"t": {"0": 100, "1": 201, "2": 102}}
+            refreshes: list[int] = []
+            reader._planner.refresh_metadata = lambda: refreshes.append(1)  # type: ignore[method-assign]
+            assert reader.partitions(start, start) == []  # an empty batch, planned
+            assert refreshes == [1]
+        finally:
+            reader.stop()
 
 
 def test_a_moved_leader_makes_the_next_batch_ask_metadata_at_once() -> None:
