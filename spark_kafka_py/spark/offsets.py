@@ -60,6 +60,9 @@ def from_offset_dict(data: Mapping[str, Mapping[str, int]] | None) -> dict[Topic
     global _tp_cache_size
     if not data:
         return {}
+    if _tp_cache_size >= TOPIC_PARTITION_CACHE_MAX:  # at most the bound + one call's
+        _tp_cache.clear()
+        _tp_cache_size = 0
     result: dict[TopicPartition, int] = {}
     new = tuple.__new__
     try:
@@ -67,9 +70,6 @@ def from_offset_dict(data: Mapping[str, Mapping[str, int]] | None) -> dict[Topic
             name = str(topic)
             cache = _tp_cache.get(name)
             if cache is None:
-                if _tp_cache_size >= TOPIC_PARTITION_CACHE_MAX:
-                    _tp_cache.clear()
-                    _tp_cache_size = 0
                 cache = _tp_cache[name] = {}
             for part, offset in parts.items():
                 tp = cache.get(part)

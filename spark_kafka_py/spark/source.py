@@ -375,7 +375,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return False
 
     def _fetch_latest(self) -> dict[TopicPartition, int]:
-        # Metadata reused within kafka.metadata.max.age.ms (Planner.latest_offsets)
+        # Cached topic-partitions and leaders, Metadata asked between micro-batches
+        # (Planner.latest_offsets, Planner.refresh_metadata)
         latest = self._planner.latest_offsets()
         self._latest = latest
         return latest

@@ -55,6 +55,13 @@ def test_the_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(offsets._tp_cache) <= 3
 
 
+def test_the_cache_is_bounded_for_one_topic_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offsets, "TOPIC_PARTITION_CACHE_MAX", 10)
+    for i in range(10):  # one topic, new partitions each call
+        from_offset_dict({"grows": {str(p): p for p in range(5 * i, 5 * i + 5)}})
+        assert offsets._tp_cache_size <= 10 + 5
+
+
 @pytest.mark.parametrize(
     "bad",
     [{"t": {"zero": 1}}, {"t": {"0": "x"}}, {"t": [1, 2]}, {"t": {"0": None}}],
