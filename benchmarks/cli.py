@@ -272,25 +272,29 @@ def run(args: argparse.Namespace) -> int:
                     repeat=args.repeat,
                 )
                 print(format_table(results[-4:]), flush=True)
+
         # several --master values: the batch benchmark on each, the same topics, one session
         # after the other (the others run on the last one)
+        def batch_on(spark: Any, master: str) -> list[BenchResult]:
+            return _on_master(
+                bench_batch(
+                    spark,
+                    bootstrap,
+                    topics,
+                    args.records,
+                    record_bytes,
+                    repeat=args.repeat,
+                    key_size=args.key_size,
+                    value_size=args.value_size,
+                ),
+                master,
+                masters,
+            )
+
         for master in masters[:-1] if "batch" in which else []:
             spark, cluster = _bench_session(master)
             try:
-                results += _on_master(
-                    bench_batch(
-                        spark,
-                        bootstrap,
-                        topics,
-                        args.records,
-                        record_bytes,
-                        repeat=args.repeat,
-                        key_size=args.key_size,
-                        value_size=args.value_size,
-                    ),
-                    master,
-                    masters,
-                )
+                results += batch_on(spark, master)
             finally:
                 spark.stop()
                 if cluster is not None:
@@ -299,20 +303,7 @@ def run(args: argparse.Namespace) -> int:
             spark, cluster = _bench_session(masters[-1])
             try:
                 if "batch" in which:
-                    results += _on_master(
-                        bench_batch(
-                            spark,
-                            bootstrap,
-                            topics,
-                            args.records,
-                            record_bytes,
-                            repeat=args.repeat,
-                            key_size=args.key_size,
-                            value_size=args.value_size,
-                        ),
-                        masters[-1],
-                        masters,
-                    )
+                    results += batch_on(spark, masters[-1])
                     print(format_table([r for r in results if r.bench == "batch"]), flush=True)
                     print(format_batch_table(results), flush=True)
                 if "stream" in which:
