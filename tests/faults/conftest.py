@@ -1,7 +1,8 @@
 """Fixtures of the fault tests: one 3-broker KRaft cluster shared by the failover tests.
 
 Starting a 3-node cluster costs 15-60 s on a loaded 2-core machine; the failover tests
-(``test_failover``, ``test_sink_failover``, the leader kill of ``test_exactly_once``) each kill
+(``test_sink_failover`` and the leader kill of ``test_exactly_once``; ``test_failover`` keeps a
+cluster of its own, see there) each kill
 a broker and otherwise only create topics of their own, so they share one cluster:
 
 - ``three_broker_cluster`` (package): ``LocalKafkaCluster(3, heap="320m")``, started on first
