@@ -25,7 +25,7 @@ from spark_kafka_py.errors import CorruptRecordError, KafkaProtocolError
 from spark_kafka_py.records._protocols import DecodedRecords
 from spark_kafka_py.records._pure import decode_records_pure
 
-from .accel import decode_records_accel
+from .accel import accel, decode_records_accel
 from .encoder import (
     GZIP,
     LZ4,
@@ -322,3 +322,75 @@ def test_result_arrays_are_plain_arrow():
         writer.write_table(table)
     back = pa.ipc.open_stream(sink.getvalue()).read_all()
     assert back.equals(table)
+
+
+# ---- the cache of freed blocks: reused buffers never change a live batch ----------------------
+
+
+def _log(rows: int, seed: int, headers: bool = False) -> bytes:
+    """``rows`` records in batches of 250, keys/values/headers made from ``seed``."""
+    hdrs = [("h", bytes([seed % 256]) * 5)] if headers else []
+    recs = [
+        Rec(bytes([(seed + i) % 251]) * 16, bytes([(seed * 7 + i) % 253]) * 100, i % 250, i, hdrs)
+        for i in range(rows)
+    ]
+    return b"".join(batch_v2(recs[i : i + 250], base_offset=i) for i in range(0, rows, 250))
+
+
+@pytest.mark.parametrize("headers", [False, True])
+def test_batches_kept_alive_are_unchanged_by_later_decodes(headers):
+    """Later decodes reuse freed blocks only: a batch still referenced keeps its bytes (sizes
+    vary so that blocks are taken, grown, and given back in every order)."""
+    kept = []
+    for seed, rows in enumerate([3000, 250, 5000, 1000, 3000, 4000, 250, 6000]):
+        data = _log(rows, seed, headers)
+        res = decode_records_accel(
+            data,
+            topic="t",
+            partition=0,
+            start_offset=0,
+            end_offset=1 << 62,
+            include_headers=headers,
+        )
+        expected = decode_records_pure(
+            data,
+            topic="t",
+            partition=0,
+            start_offset=0,
+            end_offset=1 << 62,
+            include_headers=headers,
+        )
+        assert res.batch.equals(expected.batch)
+        kept.append((res.batch, expected.batch))
+        # a batch decoded and dropped at once gives its blocks to the cache for the next one
+        decode_records_accel(
+            _log(rows // 2 + 250, seed + 100, headers),
+            topic="t",
+            partition=0,
+            start_offset=0,
+            end_offset=1 << 62,
+            include_headers=headers,
+        )
+    for got, expected in kept:
+        assert got.equals(expected)
+        got.validate(full=True)
+
+
+def test_freed_blocks_are_reused_and_the_cache_stays_bounded():
+    del_batches = [
+        decode_records_accel(
+            _log(rows, rows), topic="t", partition=0, start_offset=0, end_offset=1 << 62
+        ).batch
+        for rows in (250, 20_000, 60_000, 150_000, 20_000, 250)
+    ]
+    del del_batches  # every block goes back: the cache keeps what its bound allows
+    blocks, held = accel._block_cache_state()
+    assert 0 < blocks <= 32
+    assert 0 < held <= 32 * 1024 * 1024
+    res = decode_records_accel(
+        _log(20_000, 1), topic="t", partition=0, start_offset=0, end_offset=1 << 62
+    )
+    after, held_after = accel._block_cache_state()
+    assert after < blocks and held_after < held  # the new batch's columns came from the cache
+    assert res.batch.num_rows == 20_000
+    assert res.batch.column("value")[19_999].as_py() == bytes([(7 + 19_999) % 253]) * 100
