@@ -79,8 +79,6 @@ Authenticator = Callable[[Callable[[Request], Any], str], int]
 #: Java client does (``SaslClientAuthenticator``); the fraction is drawn per session.
 _REAUTH_FRACTION = (0.85, 0.95)
 
-_MIN_RECV = 64 * 1024
-_MAX_RECV = 4 * 1024 * 1024
 #: :meth:`BrokerConnection.receive` waits for bytes without the connection's lock, and looks
 #: again at least this often (s) for a closed connection or a response read by another thread.
 _RECEIVE_POLL_S = 0.1
@@ -448,8 +446,7 @@ class BrokerConnection:
                     return self._stash.pop(cid)
                 try:
                     sock.settimeout(0.0)  # only what has arrived; never block under the lock
-                    need = self._protocol.bytes_needed()
-                    chunk = sock.recv(min(max(need, _MIN_RECV), _MAX_RECV))
+                    n, _ = self._recv_into(sock)
                 except (BlockingIOError, ssl.SSLWantReadError, TimeoutError):
                     continue  # nothing yet (or taken by another reader)
                 except OSError as exc:
@@ -457,13 +454,13 @@ class BrokerConnection:
                     raise KafkaConnectionError(
                         f"{pending.name} to {self.description} failed: {exc}"
                     ) from exc
-                if not chunk:
+                if not n:
                     self._close()
                     raise KafkaConnectionError(
                         f"{self.description} closed the connection before answering {pending.name}"
                     )
                 try:
-                    for got_id, response in self._protocol.receive_bytes(chunk):
+                    for got_id, response in self._protocol.bytes_received(n):
                         self._stash[got_id] = response
                 except KafkaProtocolError as exc:
                     self._close()
@@ -560,9 +557,9 @@ class BrokerConnection:
             sock.sendall(data)
             while True:
                 self._set_timeout(sock, deadline)
-                need = self._protocol.bytes_needed()
-                chunk = sock.recv(min(max(need, _MIN_RECV), _MAX_RECV))
-                if not chunk:
+                # before ApiVersions, the bytes that came tell a TLS or HTTP listener
+                n, chunk = self._recv_into(sock, peek=0 if self._api_versions else 64)
+                if not n:
                     raise KafkaConnectionError(
                         f"{self.description} closed the connection during {name}"
                     )
@@ -581,7 +578,7 @@ class BrokerConnection:
                     )
                 found = False
                 result: Any = None
-                for got_id, response in self._protocol.receive_bytes(chunk):
+                for got_id, response in self._protocol.bytes_received(n):
                     if got_id == correlation_id:
                         found, result = True, response
                     else:  # a pipelined request's response: kept for its receive()
@@ -611,6 +608,22 @@ class BrokerConnection:
         except BaseException:
             self._close()
             raise
+
+    def _recv_into(self, sock: socket.socket, peek: int = 0) -> tuple[int, bytes]:
+        """One ``recv_into`` straight into the protocol's receive buffer (plain or TLS socket):
+        the bytes land where they are decoded (see :meth:`KafkaProtocol.recv_buffer`); the view
+        is released at once so that it keeps no frame buffer from being reused.
+
+        Returns:
+            ``(n, head)``: the byte count (0: the peer closed; pass it to ``bytes_received``)
+            and a copy of the first ``min(n, peek)`` of them.
+        """
+        view = self._protocol.recv_buffer()
+        try:
+            n = sock.recv_into(view)
+            return n, bytes(view[: min(n, peek)]) if peek else b""
+        finally:
+            view.release()
 
     @staticmethod
     def _set_timeout(sock: socket.socket, deadline: float) -> None:

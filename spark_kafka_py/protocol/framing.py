@@ -2,8 +2,19 @@
 
 The idea of kafka-python's ``KafkaProtocol`` (``kafka/protocol/parser.py``) and h11: this
 module never touches a socket. :meth:`KafkaProtocol.send_request` returns the bytes to write;
-:meth:`KafkaProtocol.receive_bytes` takes whatever bytes arrived and returns the responses
-they complete, buffering partial frames up to ``max_frame_bytes``.
+:meth:`KafkaProtocol.recv_buffer` names where the next received bytes should be written and
+:meth:`KafkaProtocol.bytes_received` returns the responses they complete (a socket reader calls
+``sock.recv_into(proto.recv_buffer())``); :meth:`KafkaProtocol.receive_bytes` does the same for
+bytes received elsewhere. A partial frame is held up to ``max_frame_bytes``.
+
+Receiving without copies: between frames the bytes go to a small reused scratch buffer
+(:data:`SCRATCH_BYTES`). A frame that fits in it is copied out (it is small); a larger one gets
+a buffer of its own, the part already in the scratch (< :data:`SCRATCH_BYTES`) is copied there,
+and the rest of the frame is received straight into it, never past its end. Decoded byte
+fields (a Fetch response's records) are read-only views of that buffer. Frame buffers up to
+:data:`REUSED_FRAME_MAX_BYTES` are kept (at most :data:`REUSED_FRAME_BUFFERS`) and written again
+only once no view of them is alive (a ``bytearray`` with exported views cannot be resized:
+that is the test), so steady-state reading touches no freshly allocated memory.
 
 Wire format (Kafka protocol guide, "Common Request and Response Structure"; message specs
 ``RequestHeader.json`` / ``ResponseHeader.json``)::
@@ -33,6 +44,9 @@ from spark_kafka_py.protocol.schema import Request, Response, decode, encode
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
+    "REUSED_FRAME_BUFFERS",
+    "REUSED_FRAME_MAX_BYTES",
+    "SCRATCH_BYTES",
     "InFlight",
     "KafkaProtocol",
     "encode_request_header",
@@ -43,8 +57,35 @@ __all__ = [
 #: 100 MiB on the broker side).
 DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024
 
+#: Scratch buffer receiving the bytes between frames (bytes); frames whose size field plus the
+#: frame's own bytes fit in it are copied out of it, larger ones get a buffer of their own.
+SCRATCH_BYTES = 64 * 1024
+
+#: How many frame buffers one :class:`KafkaProtocol` keeps for reuse, and the largest one kept
+#: (bytes): at most ``REUSED_FRAME_BUFFERS * REUSED_FRAME_MAX_BYTES`` (24 MiB) per connection,
+#: a few MiB with Kafka's default ``max.partition.fetch.bytes`` (1 MiB). Larger frames get a
+#: buffer of exactly their size that is dropped with the response.
+REUSED_FRAME_BUFFERS = 3
+REUSED_FRAME_MAX_BYTES = 8 * 1024 * 1024
+
+#: A new reusable frame buffer gets 1/8 more than the frame needs, rounded up to this (bytes),
+#: so that the next, slightly larger response of the same kind fits in it.
+_FRAME_BUFFER_STEP = 64 * 1024
+
 _SIZE = struct.Struct(">i")
 _INT32_MAX = 0x7FFFFFFF
+
+
+def _unreferenced(buf: bytearray) -> bool:
+    """Whether no view of ``buf`` is alive: a ``bytearray`` with exported buffers (any
+    ``memoryview`` of it, a slice of one, a buffer taken by C code) refuses to be resized.
+    Popping and re-appending its last byte is that resize, and changes nothing."""
+    try:
+        last = buf.pop()
+    except BufferError:
+        return False
+    buf.append(last)
+    return True
 
 
 def request_header_version(request_type: type[Request], version: int) -> int:
@@ -98,6 +139,13 @@ class KafkaProtocol:
         max_frame_bytes: largest response frame accepted (bytes); a size field above it is a
             :class:`KafkaProtocolError` (before any of the frame is buffered).
         first_correlation_id: correlation id of the first request (wraps at 2**31).
+        scratch_bytes: size of the scratch buffer receiving the bytes between frames (bytes,
+            >= 8, default :data:`SCRATCH_BYTES`); frames that do not fit in it are received
+            into buffers of their own.
+
+    Memory held: the scratch, the frame being received, and up to
+    :data:`REUSED_FRAME_BUFFERS` frame buffers of at most :data:`REUSED_FRAME_MAX_BYTES` each
+    kept for reuse (a kept buffer is written again only when no view of it is alive).
 
     Not thread-safe: one owner (e.g. a connection holding a lock) drives it.
     """
@@ -108,15 +156,26 @@ class KafkaProtocol:
         *,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         first_correlation_id: int = 0,
+        scratch_bytes: int = SCRATCH_BYTES,
     ):
         if max_frame_bytes < 4:
             raise ValueError(f"max_frame_bytes must be >= 4, got {max_frame_bytes}")
+        if scratch_bytes < 8:
+            raise ValueError(f"scratch_bytes must be >= 8, got {scratch_bytes}")
         self.client_id = client_id
         self.max_frame_bytes = max_frame_bytes
         self._next_correlation_id = first_correlation_id & _INT32_MAX
         self._in_flight: collections.deque[InFlight] = collections.deque()
-        self._buffer = bytearray()
-        self._frame_size: int | None = None
+        # between frames: the bytes received are scratch[:_end] (a partial frame at its front)
+        self._scratch = bytearray(scratch_bytes)
+        self._scratch_view = memoryview(self._scratch)
+        self._end = 0
+        # inside a large frame: its buffer, its size (bytes) and how many of them arrived
+        self._frame: bytearray | None = None
+        self._frame_size = 0
+        self._frame_filled = 0
+        #: frame buffers kept for reuse (see the module docstring)
+        self._frame_buffers: list[bytearray] = []
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -127,22 +186,27 @@ class KafkaProtocol:
     @property
     def buffered_bytes(self) -> int:
         """Bytes received and not yet part of a complete frame."""
-        return len(self._buffer)
+        if self._frame is not None:
+            return 4 + self._frame_filled
+        return self._end
 
     def bytes_needed(self) -> int:
         """Bytes still missing to complete the frame being received (4 when between frames).
 
         A hint for how much a socket reader should ask for next.
         """
-        if self._frame_size is None:
-            return 4 - len(self._buffer) if len(self._buffer) < 4 else 0
-        return self._frame_size + 4 - len(self._buffer)
+        if self._frame is not None:
+            return self._frame_size - self._frame_filled
+        if self._end < 4:
+            return 4 - self._end
+        return 4 + _SIZE.unpack_from(self._scratch)[0] - self._end
 
     def reset(self) -> None:
         """Forget in-flight requests and buffered bytes (after the connection was closed)."""
         self._in_flight.clear()
-        self._buffer.clear()
-        self._frame_size = None
+        self._end = 0
+        self._frame = None
+        self._frame_size = self._frame_filled = 0
 
     # -- sending --------------------------------------------------------------------------
     def send_request(
@@ -183,51 +247,128 @@ class KafkaProtocol:
         return correlation_id, _SIZE.pack(size) + header + body
 
     # -- receiving ------------------------------------------------------------------------
-    def receive_bytes(self, data: bytes | bytearray | memoryview) -> list[tuple[int, Response]]:
-        """Feed received bytes; return ``[(correlation_id, response)]`` for completed frames.
+    def recv_buffer(self) -> memoryview:
+        """Where the next received bytes go: a writable view, then :meth:`bytes_received`.
 
-        Bytes after the last complete frame are buffered for the next call.
+        Between frames, the free end of the reused scratch buffer (several small frames may
+        arrive at once); inside a frame larger than the scratch, the rest of that frame's own
+        buffer (never past the frame's end: the bytes land where they will be decoded). The
+        view is at least 1 byte long; drop it (or ``release()`` it) once written: a live view
+        keeps a frame buffer from being reused.
+        """
+        if self._frame is not None:
+            return memoryview(self._frame)[self._frame_filled : self._frame_size]
+        return self._scratch_view[self._end :]
+
+    def bytes_received(self, n: int) -> list[tuple[int, Response]]:
+        """``n`` bytes were written at the start of the last :meth:`recv_buffer` view; return
+        ``[(correlation_id, response)]`` for the frames they complete.
 
         Raises:
-            KafkaProtocolError: negative or oversized frame size, a response with no request
-                in flight, a correlation id other than the oldest in flight, or a malformed
-                body. The protocol state is then undefined: close the connection.
+            ValueError: ``n`` is negative or larger than that view.
+            KafkaProtocolError: negative or oversized frame size (found in the 4-byte size
+                field, before anything is allocated for the frame), a response with no
+                request in flight, a correlation id other than the oldest in flight, or a
+                malformed body. The protocol state is then undefined: close the connection.
         """
-        if data:
-            self._buffer += data
+        if self._frame is not None:
+            room = self._frame_size - self._frame_filled
+            if not 0 <= n <= room:
+                raise ValueError(f"bytes_received({n}) outside the receive buffer ({room} bytes)")
+            self._frame_filled += n
+            if self._frame_filled < self._frame_size:
+                return []
+            buf, size = self._frame, self._frame_size
+            self._frame = None
+            self._frame_size = self._frame_filled = 0
+            # read-only like a bytes frame: decoded byte fields are views of this buffer
+            return [self._decode_frame(memoryview(buf)[:size].toreadonly())]
+        room = len(self._scratch) - self._end
+        if not 0 <= n <= room:
+            raise ValueError(f"bytes_received({n}) outside the receive buffer ({room} bytes)")
+        self._end += n
+        return self._take_frames()
+
+    def _take_frames(self) -> list[tuple[int, Response]]:
+        """Decode the complete frames in the scratch; move a large frame to its own buffer."""
         out: list[tuple[int, Response]] = []
-        buf = self._buffer
-        pos = 0
-        while True:
-            if self._frame_size is None:
-                if len(buf) - pos < 4:
-                    break
-                size = _SIZE.unpack_from(buf, pos)[0]
-                if size < 4:
-                    raise KafkaProtocolError(
-                        f"response frame size {size} is invalid (must be >= 4)"
-                    )
-                if size > self.max_frame_bytes:
-                    raise KafkaProtocolError(
-                        f"response frame of {size} bytes exceeds max_frame_bytes "
-                        f"({self.max_frame_bytes})"
-                    )
-                if not self._in_flight:
-                    raise KafkaProtocolError("received a response with no request in flight")
-                self._frame_size = size
-            size = self._frame_size
-            if len(buf) - pos < 4 + size:
+        scratch = self._scratch
+        pos, end = 0, self._end
+        while end - pos >= 4:
+            size = self._check_size(_SIZE.unpack_from(scratch, pos)[0])
+            if 4 + size > len(scratch):  # a large frame: received into its own buffer
+                held = end - pos - 4
+                buf = self._frame_buffer(size)
+                buf[:held] = self._scratch_view[pos + 4 : end]
+                self._frame, self._frame_size, self._frame_filled = buf, size, held
+                pos = end
                 break
-            # one copy of the frame: decoded byte fields are zero-copy views of it
-            frame = bytes(memoryview(buf)[pos + 4 : pos + 4 + size])
+            if end - pos < 4 + size:
+                break
+            # a small frame: one copy, decoded byte fields are zero-copy views of it
+            frame = bytes(self._scratch_view[pos + 4 : pos + 4 + size])
             pos += 4 + size
-            self._frame_size = None
             out.append(self._decode_frame(frame))
-        if pos:
-            del buf[:pos]
+        if pos:  # what is left is a partial small frame (< SCRATCH_BYTES): to the front
+            view = self._scratch_view  # memoryview assignment: memmove, overlap is fine
+            view[: end - pos] = view[pos:end]
+            self._end = end - pos
         return out
 
-    def _decode_frame(self, frame: bytes) -> tuple[int, Response]:
+    def _check_size(self, size: int) -> int:
+        if size < 4:
+            raise KafkaProtocolError(f"response frame size {size} is invalid (must be >= 4)")
+        if size > self.max_frame_bytes:
+            raise KafkaProtocolError(
+                f"response frame of {size} bytes exceeds max_frame_bytes ({self.max_frame_bytes})"
+            )
+        if not self._in_flight:
+            raise KafkaProtocolError("received a response with no request in flight")
+        return size
+
+    def _frame_buffer(self, size: int) -> bytearray:
+        """A buffer of at least ``size`` bytes that no live view refers to."""
+        best: bytearray | None = None
+        for buf in self._frame_buffers:
+            if size <= len(buf) and (best is None or len(buf) < len(best)) and _unreferenced(buf):
+                best = buf
+        if best is not None:
+            return best
+        if size > REUSED_FRAME_MAX_BYTES:
+            return bytearray(size)  # not kept
+        step = _FRAME_BUFFER_STEP
+        capacity = min(-(-(size + size // 8) // step) * step, REUSED_FRAME_MAX_BYTES)
+        new = bytearray(capacity)
+        kept = self._frame_buffers
+        if len(kept) < REUSED_FRAME_BUFFERS:
+            kept.append(new)
+        else:  # replace the smallest unreferenced buffer (too small for this frame)
+            free = [i for i, buf in enumerate(kept) if _unreferenced(buf)]
+            if free:
+                kept[min(free, key=lambda i: len(kept[i]))] = new
+        return new
+
+    def receive_bytes(self, data: bytes | bytearray | memoryview) -> list[tuple[int, Response]]:
+        """Feed bytes received elsewhere; return ``[(correlation_id, response)]`` for the
+        frames they complete (:meth:`recv_buffer` + :meth:`bytes_received`, one copy of
+        ``data``). Bytes after the last complete frame are kept for the next call.
+
+        Raises:
+            KafkaProtocolError: as :meth:`bytes_received`.
+        """
+        out: list[tuple[int, Response]] = []
+        src = memoryview(data).cast("B")
+        pos = 0
+        while pos < len(src):
+            view = self.recv_buffer()
+            n = min(len(view), len(src) - pos)
+            view[:n] = src[pos : pos + n]
+            view.release()
+            pos += n
+            out += self.bytes_received(n)
+        return out
+
+    def _decode_frame(self, frame: bytes | memoryview) -> tuple[int, Response]:
         expected = self._in_flight[0]
         request_type = expected.request_type
         reader = Reader(frame)
@@ -243,7 +384,9 @@ class KafkaProtocol:
         return correlation_id, _decode_body(request_type, frame, reader.position, expected.version)
 
 
-def _decode_body(request_type: type[Request], frame: bytes, start: int, version: int) -> Any:
+def _decode_body(
+    request_type: type[Request], frame: bytes | memoryview, start: int, version: int
+) -> Any:
     response_type = request_type.response_type
     if request_type.API_KEY != API_VERSIONS_KEY:
         return decode(response_type, Reader(frame, start), version)

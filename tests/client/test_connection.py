@@ -1,4 +1,5 @@
-"""BrokerConnection against a scripted loopback broker: negotiation, versions, errors."""
+"""BrokerConnection against a scripted loopback broker: negotiation, versions, errors, large
+responses received in place."""
 
 from __future__ import annotations
 
@@ -20,7 +21,12 @@ from spark_kafka_py.protocol.messages.api_versions import (
     ApiVersionsRequest,
     ApiVersionsResponse,
 )
-from spark_kafka_py.protocol.messages.fetch import FetchRequest
+from spark_kafka_py.protocol.messages.fetch import (
+    FetchableTopicResponse,
+    FetchRequest,
+    FetchResponse,
+    PartitionData,
+)
 from spark_kafka_py.protocol.messages.metadata import (
     MetadataRequest,
     MetadataResponse,
@@ -165,3 +171,35 @@ def test_reconnect_backoff_after_failure() -> None:
     with pytest.raises(KafkaConnectionError):
         conn.send(MetadataRequest(topics=None))
     assert time.monotonic() - start >= 0.25
+
+
+def test_large_responses_received_in_place_and_kept_views_stay_intact() -> None:
+    """Responses larger than the receive scratch are read straight into buffers of their
+    own (records are views of them); a response kept (by a caller, or stashed for a
+    pipelined receive) is never overwritten by the responses read after it."""
+    fills = iter(range(1, 100))
+
+    def fetch(request: object, version: int) -> FetchResponse:
+        fill = next(fills)
+        partition = PartitionData(partition_index=0, records=bytes([fill]) * 300_000)
+        return FetchResponse(
+            responses=(FetchableTopicResponse(topic="t", partitions=(partition,)),)
+        )
+
+    def records(response: FetchResponse) -> bytes:
+        return bytes(response.responses[0].partitions[0].records)
+
+    broker = FakeBroker({18: lambda r, v: api_versions_for(FetchRequest), 1: fetch})
+    with broker, BrokerConnection(broker.host, broker.port) as conn:
+        first = conn.send(FetchRequest(), max_version=12)
+        view = first.responses[0].partitions[0].records
+        assert isinstance(view, memoryview) and isinstance(view.obj, bytearray)
+        pending = [conn.send_pipelined(FetchRequest(), max_version=12) for _ in range(3)]
+        fifth = conn.send(FetchRequest(), max_version=12)  # stashes the three before it
+        assert records(fifth) == b"\x05" * 300_000
+        got = [conn.receive(p) for p in reversed(pending) if p is not None]
+        assert [records(r) for r in got] == [bytes([f]) * 300_000 for f in (4, 3, 2)]
+        for _ in range(5):
+            conn.send(FetchRequest(), max_version=12)
+        assert records(first) == b"\x01" * 300_000
+        assert [records(r) for r in got] == [bytes([f]) * 300_000 for f in (4, 3, 2)]
