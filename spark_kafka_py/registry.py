@@ -326,6 +326,10 @@ OPTIONS: tuple[Option, ...] = (
     _opt("kafka.isolation.level", "enum", "read_uncommitted",
          "`read_committed` reads up to the last stable offset and drops aborted transactions",
          READ, choices=("read_uncommitted", "read_committed")),
+    _opt("kafka.check.crcs", "boolean", True,
+         "compare each fetched batch's CRC with its bytes (Java `check.crcs`); `false` saves "
+         "that time but gives up detecting on-the-wire or on-disk corruption (bounds and "
+         "layout checks stay)", READ),
     # -- writing (df.write / writeStream; see docs/sink.md) -----------------------------------
     _opt("topic", "string", None,
          "write every row to this topic; overrides the `topic` column (required without one)",

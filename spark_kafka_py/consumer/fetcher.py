@@ -352,6 +352,7 @@ class PartitionFetcher:
                 "maxDecompressionRatio if the producer really wrote data that compresses "
                 "this well"
             ),
+            check_crcs=self.settings.check_crcs,
         )
 
     # -- Fetch requests, one kept in flight --------------------------------------------------

@@ -33,6 +33,9 @@ class ConsumerSettings:
             decompress to at most this many times ``max(partition bytes asked, bytes
             received)`` (:mod:`spark_kafka_py.records.bounds`).
         isolation_level: ``READ_UNCOMMITTED`` (0) or ``READ_COMMITTED`` (1).
+        check_crcs: ``check.crcs``: compare each fetched batch's stored CRC with the computed
+            one (``False`` skips only that comparison, see
+            :func:`spark_kafka_py.records.decoder.decode_records`).
         client_rack: sent as Fetch ``rack_id`` (KIP-392), ``""`` for none.
         group_id: ``group.id`` or ``None``.
     """
@@ -45,5 +48,6 @@ class ConsumerSettings:
     fetch_max_wait_ms: int = default("kafka.fetch.max.wait.ms")
     max_decompression_ratio: int = default("maxDecompressionRatio")
     isolation_level: int = READ_UNCOMMITTED
+    check_crcs: bool = default("kafka.check.crcs")
     client_rack: str = default("kafka.client.rack")
     group_id: str | None = None

@@ -30,12 +30,13 @@ def decode_records_accel(
     max_batch_bytes: int = ...,
     budget: DecodeBudget | None = None,
     max_arrow_bytes: int | None = None,
+    check_crcs: bool = True,
 ) -> DecodedRecords:
     """Decode one fetched partition's ``records`` bytes into Arrow, as the pure reference.
 
     Raises:
-        CorruptRecordError: CRC mismatch or a malformed batch/record (names topic,
-            partition and the batch's base offset), as the reference does.
+        CorruptRecordError: CRC mismatch (with ``check_crcs``) or a malformed batch/record
+            (names topic, partition and the batch's base offset), as the reference does.
         DecompressionBoundError: decompressed data above ``max_batch_bytes`` or above what
             is left of ``budget``, as the reference.
         KafkaProtocolError: a batch length above ``max_batch_bytes``, an unknown magic or

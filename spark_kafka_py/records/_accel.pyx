@@ -785,18 +785,19 @@ cdef int64_t decode_v2_batch(
     Cols* c, object mv, const uint8_t* p, Py_ssize_t pos, Py_ssize_t length,
     str topic, int partition, int64_t start_offset, int64_t end_offset, object txns,
     Py_ssize_t max_batch_bytes, object budget, int64_t row_bytes, int64_t* decoded,
-    bint* last_overflow,
+    bint* last_overflow, bint check_crcs,
 ) except? -1:
     """Check, filter and decode one complete v2 batch at ``p + pos``; return its last offset
     (saturated at INT64_MAX with ``last_overflow`` set). ``decoded`` gets the batch's
     decoded bytes as ``_pure._decode_v2_batch`` counts them: its (decompressed) records size
     plus ``row_bytes`` per record it claims when its records were decoded, else 0; the
-    records are charged to ``budget`` (if any) as the reference does."""
+    records are charged to ``budget`` (if any) as the reference does. The CRC-32C is
+    computed and compared only if ``check_crcs``."""
     cdef const uint8_t* e = p + pos
     cdef Py_ssize_t entry_end = pos + LOG_OVERHEAD + length
     cdef int64_t base_offset = be64(e)
     cdef uint32_t stored_crc = be32u(e + CRC_OFFSET)
-    cdef uint32_t actual_crc = _crc32c.crc32c(mv[pos + ATTRIBUTES_OFFSET:entry_end])
+    cdef uint32_t actual_crc = 0
     cdef int16_t attributes
     cdef int32_t last_delta, count
     cdef int64_t producer_id, last_offset
@@ -807,12 +808,14 @@ cdef int64_t decode_v2_batch(
     cdef object payload_obj = None
     cdef Py_buffer pview
     cdef int rc
-    if actual_crc != stored_crc:
-        raise CorruptRecordError(
-            f"record batch CRC-32C mismatch (stored {stored_crc:#010x}, computed "
-            f"{actual_crc:#010x})",
-            topic=topic, partition=partition, offset=base_offset,
-        )
+    if check_crcs:
+        actual_crc = _crc32c.crc32c(mv[pos + ATTRIBUTES_OFFSET:entry_end])
+        if actual_crc != stored_crc:
+            raise CorruptRecordError(
+                f"record batch CRC-32C mismatch (stored {stored_crc:#010x}, computed "
+                f"{actual_crc:#010x})",
+                topic=topic, partition=partition, offset=base_offset,
+            )
     attributes = be16(e + ATTRIBUTES_OFFSET)
     last_delta = be32(e + LAST_OFFSET_DELTA_OFFSET)
     info.base_ts = be64(e + BASE_TIMESTAMP_OFFSET)
@@ -895,6 +898,7 @@ def decode_records_accel(
     Py_ssize_t max_batch_bytes=DEFAULT_MAX_BATCH_BYTES,
     budget=None,
     max_arrow_bytes=None,
+    bint check_crcs=True,
 ):
     """Accelerated :class:`~spark_kafka_py.records._protocols.RecordsDecoder`.
 
@@ -977,7 +981,7 @@ def decode_records_accel(
             decoded = 0
             last_offset = decode_v2_batch(
                 &c, mv, p, pos, length, topic, partition, start_offset, end_offset, txns,
-                max_batch_bytes, budget, row_bytes, &decoded, &last_overflow,
+                max_batch_bytes, budget, row_bytes, &decoded, &last_overflow, check_crcs,
             )
             pos += LOG_OVERHEAD + length
             if last_overflow:
@@ -1016,6 +1020,7 @@ def decode_records_accel(
             read_committed=read_committed,
             aborted_transactions=txns if txns is not None else aborted_transactions,
             max_batch_bytes=max_batch_bytes, budget=budget, max_arrow_bytes=max_arrow_bytes,
+            check_crcs=check_crcs,
         )
     return DecodedRecords(batch, next_offset, incomplete, None if resume_at < 0 else resume_at)
 

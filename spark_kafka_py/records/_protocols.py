@@ -65,7 +65,9 @@ class RecordsDecoder(Protocol):
     DecodeBudget`), ``max_arrow_bytes`` (stop at the first batch boundary at or past this
     many decoded bytes: :attr:`DecodedRecords.resume_at`) and, as ``aborted_transactions``,
     the :class:`~spark_kafka_py.records.transactions.AbortedTransactions` state that carries
-    over from one piece of a response to the next.
+    over from one piece of a response to the next. ``check_crcs=False`` skips only the CRC
+    comparison of each batch (the Java consumer's ``check.crcs``); every bound and every other
+    check stays.
     """
 
     def __call__(
@@ -82,4 +84,5 @@ class RecordsDecoder(Protocol):
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
         budget: DecodeBudget | None = None,
         max_arrow_bytes: int | None = None,
+        check_crcs: bool = True,
     ) -> DecodedRecords: ...

@@ -68,12 +68,13 @@ def decode_records_pure(
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     budget: DecodeBudget | None = None,
     max_arrow_bytes: int | None = None,
+    check_crcs: bool = True,
 ) -> DecodedRecords:
     """Pure-Python :class:`~spark_kafka_py.records._protocols.RecordsDecoder`.
 
-    See :func:`spark_kafka_py.records.decoder.decode_records` for the contract, and
-    :class:`~spark_kafka_py.records.decoder.DecodedStream` for ``budget``,
-    ``max_arrow_bytes`` and a state of :class:`AbortedTransactions` passed as
+    See :func:`spark_kafka_py.records.decoder.decode_records` for the contract (and
+    ``check_crcs``), and :class:`~spark_kafka_py.records.decoder.DecodedStream` for
+    ``budget``, ``max_arrow_bytes`` and a state of :class:`AbortedTransactions` passed as
     ``aborted_transactions`` (a response decoded in pieces).
     """
     view = memoryview(records)
@@ -147,6 +148,7 @@ def decode_records_pure(
                 max_batch_bytes,
                 budget,
                 row_bytes,
+                check_crcs,
             )
         else:
             last_offset, decoded = legacy.decode_legacy_entry(
@@ -159,6 +161,7 @@ def decode_records_pure(
                 max_batch_bytes,
                 budget,
                 row_bytes,
+                check_crcs,
             )
         if last_offset + 1 > next_offset:
             next_offset = last_offset + 1
@@ -184,8 +187,9 @@ def _decode_v2_batch(
     max_batch_bytes: int,
     budget: DecodeBudget | None,
     row_bytes: int,
+    check_crcs: bool = True,
 ) -> tuple[int, int]:
-    """Check, filter and decode one complete v2 batch.
+    """Check, filter and decode one complete v2 batch (its CRC-32C only if ``check_crcs``).
 
     Returns:
         ``(last offset, decoded bytes)``: the decoded bytes of a batch whose records were
@@ -193,15 +197,16 @@ def _decode_v2_batch(
         else 0 (what sizes Arrow batches, see :mod:`spark_kafka_py.records.bounds`).
     """
     base_offset, _length, _epoch, _magic, stored_crc = V2_PREFIX.unpack_from(entry, 0)
-    actual_crc = crc32c.crc32c(entry[ATTRIBUTES_OFFSET:])
-    if actual_crc != stored_crc:
-        raise CorruptRecordError(
-            f"record batch CRC-32C mismatch (stored {stored_crc:#010x}, computed "
-            f"{actual_crc:#010x})",
-            topic=topic,
-            partition=partition,
-            offset=base_offset,
-        )
+    if check_crcs:
+        actual_crc = crc32c.crc32c(entry[ATTRIBUTES_OFFSET:])
+        if actual_crc != stored_crc:
+            raise CorruptRecordError(
+                f"record batch CRC-32C mismatch (stored {stored_crc:#010x}, computed "
+                f"{actual_crc:#010x})",
+                topic=topic,
+                partition=partition,
+                offset=base_offset,
+            )
     (attributes, last_delta, base_ts, max_ts, producer_id, _pepoch, _bseq, count) = (
         V2_HEADER.unpack_from(entry, ATTRIBUTES_OFFSET)
     )

@@ -73,13 +73,15 @@ def decode_records(
     aborted_transactions: Sequence[tuple[int, int]] = (),
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_decoded_bytes: int | None = None,
+    check_crcs: bool = True,
 ) -> DecodedRecords:
     """Decode the ``records`` field of one partition of a Fetch response into one Arrow batch.
 
     Handles record batches v2 (KIP-98, with KIP-82 headers) and legacy message sets v0/v1;
     layouts in :mod:`spark_kafka_py.records.format`. Each batch's CRC is verified (CRC-32C
-    for v2, CRC-32 for v0/v1) and compressed batches (gzip, snappy raw or xerial-framed,
-    lz4 frame, zstd) are decompressed with the output bounded by ``max_batch_bytes``.
+    for v2, CRC-32 for v0/v1) unless ``check_crcs`` is false, and compressed batches (gzip,
+    snappy raw or xerial-framed, lz4 frame, zstd) are decompressed with the output bounded by
+    ``max_batch_bytes``.
 
     Rows: every non-control record with ``start_offset <= offset < end_offset``, in log
     order. Offsets may have gaps (compacted topics, aborted transactions, control markers).
@@ -105,14 +107,19 @@ def decode_records(
         max_decoded_bytes: bound, in bytes, on the decompressed records of all of
             ``records`` (see :mod:`spark_kafka_py.records.bounds`); ``None``: none beyond
             ``max_batch_bytes`` per batch.
+        check_crcs: compare each batch's stored CRC with the one computed over its bytes
+            (``True``, the default); ``False`` skips that comparison only, as the Java
+            consumer's ``check.crcs=false`` (``CompletedFetch.maybeEnsureValid``): on-the-wire
+            or on-disk corruption that keeps the layout well-formed is then decoded as it
+            stands, while every length, bound and field check still raises as below.
 
     Returns:
         :class:`DecodedRecords` (``batch`` of schema ``spark_kafka_schema(include_headers)``,
         ``next_offset``, ``incomplete_tail``; ``resume_at`` is ``None``).
 
     Raises:
-        CorruptRecordError: CRC mismatch or a malformed batch/record (names topic,
-            partition and the batch's base offset).
+        CorruptRecordError: CRC mismatch (with ``check_crcs``) or a malformed batch/record
+            (names topic, partition and the batch's base offset).
         DecompressionBoundError: a batch decompresses past ``max_batch_bytes`` or past what
             is left of ``max_decoded_bytes`` (names topic, partition, the batch's base offset
             and the bound).
@@ -130,6 +137,7 @@ def decode_records(
         aborted_transactions=aborted_transactions,
         max_batch_bytes=max_batch_bytes,
         budget=None if max_decoded_bytes is None else DecodeBudget(max_decoded_bytes),
+        check_crcs=check_crcs,
     )
 
 
@@ -153,6 +161,7 @@ class DecodedStream:
             error message.
         decoder: the implementation (default: the one chosen at import, see
             :data:`IMPLEMENTATION`).
+        check_crcs: as :func:`decode_records`' (``kafka.check.crcs``).
 
     Raises (while iterating): as :func:`decode_records`, the batches before the error having
     been yielded.
@@ -174,6 +183,7 @@ class DecodedStream:
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
         bound_hint: str = "",
         decoder: RecordsDecoder | None = None,
+        check_crcs: bool = True,
     ) -> None:
         self._records = records
         self._topic = topic
@@ -185,6 +195,7 @@ class DecodedStream:
         self._aborted = aborted_transactions
         self._max_batch_bytes = max_batch_bytes
         self._max_arrow_bytes = max(max_arrow_bytes, 1)
+        self._check_crcs = check_crcs
         self._decoder = decoder or _impl
         #: The budget of this response (``used``: decompressed bytes so far).
         self.budget = DecodeBudget(max_decoded_bytes, bound_hint)
@@ -214,6 +225,7 @@ class DecodedStream:
                 max_batch_bytes=self._max_batch_bytes,
                 budget=self.budget,
                 max_arrow_bytes=self._max_arrow_bytes,
+                check_crcs=self._check_crcs,
             )
             # A piece with no complete batch reports start_offset: keep the furthest.
             self.next_offset = max(self.next_offset, decoded.next_offset)

@@ -56,12 +56,16 @@ def decode_legacy_entry(
     max_batch_bytes: int,
     budget: DecodeBudget | None = None,
     row_bytes: int = 0,
+    check_crcs: bool = True,
 ) -> tuple[int, int]:
     """Check and decode one complete magic-0/1 message (a wrapper or a plain message).
 
     Appends the messages with offset in ``[start_offset, end_offset)`` to ``cols``. A plain
     message is charged its size to ``budget``, a wrapper its decompressed inner messages
-    (see :mod:`spark_kafka_py.records.bounds`).
+    (see :mod:`spark_kafka_py.records.bounds`). ``check_crcs=False`` skips the CRC-32
+    comparison of the wrapper and of every inner message, as the Java consumer's
+    ``check.crcs=false`` skips ``record.ensureValid()`` for them (``CompletedFetch``); the
+    length and layout checks stay.
 
     Returns:
         ``(last offset, decoded bytes)``: the entry's last offset (the wrapper's offset), and
@@ -73,7 +77,7 @@ def decode_legacy_entry(
             unknown codec.
         DecompressionBoundError: decompression beyond ``max_batch_bytes`` or ``budget``.
     """
-    offset, codec, ts, ts_type, key, value = _parse_message(entry, topic, partition)
+    offset, codec, ts, ts_type, key, value = _parse_message(entry, topic, partition, check_crcs)
     if codec == CODEC_NONE:
         if budget is not None:
             budget.charge(len(entry), topic, partition, offset)
@@ -127,7 +131,9 @@ def decode_legacy_entry(
             )
         sub = inner[pos : pos + LOG_OVERHEAD + size]
         pos += LOG_OVERHEAD + size
-        i_off, i_codec, i_ts, i_ts_type, i_key, i_value = _parse_message(sub, topic, partition)
+        i_off, i_codec, i_ts, i_ts_type, i_key, i_value = _parse_message(
+            sub, topic, partition, check_crcs
+        )
         if i_codec != CODEC_NONE:
             raise CorruptRecordError(
                 "compressed legacy message contains a compressed message",
@@ -146,9 +152,10 @@ def decode_legacy_entry(
 
 
 def _parse_message(
-    entry: memoryview, topic: str, partition: int
+    entry: memoryview, topic: str, partition: int, check_crcs: bool = True
 ) -> tuple[int, int, int, int, bytes | None, bytes | None]:
-    """``(offset, codec, timestamp, timestamp type, key, value)`` of one legacy message."""
+    """``(offset, codec, timestamp, timestamp type, key, value)`` of one legacy message (its
+    CRC-32 checked only if ``check_crcs``)."""
     offset, size, stored_crc, magic, attributes = LEGACY_PREFIX.unpack_from(entry, 0)
     if magic not in (MAGIC_V0, MAGIC_V1):
         raise CorruptRecordError(
@@ -165,15 +172,16 @@ def _parse_message(
             partition=partition,
             offset=offset,
         )
-    actual_crc = zlib.crc32(entry[MAGIC_OFFSET:])
-    if actual_crc != stored_crc:
-        raise CorruptRecordError(
-            f"legacy message CRC-32 mismatch (stored {stored_crc:#010x}, computed "
-            f"{actual_crc:#010x})",
-            topic=topic,
-            partition=partition,
-            offset=offset,
-        )
+    if check_crcs:
+        actual_crc = zlib.crc32(entry[MAGIC_OFFSET:])
+        if actual_crc != stored_crc:
+            raise CorruptRecordError(
+                f"legacy message CRC-32 mismatch (stored {stored_crc:#010x}, computed "
+                f"{actual_crc:#010x})",
+                topic=topic,
+                partition=partition,
+                offset=offset,
+            )
     pos = MAGIC_OFFSET + 2
     if magic == MAGIC_V1:
         (ts,) = INT64.unpack_from(entry, pos)

@@ -410,6 +410,7 @@ def _consumer_settings(opts: Mapping[str, str], kafka: Mapping[str, str]) -> Con
         fetch_max_wait_ms=_value(opts, "kafka.fetch.max.wait.ms"),
         max_decompression_ratio=_value(opts, "maxDecompressionRatio"),
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
+        check_crcs=_value(opts, "kafka.check.crcs"),
         client_rack=_value(opts, "kafka.client.rack"),
         group_id=_value(opts, "kafka.group.id"),
     )

@@ -236,13 +236,14 @@ def test_large_batch_many_rows():
 
 
 @SETTINGS
-@given(st.binary(max_size=400), st.booleans(), st.booleans())
-def test_fuzz_any_bytes(data, headers, committed):
+@given(st.binary(max_size=400), st.booleans(), st.booleans(), st.booleans())
+def test_fuzz_any_bytes(data, headers, committed, check_crcs):
     both(
         data,
         include_headers=headers,
         read_committed=committed,
         aborted_transactions=[(-1, 0), (0, 0)],
+        check_crcs=check_crcs,
     )
 
 
@@ -269,19 +270,41 @@ def noise_behind_header(draw):
 
 
 @SETTINGS
-@given(noise_behind_header(), st.booleans(), st.booleans(), st.integers(-3, 40))
-def test_fuzz_noise_records_with_valid_crc(data, headers, committed, start):
+@given(noise_behind_header(), st.booleans(), st.booleans(), st.integers(-3, 40), st.booleans())
+def test_fuzz_noise_records_with_valid_crc(data, headers, committed, start, check_crcs):
     both(
         data,
         include_headers=headers,
         read_committed=committed,
         start_offset=start,
         aborted_transactions=[(0, 0), (1, 0)],
+        check_crcs=check_crcs,
     )
 
 
+@SETTINGS
+@given(noise_behind_header(), st.booleans(), st.booleans(), st.integers(-3, 40))
+def test_fuzz_noise_records_with_wrong_crc_and_the_check_off(data, headers, committed, start):
+    """Noise behind a header whose CRC is wrong: with the check off both decoders still agree
+    (on rows or on the typed error), and with it on both raise the CRC mismatch."""
+    bad = bytearray(data)
+    bad[17] ^= 0x80
+    kw = dict(
+        include_headers=headers,
+        read_committed=committed,
+        start_offset=start,
+        aborted_transactions=[(0, 0), (1, 0)],
+    )
+    both(bytes(bad), check_crcs=False, **kw)
+    on = both(bytes(bad), **kw)
+    if struct.unpack_from(">q", bad)[0] < 1 << 62:  # a batch at or past the end is not read
+        assert on is CorruptRecordError
+
+
 @st.composite
-def mutated_batches(draw):
+def mutated_batches(draw, fix_crc: bool = True):
+    """1-3 batches of random records with up to 4 bytes after the header changed, the CRC
+    recomputed (``fix_crc``) or left as it was (then stale when a byte changed)."""
     raw = bytearray()
     for b in range(draw(st.integers(1, 3))):
         one = bytearray(
@@ -293,15 +316,57 @@ def mutated_batches(draw):
             if len(one) > 61:
                 i = draw(st.integers(61, len(one) - 1))
                 one[i] = draw(st.integers(0, 255))
-        struct.pack_into(">I", one, 17, crc32c.crc32c(bytes(one[21:])))
+        if fix_crc:
+            struct.pack_into(">I", one, 17, crc32c.crc32c(bytes(one[21:])))
         raw += one
     return bytes(raw)
 
 
 @SETTINGS
-@given(mutated_batches(), st.booleans(), st.integers(0, 5000), st.integers(0, 9000))
-def test_fuzz_mutated_records_with_valid_crc(data, headers, start, span):
-    both(data, include_headers=headers, start_offset=start, end_offset=start + span)
+@given(mutated_batches(), st.booleans(), st.integers(0, 5000), st.integers(0, 9000), st.booleans())
+def test_fuzz_mutated_records_with_valid_crc(data, headers, start, span, check_crcs):
+    both(
+        data,
+        include_headers=headers,
+        start_offset=start,
+        end_offset=start + span,
+        check_crcs=check_crcs,
+    )
+
+
+@SETTINGS
+@given(mutated_batches(fix_crc=False), st.booleans(), st.integers(0, 5000), st.integers(0, 9000))
+def test_fuzz_mutated_records_with_stale_crc(data, headers, start, span):
+    """Mutated records behind the CRC they had before: the decoders agree with the check on
+    (the mismatch) and off (the rows the mutated bytes say, or the same typed error), and with
+    the check off the result is the one of the same bytes with their CRC recomputed."""
+    kw = dict(include_headers=headers, start_offset=start, end_offset=start + span)
+    on = both(data, **kw)
+    off = both(data, check_crcs=False, **kw)
+    fixed = bytearray(data)
+    pos = 0
+    while pos < len(fixed):
+        (length,) = struct.unpack_from(">i", fixed, pos + 8)
+        end = pos + 12 + length
+        struct.pack_into(">I", fixed, pos + 17, crc32c.crc32c(bytes(fixed[pos + 21 : end])))
+        pos = end
+    assert off == both(bytes(fixed), **kw)
+    if on is not CorruptRecordError:
+        assert on == off  # every CRC still matched
+
+
+def test_wrong_crcs_decode_to_the_same_rows_in_both_with_the_check_off():
+    data, ends = sample_log()
+    bad = bytearray(data)
+    for start in [0, *ends[:-1]]:
+        bad[start + 17] ^= 0xFF  # every batch's CRC wrong
+    for headers in (False, True):
+        expected = both(data, include_headers=headers)
+        assert both(bytes(bad), include_headers=headers, check_crcs=False) == expected
+        assert both(bytes(bad), include_headers=headers) is CorruptRecordError
+    with pytest.raises(CorruptRecordError, match="CRC-32C mismatch") as info:
+        decode_records_accel(bytes(bad), topic="t", partition=2, start_offset=0, end_offset=99)
+    assert (info.value.topic, info.value.partition, info.value.offset) == ("t", 2, 0)
 
 
 def test_decoder_module_picks_accel_unless_forced_pure():

@@ -234,3 +234,21 @@ def test_group_id_prefix_is_not_silently_ignored(caplog: pytest.LogCaptureFixtur
         parse_options(opts(subscribe="t", groupIdPrefix="etl"), streaming=True)
     assert "Option 'groupIdPrefix' has no effect" in caplog.text
     assert "kafka.group.id" in caplog.text
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_check_crcs_is_honoured_without_the_ignoring_warning(
+    caplog: pytest.LogCaptureFixture, streaming: bool
+) -> None:
+    assert parse_options(opts(subscribe="t"), streaming=streaming).consumer.check_crcs is True
+    with caplog.at_level("WARNING", logger="spark_kafka_py.spark.options"):
+        o = parse_options(opts(subscribe="t", **{"kafka.check.crcs": "false"}), streaming=streaming)
+        also = parse_options(
+            opts(subscribe="t", **{"kafka.check.crcs": "TRUE"}), streaming=streaming
+        )
+    assert o.consumer.check_crcs is False
+    assert also.consumer.check_crcs is True
+    assert "kafka.check.crcs" not in caplog.text
+    assert "ignoring it" not in caplog.text
+    with pytest.raises(ConfigError, match=r"kafka\.check\.crcs"):
+        parse_options(opts(subscribe="t", **{"kafka.check.crcs": "maybe"}), streaming=streaming)
