@@ -152,6 +152,25 @@ def test_batch_read_equals_what_the_java_producer_wrote(
     assert_df_equality(df, builtin, ignore_row_order=True)
 
 
+def test_check_crcs_false_reads_the_same_rows(spark: SparkSession, kafka_bootstrap: str) -> None:
+    """``kafka.check.crcs=false`` (the Java consumer's ``check.crcs``) skips only the CRC
+    comparison: on intact data the rows, every column, equal the default read's."""
+    topic = f"crcs-{time.time_ns()}"
+    create_topic(kafka_bootstrap, topic, partitions=3)
+    records = make_records(400, "crcs")
+    produce(kafka_bootstrap, topic, records[:200], compression="lz4")
+    produce(kafka_bootstrap, topic, records[200:])
+    options = {
+        "subscribe": topic,
+        "includeHeaders": "true",
+        "kafka.max.partition.fetch.bytes": "4096",
+    }
+    unchecked = read_pykafka(spark, kafka_bootstrap, **options, **{"kafka.check.crcs": "false"})
+    default = read_pykafka(spark, kafka_bootstrap, **options)
+    assert as_produced(unchecked.collect()) == expected_counter(records)
+    assert_df_equality(unchecked, default, ignore_row_order=True)
+
+
 @pytest.mark.broker_matrix
 def test_json_offsets_bound_the_read(spark: SparkSession, kafka_bootstrap: str) -> None:
     topic = f"offsets-{time.time_ns()}"
