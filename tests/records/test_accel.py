@@ -409,32 +409,14 @@ def test_batches_kept_alive_are_unchanged_by_later_decodes(headers):
     kept = []
     for seed, rows in enumerate([3000, 250, 5000, 1000, 3000, 4000, 250, 6000]):
         data = _log(rows, seed, headers)
-        res = decode_records_accel(
-            data,
-            topic="t",
-            partition=0,
-            start_offset=0,
-            end_offset=1 << 62,
-            include_headers=headers,
-        )
-        expected = decode_records_pure(
-            data,
-            topic="t",
-            partition=0,
-            start_offset=0,
-            end_offset=1 << 62,
-            include_headers=headers,
-        )
+        kw = dict(topic="t", partition=0, start_offset=0, end_offset=1 << 62)
+        res = decode_records_accel(data, include_headers=headers, **kw)
+        expected = decode_records_pure(data, include_headers=headers, **kw)
         assert res.batch.equals(expected.batch)
         kept.append((res.batch, expected.batch))
         # a batch decoded and dropped at once gives its blocks to the cache for the next one
         decode_records_accel(
-            _log(rows // 2 + 250, seed + 100, headers),
-            topic="t",
-            partition=0,
-            start_offset=0,
-            end_offset=1 << 62,
-            include_headers=headers,
+            _log(rows // 2 + 250, seed + 100, headers), include_headers=headers, **kw
         )
     for got, expected in kept:
         assert got.equals(expected)
