@@ -229,29 +229,13 @@ def test_decode_records_and_decoded_stream_pass_the_flag():
     with pytest.raises(CorruptRecordError):
         decode_records(bad, topic="t", partition=0, start_offset=0, end_offset=99)
     for impl in [None, *IMPLS]:
-        stream = DecodedStream(
-            bad,
-            topic="t",
-            partition=0,
-            start_offset=0,
-            end_offset=99,
-            max_decoded_bytes=1 << 20,
-            max_arrow_bytes=1,  # one Arrow batch per record batch: the flag reaches each call
-            decoder=impl,
-            check_crcs=False,
-        )
+        kw = dict(topic="t", partition=0, start_offset=0, end_offset=99, decoder=impl)
+        # max_arrow_bytes=1: one Arrow batch per record batch, so the flag reaches each call
+        kw.update(max_decoded_bytes=1 << 20, max_arrow_bytes=1)
+        stream = DecodedStream(bad, check_crcs=False, **kw)
         assert [b.num_rows for b in stream] == [3, 3]
         assert stream.next_offset == 6
-        stream = DecodedStream(
-            bad,
-            topic="t",
-            partition=0,
-            start_offset=0,
-            end_offset=99,
-            max_decoded_bytes=1 << 20,
-            max_arrow_bytes=1,
-            decoder=impl,
-        )
+        stream = DecodedStream(bad, **kw)
         with pytest.raises(CorruptRecordError, match="CRC-32C mismatch"):
             list(stream)
     assert decoder.IMPLEMENTATION in ("pure", "accel")
