@@ -135,7 +135,13 @@ public final class GroupConsumer {
             e.printStackTrace();
             System.exit(2);
         }
-        consumer.commitSync();
+        try {
+            consumer.commitSync();
+        } catch (WakeupException e) {
+            // the wakeup of "stop" came after the poll it was meant for had returned (the
+            // consumer then raises it at its next blocking call); it is spent now
+            consumer.commitSync();
+        }
         consumer.close();
         out.println("CLOSED");
         out.flush();
