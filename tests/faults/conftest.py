@@ -34,12 +34,8 @@ _HERE = Path(__file__).resolve().parent
 def three_broker_cluster() -> Iterator[LocalKafkaCluster]:
     """The package's started 3-broker cluster (replication 3, ``min.insync.replicas`` 2 for
     internal topics). Raises (as a test ERROR): BrokerStartError / JarResolutionError."""
-    cluster = LocalKafkaCluster(3, heap="320m")
-    cluster.start()
-    try:
+    with LocalKafkaCluster(3, heap="320m") as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 #: Node id of the last collected test of :data:`SHARED_FIXTURE` (its nodes need no restart:

@@ -40,12 +40,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalKafkaCluster]:
-    c = LocalKafkaCluster(1, heap="384m")
-    c.start()
-    try:
+    with LocalKafkaCluster(1, heap="384m") as c:
         yield c
-    finally:
-        c.stop()
 
 
 def _batches(segment: bytes) -> list[tuple[int, int, int]]:

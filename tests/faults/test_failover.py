@@ -47,12 +47,8 @@ def cluster() -> Iterator[LocalKafkaCluster]:
     """A 3-broker cluster of this module's own: on the fault tests' shared one (after another
     module's kill and restart) the coordinator test once saw acks=all writes time out for
     120 s after its kill (the restarted node not yet caught up), so it stays apart."""
-    c = LocalKafkaCluster(3, heap="320m")
-    c.start()
-    try:
+    with LocalKafkaCluster(3, heap="320m") as c:
         yield c
-    finally:
-        c.stop()
 
 
 def _heal(cluster: LocalKafkaCluster, node: int, topic: str) -> None:

@@ -77,12 +77,8 @@ def bootstrap() -> Iterator[str]:
     version = selected_kafka_version()
     if tuple(int(x) for x in version.split(".")) < (4, 0, 0):
         pytest.skip(f"KIP-848 (the consumer group protocol) needs Kafka 4.0+, broker {version}")
-    cluster = LocalKafkaCluster(1, server_props=SERVER_PROPS)
-    cluster.start()
-    try:
+    with LocalKafkaCluster(1, server_props=SERVER_PROPS) as cluster:
         yield cluster.bootstrap_servers
-    finally:
-        cluster.stop()
 
 
 def new_topic(bootstrap: str, partitions: int) -> str:

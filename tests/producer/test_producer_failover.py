@@ -25,12 +25,8 @@ TS = int(
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalKafkaCluster]:
-    c = LocalKafkaCluster(3, heap="320m")
-    c.start()
-    try:
+    with LocalKafkaCluster(3, heap="320m") as c:
         yield c
-    finally:
-        c.stop()
 
 
 def test_leader_killed_mid_write_every_record_once_in_order(cluster: LocalKafkaCluster) -> None:
