@@ -136,11 +136,12 @@ cdef int buf_reserve(Buf* b, Py_ssize_t extra) noexcept nogil:
     cap = b.cap * 2
     if cap < need:
         cap = need
-    p = <uint8_t*> realloc(b.data, <size_t> block_size(cap))
+    cap = block_size(cap)
+    p = <uint8_t*> realloc(b.data, <size_t> cap)
     if p == NULL:
         return -1
     b.data = p
-    b.cap = block_size(cap)
+    b.cap = cap
     return 0
 
 
@@ -1101,9 +1102,7 @@ cdef object _repeat_int32(int32_t value, Py_ssize_t n):
 
 
 cdef object _headers(Cols* c, Py_ssize_t n):
-    cdef Py_ssize_t h = c.h_count
-    c.hk_off.size = 4 * (h + 1)
-    c.hv_off.size = 4 * (h + 1)
+    cdef Py_ssize_t h = c.h_count  # the offsets' sizes were set by _finish
     keys = pa.Array.from_buffers(pa.string(), h, [None, take(&c.hk_off), take(&c.hk_data)])
     try:
         keys.validate(full=True)
