@@ -1,8 +1,9 @@
 """The package's layers, read from the source with :mod:`ast`.
 
-Imports point downwards only: ``spark/`` -> ``consumer/`` (and ``producer/``) -> ``client/``
-(the only code touching sockets) -> ``protocol/``, ``records/`` (sans-I/O); ``testing/`` (the
-local broker harness) is used by the console tools and tests, never by the library. Module-level
+Imports point downwards only: ``spark/`` -> ``consumer/`` (and ``producer/``) -> ``admin/``
+(the Admin requests) -> ``client/`` (the only code touching sockets) -> ``protocol/``,
+``records/`` (sans-I/O); ``testing/`` (the local broker harness) is used by the console tools
+and tests, never by the library. Module-level
 imports among ``spark_kafka_py`` modules form no cycle. Imports inside functions count for the
 layers (they are dependencies too) but not for cycles; ``if TYPE_CHECKING:`` imports count for
 neither.
@@ -23,12 +24,13 @@ PACKAGE = "spark_kafka_py"
 #: Area (first part under spark_kafka_py, or a top-level library) -> areas it must not import.
 FORBIDDEN: Mapping[str, frozenset[str]] = {
     "protocol": frozenset(
-        {"client", "consumer", "producer", "spark", "testing", "socket", "ssl", "pyspark"}
+        {"admin", "client", "consumer", "producer", "spark", "testing", "socket", "ssl", "pyspark"}
     ),
     "records": frozenset(
-        {"client", "consumer", "producer", "spark", "testing", "socket", "ssl", "pyspark"}
+        {"admin", "client", "consumer", "producer", "spark", "testing", "socket", "ssl", "pyspark"}
     ),
-    "client": frozenset({"consumer", "producer", "spark", "testing", "pyspark"}),
+    "client": frozenset({"admin", "consumer", "producer", "spark", "testing", "pyspark"}),
+    "admin": frozenset({"consumer", "producer", "spark", "testing", "pyspark"}),
     "consumer": frozenset({"spark", "testing", "pyspark"}),
     "producer": frozenset({"spark", "testing", "pyspark"}),
 }

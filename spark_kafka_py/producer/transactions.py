@@ -1,5 +1,6 @@
-"""Kafka transactions from any process: begin (fence), extend, describe and end a transaction
-by transactional id, producer id and epoch; and create a topic (issue 13).
+"""Kafka transactions from any process: begin (fence), extend and end a transaction by
+transactional id, producer id and epoch (issue 13). Describing and listing them, and creating a
+topic, are Admin requests: :mod:`spark_kafka_py.admin`.
 
 A Spark task writes its rows in a transaction it flushes but does not end, and hands the driver
 a :class:`TransactionHandle`; the driver ends it with :func:`end_transaction` (EndTxn by
@@ -40,20 +41,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from spark_kafka_py.admin.transactions import TransactionState, describe_transaction
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.coordinator import call_coordinator, deadline_after
 from spark_kafka_py.errors import (
     ConfigError,
-    KafkaApiError,
-    KafkaConnectionError,
     KafkaError,
     ProducerFencedError,
     TransactionError,
-)
-from spark_kafka_py.producer.coordinator import (
-    NETWORK_ERRORS,
-    backoff,
-    call_coordinator,
-    deadline_after,
 )
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
@@ -61,24 +56,10 @@ from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnResponse,
     AddPartitionsToTxnTopic,
 )
-from spark_kafka_py.protocol.messages.create_topics import (
-    CreatableTopic,
-    CreatableTopicConfig,
-    CreateTopicsRequest,
-    CreateTopicsResponse,
-)
-from spark_kafka_py.protocol.messages.describe_transactions import (
-    DescribeTransactionsRequest,
-    DescribeTransactionsResponse,
-)
 from spark_kafka_py.protocol.messages.end_txn import EndTxnRequest
 from spark_kafka_py.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
-)
-from spark_kafka_py.protocol.messages.list_transactions import (
-    ListTransactionsRequest,
-    ListTransactionsResponse,
 )
 
 __all__ = [
@@ -86,13 +67,9 @@ __all__ = [
     "END_TXN_MAX_VERSION",
     "PRODUCE_TXN_MAX_VERSION",
     "TransactionHandle",
-    "TransactionState",
     "add_partitions_to_transaction",
-    "create_topic",
-    "describe_transaction",
     "end_transaction",
     "fence",
-    "list_transactions",
 ]
 
 log = logging.getLogger(__name__)
@@ -149,31 +126,6 @@ class TransactionHandle:
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a transaction handle: {d!r} ({exc!r})") from exc
-
-
-@dataclass(frozen=True)
-class TransactionState:
-    """A transactional id at its coordinator (DescribeTransactions, KIP-664).
-
-    Attributes:
-        transactional_id: the id.
-        state: the coordinator's state name: ``Empty``, ``Ongoing``, ``PrepareCommit``,
-            ``PrepareAbort``, ``CompleteCommit``, ``CompleteAbort``, ``Dead``,
-            ``PrepareEpochFence``.
-        producer_id, producer_epoch: the current ones.
-        timeout_ms: the ``transaction.timeout.ms`` the producer registered (ms).
-        partitions: ``(topic, partition)`` in the open transaction (while ending: those
-            without markers yet), sorted.
-        start_time_ms: when the open transaction began (ms since the epoch), -1 if none.
-    """
-
-    transactional_id: str
-    state: str
-    producer_id: int
-    producer_epoch: int
-    timeout_ms: int
-    partitions: tuple[tuple[str, int], ...] = ()
-    start_time_ms: int = -1
 
 
 # -- the API -------------------------------------------------------------------------------
@@ -296,47 +248,6 @@ def add_partitions_to_transaction(
     )
 
 
-def describe_transaction(
-    client: KafkaClient, transactional_id: str, *, timeout_ms: int
-) -> TransactionState:
-    """The state of ``transactional_id`` at its coordinator (DescribeTransactions v0).
-
-    Raises:
-        TransactionError: TRANSACTIONAL_ID_NOT_FOUND (never used, or expired after the
-            broker's ``transactional.id.expiration.ms``), TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
-        KafkaTimeoutError: not done within ``timeout_ms``.
-    """
-
-    def error_of(r: DescribeTransactionsResponse) -> int:
-        return r.transaction_states[0].error_code if r.transaction_states else ec.NONE
-
-    response: DescribeTransactionsResponse
-    response, code = call_coordinator(
-        client,
-        transactional_id,
-        DescribeTransactionsRequest(transactional_ids=(transactional_id,)),
-        error_of,
-        what=f"DescribeTransactions for transactional id {transactional_id!r}",
-        timeout_ms=timeout_ms,
-    )
-    if code != ec.NONE:
-        raise TransactionError(code, transactional_id, -1, -1, action="describing")
-    if not response.transaction_states:
-        raise KafkaError(
-            f"DescribeTransactions for transactional id {transactional_id!r} answered no state"
-        )
-    s = response.transaction_states[0]
-    return TransactionState(
-        transactional_id=s.transactional_id,
-        state=s.transaction_state,
-        producer_id=s.producer_id,
-        producer_epoch=s.producer_epoch,
-        timeout_ms=s.transaction_timeout_ms,
-        partitions=tuple(sorted((t.topic, p) for t in s.topics for p in t.partitions)),
-        start_time_ms=s.transaction_start_time_ms,
-    )
-
-
 def end_transaction(
     client: KafkaClient, handle: TransactionHandle, *, commit: bool, timeout_ms: int
 ) -> None:
@@ -415,46 +326,6 @@ def end_transaction(
     )
 
 
-def list_transactions(
-    client: KafkaClient,
-    *,
-    states: Iterable[str] = (),
-    pattern: str | None = None,
-    timeout_ms: int,
-) -> list[tuple[str, int, str]]:
-    """Every transactional id known to the cluster's coordinators (ListTransactions to every
-    broker, as ``kafka-transactions.sh list``).
-
-    Args:
-        states: only these coordinator states (e.g. ``("Ongoing", "PrepareCommit",
-            "PrepareAbort")`` for the transactions not ended); empty for all.
-        pattern: a regular expression on the transactional id (ListTransactions v2+; the
-            broker ignores it before); ``None`` for all.
-        timeout_ms: bound of each broker's answer (ms).
-
-    Returns:
-        ``(transactional_id, producer_id, state)`` sorted.
-
-    Raises:
-        KafkaApiError: a broker's error (e.g. COORDINATOR_LOAD_IN_PROGRESS, CLUSTER_AUTHORIZATION
-            ...), naming the broker.
-        KafkaConnectionError / KafkaTimeoutError: a broker did not answer.
-    """
-    metadata = client.metadata([])
-    request = ListTransactionsRequest(state_filters=tuple(states), transactional_id_pattern=pattern)
-    out: list[tuple[str, int, str]] = []
-    for node in sorted(metadata.brokers):
-        response: ListTransactionsResponse = client.send(node, request, timeout_ms=timeout_ms)
-        code = ec.error_for(response.error_code)
-        if code != ec.NONE:
-            raise KafkaApiError(code, f"in ListTransactions from broker {node}")
-        out.extend(
-            (t.transactional_id, t.producer_id, t.transaction_state)
-            for t in response.transaction_states
-        )
-    return sorted(out)
-
-
 def _state_or_none(client: KafkaClient, tid: str, deadline: float) -> TransactionState | None:
     """The id's state for an error message or the idempotence check; ``None`` if it cannot be
     told (the original error is what the caller raises)."""
@@ -473,67 +344,3 @@ def _describe(state: TransactionState | None) -> str:
         f"state {state.state}, producer id {state.producer_id}, epoch {state.producer_epoch}, "
         f"transaction.timeout.ms {state.timeout_ms}"
     )
-
-
-def create_topic(
-    client: KafkaClient,
-    name: str,
-    *,
-    partitions: int,
-    replication_factor: int,
-    configs: Mapping[str, str],
-    timeout_ms: int,
-) -> bool:
-    """Create topic ``name`` (CreateTopics v2-7 to any broker; KRaft forwards it to the
-    controller).
-
-    Args:
-        partitions: partition count; -1 for the broker's ``num.partitions``.
-        replication_factor: -1 for the broker's ``default.replication.factor``.
-        configs: topic configuration (e.g. ``{"cleanup.policy": "compact"}``).
-        timeout_ms: how long the broker and this call wait (ms).
-
-    Returns:
-        True if created, False if it existed (TOPIC_ALREADY_EXISTS).
-
-    Raises:
-        KafkaApiError: another error (INVALID_REPLICATION_FACTOR, POLICY_VIOLATION,
-            TOPIC_AUTHORIZATION_FAILED, ...) naming the topic and the broker's message.
-        KafkaTimeoutError: not done within ``timeout_ms``.
-    """
-    request = CreateTopicsRequest(
-        topics=(
-            CreatableTopic(
-                name=name,
-                num_partitions=partitions,
-                replication_factor=replication_factor,
-                configs=tuple(CreatableTopicConfig(name=k, value=v) for k, v in configs.items()),
-            ),
-        ),
-        timeout_ms=timeout_ms,
-    )
-    deadline = deadline_after(timeout_ms)
-    what = f"CreateTopics for topic {name!r}"
-    while True:
-        try:
-            response: CreateTopicsResponse = client.send(client.least_loaded_node(), request)
-        except NETWORK_ERRORS as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            last: object = exc
-        else:
-            result = next((t for t in response.topics if t.name == name), None)
-            if result is None:
-                raise KafkaError(f"{what}: the broker answered no result for the topic")
-            code = ec.error_for(result.error_code)
-            if code == ec.NONE:
-                return True
-            if code == ec.TOPIC_ALREADY_EXISTS:
-                return False
-            if not code.retriable:
-                detail = code.description
-                if result.error_message:
-                    detail += f" Broker: {result.error_message}"
-                raise KafkaApiError(code, f"creating topic {name!r}", detail)
-            last = code.name
-        backoff(client, deadline, what, last, timeout_ms)

@@ -38,6 +38,8 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
+from spark_kafka_py.admin.topics import create_topic
+from spark_kafka_py.admin.transactions import describe_transaction
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.consumer.fetcher import read_range
 from spark_kafka_py.consumer.offsets import list_offsets
@@ -45,12 +47,7 @@ from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ExactlyOnceError, KafkaError, TransactionError
 from spark_kafka_py.producer.producer import KafkaProducer
-from spark_kafka_py.producer.transactions import (
-    TransactionHandle,
-    create_topic,
-    describe_transaction,
-    end_transaction,
-)
+from spark_kafka_py.producer.transactions import TransactionHandle, end_transaction
 from spark_kafka_py.spark.sink_options import SinkOptions
 
 __all__ = [

@@ -9,12 +9,12 @@ from collections.abc import Callable
 
 import pytest
 
+from spark_kafka_py.admin.configs import describe_topic_configs
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.consumer.topic_configs import (
     CREATE_TIME,
     LOG_APPEND_TIME,
     MESSAGE_TIMESTAMP_TYPE,
-    describe_topic_configs,
     timestamp_types,
 )
 from spark_kafka_py.errors import KafkaApiError

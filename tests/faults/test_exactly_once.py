@@ -42,9 +42,9 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_kafka_py.admin.transactions import describe_transaction
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.errors import TransactionError
-from spark_kafka_py.producer.transactions import describe_transaction
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.spark.exactly_once import PAUSE_STEPS
 from spark_kafka_py.testing.broker import LocalKafkaCluster

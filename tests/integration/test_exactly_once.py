@@ -17,8 +17,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_kafka_py.admin.transactions import describe_transaction
 from spark_kafka_py.errors import ExactlyOnceError
-from spark_kafka_py.producer import KafkaProducer, describe_transaction
+from spark_kafka_py.producer import KafkaProducer
 from spark_kafka_py.spark.exactly_once import COMMITTED, ExactlyOnceCommitter, transactional_id
 from spark_kafka_py.spark.sink_options import parse_sink_options
 from spark_kafka_py.testing.tools import ProducedRecord, produce, read_all

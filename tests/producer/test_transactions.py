@@ -12,6 +12,8 @@ import uuid
 
 import pytest
 
+from spark_kafka_py.admin.topics import create_topic
+from spark_kafka_py.admin.transactions import describe_transaction, list_transactions
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.errors import (
     ConfigError,
@@ -20,15 +22,7 @@ from spark_kafka_py.errors import (
     ProducerFencedError,
     TransactionError,
 )
-from spark_kafka_py.producer import (
-    KafkaProducer,
-    TransactionHandle,
-    create_topic,
-    describe_transaction,
-    end_transaction,
-    fence,
-    list_transactions,
-)
+from spark_kafka_py.producer import KafkaProducer, TransactionHandle, end_transaction, fence
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.testing.tools import dump_log, read_all, segment_files
 

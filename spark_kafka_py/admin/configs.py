@@ -1,0 +1,117 @@
+"""Configurations with DescribeConfigs: the configuration of topics.
+
+Source: Kafka's ``DescribeConfigsRequest``/``DescribeConfigsResponse`` specs, versions 1-4
+(KIP-133; resource type 2 is a topic, ``ConfigResource.Type.TOPIC``). Topic resources may be
+described by any broker: as Kafka's admin client, one request goes to the least loaded node.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+
+from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
+from spark_kafka_py.protocol.error_codes import raise_for_error
+from spark_kafka_py.protocol.messages.describe_configs import (
+    RESOURCE_TYPE_TOPIC,
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+    DescribeConfigsResponse,
+)
+
+__all__ = ["describe_topic_configs"]
+
+log = logging.getLogger(__name__)
+
+
+def describe_topic_configs(
+    client: KafkaClient,
+    topics: Sequence[str],
+    names: Sequence[str] | None = None,
+    *,
+    timeout_ms: int,
+) -> dict[str, dict[str, str | None]]:
+    """The configuration of ``topics``: one DescribeConfigs request (v1-v4, resource type 2,
+    without synonyms or documentation) to the least loaded broker.
+
+    Args:
+        client: a connected (or connectable) client.
+        topics: topic names (duplicates are asked once); empty: no request, ``{}``.
+        names: the configuration names wanted; ``None`` for all of them. A name the broker does
+            not know is left out of the answer (the broker's rule), not an error.
+        timeout_ms: bound on the whole call, retries included (ms). Unreachable brokers and
+            request timeouts are retried after ``retry.backoff.ms`` until then.
+
+    Returns:
+        ``{topic: {config name: value}}`` for every topic asked; a value is ``None`` when the
+        broker hides it (sensitive) or it is unset.
+
+    Raises:
+        KafkaApiError: a topic's error in the response (UNKNOWN_TOPIC_OR_PARTITION,
+            TOPIC_AUTHORIZATION_FAILED, INVALID_TOPIC_EXCEPTION, ...), raised at once as Kafka's
+            admin client does, its message ``... for topic 'x' (DescribeConfigs)`` with the
+            broker's message when it sent one.
+        KafkaTimeoutError: no broker answered within ``timeout_ms``; names the topics and the
+            last error.
+        KafkaConnectionError: a failure waiting cannot mend (TLS handshake, a non-Kafka peer).
+        KafkaError: the broker answered no result for a topic asked.
+        LocalProtocolError: the broker does not speak DescribeConfigs v1+ (Kafka before 1.1).
+    """
+    asked = tuple(dict.fromkeys(topics))
+    if not asked:
+        return {}
+    keys = None if names is None else tuple(names)
+    request = DescribeConfigsRequest(
+        resources=tuple(
+            DescribeConfigsResource(
+                resource_type=RESOURCE_TYPE_TOPIC, resource_name=topic, configuration_keys=keys
+            )
+            for topic in asked
+        ),
+    )
+    response = _send(client, request, asked, timeout_ms)
+    results = {r.resource_name: r for r in response.results}
+    out: dict[str, dict[str, str | None]] = {}
+    for topic in asked:
+        result = results.get(topic)
+        if result is None:
+            raise KafkaError(
+                f"DescribeConfigs: the broker answered no result for topic '{topic}' "
+                f"(answered: {sorted(results)})"
+            )
+        context = f"for topic '{topic}' (DescribeConfigs)"
+        if result.error_message:
+            context += f" (broker: {result.error_message})"
+        raise_for_error(result.error_code, context)
+        out[topic] = {c.name: c.value for c in result.configs}
+    return out
+
+
+def _send(
+    client: KafkaClient, request: DescribeConfigsRequest, topics: tuple[str, ...], timeout_ms: int
+) -> DescribeConfigsResponse:
+    """``request`` to the least loaded broker, retried on unreachable brokers and timeouts
+    every ``retry.backoff.ms`` until ``timeout_ms`` (ms) has passed."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        try:
+            response: DescribeConfigsResponse = client.send(
+                client.least_loaded_node(),
+                request,
+                timeout_ms=max(1, min(client.config.request_timeout_ms, left_ms)),
+            )
+            return response
+        except (KafkaConnectionError, KafkaTimeoutError) as exc:
+            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
+                raise
+            left_s = deadline - time.monotonic()
+            if left_s <= 0:
+                raise KafkaTimeoutError(
+                    f"DescribeConfigs for topic(s) {', '.join(repr(t) for t in topics)}: no "
+                    f"broker answered within {timeout_ms} ms; last error: {exc}"
+                ) from exc
+            log.info("DescribeConfigs: %s; retrying", exc)
+            time.sleep(min(client.config.retry_backoff_ms / 1000, left_s))
