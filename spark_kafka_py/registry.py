@@ -344,7 +344,12 @@ OPTIONS: tuple[Option, ...] = (
          spark="ours only"),
     _opt("commitLogTopic", "string", "spark-kafka-py-commits",
          "`exactly-once`: compacted topic where the driver records the micro-batch it commits "
-         "(created if missing)", {SINK}, spark="ours only"),
+         "(created if missing, replicated `min(3, brokers)`; a topic not `compact` is refused)",
+         {SINK}, spark="ours only"),
+    _opt("recoverPartialBatch", "int", None,
+         "`exactly-once`: the micro-batch a restart reports as part visible (the driver died "
+         "mid-commit and stayed down past the transaction timeout): its replay commits only the "
+         "tasks whose transactions were lost", {SINK}, minimum=0, spark="ours only"),
     _opt("kafka.acks", "enum", "all",
          "`all` (`-1`): the leader waits for the in-sync replicas; `1`: the leader only; `0`: "
          "no response", {SINK}, choices=("all", "-1", "0", "1")),
@@ -381,8 +386,10 @@ OPTIONS: tuple[Option, ...] = (
     _opt("kafka.retries", "int", 2_147_483_647,
          "retries of a failed Produce, within `kafka.delivery.timeout.ms`", {SINK}, minimum=0),
     _opt("kafka.transaction.timeout.ms", "int", 60_000,
-         "a task's transaction is aborted by the broker if not ended within this long "
-         "(exactly-once)", {SINK}, unit="ms", minimum=1),
+         "`exactly-once`: a micro-batch's transactions are aborted by the broker if not "
+         "committed within this long of their first write; more than the broker's "
+         "`transaction.max.timeout.ms` fails at query start", {SINK}, unit="ms", minimum=1,
+         default_text="the broker's `transaction.max.timeout.ms` (15 min by default)"),
     _opt("kafka.partitioner.ignore.keys", "boolean", False,
          "spread keyed records as unkeyed ones instead of by `murmur2(key)` (KIP-794)", {SINK}),
     # -- security (parsed by spark_kafka_py.client.security; see docs/security.md) ---------------

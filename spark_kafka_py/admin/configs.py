@@ -1,8 +1,9 @@
-"""Configurations with DescribeConfigs: the configuration of topics.
+"""Configurations with DescribeConfigs: the configuration of topics and of brokers.
 
 Source: Kafka's ``DescribeConfigsRequest``/``DescribeConfigsResponse`` specs, versions 1-4
-(KIP-133; resource type 2 is a topic, ``ConfigResource.Type.TOPIC``). Topic resources may be
-described by any broker: as Kafka's admin client, one request goes to the least loaded node.
+(KIP-133; resource type 2 is a topic, ``ConfigResource.Type.TOPIC``, 4 a broker). Topic
+resources may be described by any broker: as Kafka's admin client, one request goes to the least
+loaded node. A broker resource goes to that broker itself, as Kafka's admin client sends it.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import raise_for_error
 from spark_kafka_py.protocol.messages.describe_configs import (
+    RESOURCE_TYPE_BROKER,
     RESOURCE_TYPE_TOPIC,
     DescribeConfigsRequest,
     DescribeConfigsResource,
     DescribeConfigsResponse,
 )
 
-__all__ = ["describe_topic_configs"]
+__all__ = ["describe_broker_configs", "describe_topic_configs"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +89,45 @@ def describe_topic_configs(
         raise_for_error(result.error_code, context)
         out[topic] = {c.name: c.value for c in result.configs}
     return out
+
+
+def describe_broker_configs(
+    client: KafkaClient, node_id: int, names: Sequence[str] | None = None, *, timeout_ms: int
+) -> dict[str, str | None]:
+    """The configuration of broker ``node_id`` (DescribeConfigs v1-v4, resource type 4, named by
+    the node id, sent to that broker), e.g. ``transaction.max.timeout.ms``.
+
+    Args:
+        names: the configuration names wanted; ``None`` for all.
+        timeout_ms: bound on one round trip (ms).
+
+    Returns:
+        ``{config name: value}``; a value is ``None`` when the broker hides it (sensitive).
+
+    Raises:
+        KafkaApiError: the broker's error (CLUSTER_AUTHORIZATION_FAILED, ...).
+        KafkaConnectionError / KafkaTimeoutError: the broker did not answer.
+        KafkaError: the broker answered no result for itself.
+    """
+    keys = None if names is None else tuple(names)
+    request = DescribeConfigsRequest(
+        resources=(
+            DescribeConfigsResource(
+                resource_type=RESOURCE_TYPE_BROKER,
+                resource_name=str(node_id),
+                configuration_keys=keys,
+            ),
+        ),
+    )
+    response: DescribeConfigsResponse = client.send(node_id, request, timeout_ms=timeout_ms)
+    result = next((r for r in response.results if r.resource_name == str(node_id)), None)
+    if result is None:
+        raise KafkaError(f"DescribeConfigs: broker {node_id} answered no result for itself")
+    context = f"for broker {node_id} (DescribeConfigs)"
+    if result.error_message:
+        context += f" (broker: {result.error_message})"
+    raise_for_error(result.error_code, context)
+    return {c.name: c.value for c in result.configs}
 
 
 def _send(

@@ -9,12 +9,19 @@ found and asked as in :mod:`spark_kafka_py.client.coordinator`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.client.coordinator import call_coordinator
-from spark_kafka_py.errors import KafkaApiError, KafkaError, TransactionError
+from spark_kafka_py.errors import (
+    KafkaApiError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    TransactionError,
+)
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.describe_transactions import (
     DescribeTransactionsRequest,
@@ -26,6 +33,11 @@ from spark_kafka_py.protocol.messages.list_transactions import (
 )
 
 __all__ = ["TransactionState", "describe_transaction", "list_transactions"]
+
+log = logging.getLogger(__name__)
+
+#: ListTransactions errors of a broker whose coordinator is loading or not available yet.
+_UNAVAILABLE = frozenset({ec.COORDINATOR_LOAD_IN_PROGRESS, ec.COORDINATOR_NOT_AVAILABLE})
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,7 @@ def list_transactions(
     states: Iterable[str] = (),
     pattern: str | None = None,
     timeout_ms: int,
+    skip_unavailable: bool = False,
 ) -> list[tuple[str, int, str]]:
     """Every transactional id known to the cluster's coordinators (ListTransactions to every
     broker, as ``kafka-transactions.sh list``).
@@ -110,6 +123,9 @@ def list_transactions(
         pattern: a regular expression on the transactional id (ListTransactions v2+; the
             broker ignores it before); ``None`` for all.
         timeout_ms: bound of each broker's answer (ms).
+        skip_unavailable: leave out, with a log line, brokers that do not answer or whose
+            coordinator is loading or not available (a broker just killed: its transactions'
+            coordinators move to the others); fail only if every broker was left out.
 
     Returns:
         ``(transactional_id, producer_id, state)`` sorted.
@@ -122,13 +138,26 @@ def list_transactions(
     metadata = client.metadata([])
     request = ListTransactionsRequest(state_filters=tuple(states), transactional_id_pattern=pattern)
     out: list[tuple[str, int, str]] = []
-    for node in sorted(metadata.brokers):
-        response: ListTransactionsResponse = client.send(node, request, timeout_ms=timeout_ms)
+    nodes = sorted(metadata.brokers)
+    skipped: list[str] = []
+    for node in nodes:
+        try:
+            response: ListTransactionsResponse = client.send(node, request, timeout_ms=timeout_ms)
+        except (KafkaConnectionError, KafkaTimeoutError) as exc:
+            if not skip_unavailable or len(skipped) + 1 == len(nodes):
+                raise
+            skipped.append(f"broker {node}: {exc}")
+            continue
         code = ec.error_for(response.error_code)
+        if code in _UNAVAILABLE and skip_unavailable and len(skipped) + 1 < len(nodes):
+            skipped.append(f"broker {node}: {code.name}")
+            continue
         if code != ec.NONE:
             raise KafkaApiError(code, f"in ListTransactions from broker {node}")
         out.extend(
             (t.transactional_id, t.producer_id, t.transaction_state)
             for t in response.transaction_states
         )
+    if skipped:
+        log.warning("ListTransactions: left out %s", "; ".join(skipped))
     return sorted(out)

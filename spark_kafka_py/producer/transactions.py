@@ -49,6 +49,7 @@ from spark_kafka_py.errors import (
     KafkaError,
     ProducerFencedError,
     TransactionError,
+    UnsupportedByBrokerError,
 )
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
@@ -56,11 +57,15 @@ from spark_kafka_py.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnResponse,
     AddPartitionsToTxnTopic,
 )
+from spark_kafka_py.protocol.messages.describe_transactions import DescribeTransactionsRequest
 from spark_kafka_py.protocol.messages.end_txn import EndTxnRequest
+from spark_kafka_py.protocol.messages.find_coordinator import FindCoordinatorRequest
 from spark_kafka_py.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
+from spark_kafka_py.protocol.messages.list_transactions import ListTransactionsRequest
+from spark_kafka_py.protocol.messages.produce import ProduceRequest
 
 __all__ = [
     "ADD_PARTITIONS_TO_TXN_MAX_VERSION",
@@ -68,6 +73,7 @@ __all__ = [
     "PRODUCE_TXN_MAX_VERSION",
     "TransactionHandle",
     "add_partitions_to_transaction",
+    "check_transaction_support",
     "end_transaction",
     "fence",
 ]
@@ -344,3 +350,58 @@ def _describe(state: TransactionState | None) -> str:
         f"state {state.state}, producer id {state.producer_id}, epoch {state.producer_epoch}, "
         f"transaction.timeout.ms {state.timeout_ms}"
     )
+
+
+#: Bootstrap servers whose brokers passed :func:`check_transaction_support` in this process.
+_supported: set[object] = set()
+
+
+def _needed() -> tuple[tuple[type[Any], int | None], ...]:
+    return (
+        (InitProducerIdRequest, None),
+        (AddPartitionsToTxnRequest, ADD_PARTITIONS_TO_TXN_MAX_VERSION),
+        (ProduceRequest, PRODUCE_TXN_MAX_VERSION),
+        (EndTxnRequest, END_TXN_MAX_VERSION),
+        (FindCoordinatorRequest, None),
+        (DescribeTransactionsRequest, None),
+        (ListTransactionsRequest, None),
+    )
+
+
+def check_transaction_support(client: KafkaClient, *, timeout_ms: int) -> None:
+    """Check that every broker of the cluster serves the request versions a transaction ended
+    by producer id and epoch from another process needs (the exactly-once sink's commit):
+    InitProducerId, AddPartitionsToTxn v0-3, Produce up to v11, EndTxn v0-4 (KIP-890's
+    transactions v2 bump the epoch at every EndTxn v5+, which a handle cannot follow),
+    FindCoordinator, DescribeTransactions and ListTransactions (KIP-664). Once per process and
+    bootstrap servers.
+
+    Raises:
+        UnsupportedByBrokerError: naming the broker, the request and the versions each side
+            offers (a broker that dropped the versions, or one older than Kafka 3.0 without
+            DescribeTransactions).
+        KafkaConnectionError / KafkaTimeoutError: a broker could not be reached.
+    """
+    key = client.config.bootstrap_servers
+    if key in _supported:
+        return
+    metadata = client.metadata([])
+    for node in sorted(metadata.brokers):
+        conn = client.connection(node)
+        conn.connect()
+        for request_type, cap in _needed():
+            try:
+                conn.pick_version(request_type, cap)
+            except UnsupportedByBrokerError as exc:
+                top = request_type.MAX_VERSION if cap is None else cap
+                raise UnsupportedByBrokerError(
+                    f"deliveryGuarantee=exactly-once needs {request_type.__name__} "
+                    f"{request_type.MIN_VERSION}-{top} on every broker to end a task's "
+                    f"transaction from the driver: {exc}",
+                    api_name=exc.api_name,
+                    api_key=exc.api_key,
+                    broker_versions=exc.broker_versions,
+                    broker_release=exc.broker_release,
+                ) from exc
+    del timeout_ms  # each connection is bounded by the client's own timeouts
+    _supported.add(key)

@@ -373,9 +373,11 @@ class KafkaArrowWriter(DataSourceArrowWriter):
 def write_transaction(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:
     """Exactly-once: write one task's rows in a transaction left open for the driver.
 
-    The transactional id is ``<transactionalIdPrefix>-<Spark partition id>``: a retried
-    attempt of the task starts the same id again, which aborts the attempt it replaces (zombie
-    fencing, KIP-98).
+    The transactional id is ``<transactionalIdPrefix>-<Spark partition id>`` for the first
+    attempt, with the task attempt number appended for any other
+    (:func:`~spark_kafka_py.spark.exactly_once.transactional_id`): attempts of one task never
+    fence each other, and the driver fences every transaction of the prefix other than those it
+    commits (issue 23).
 
     Raises:
         KafkaError: the write failed; the transaction is aborted (best effort: the retry's
@@ -389,7 +391,9 @@ def write_transaction(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -
     if context is None:  # pragma: no cover - Spark always runs writers in a task
         raise ConfigError("deliveryGuarantee=exactly-once: no Spark task context in the writer")
     assert options.transactional_id_prefix is not None
-    txn_id = transactional_id(options.transactional_id_prefix, context.partitionId())
+    txn_id = transactional_id(
+        options.transactional_id_prefix, context.partitionId(), context.attemptNumber()
+    )
     producer = KafkaProducer(dataclasses.replace(options.producer, transactional_id=txn_id))
     try:
         producer.begin_transaction()
@@ -435,15 +439,25 @@ class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
 
     With ``deliveryGuarantee=exactly-once`` each task writes in a transaction it leaves open
     (:func:`write_transaction`) and the driver commits them all at Spark's commit of the
-    micro-batch (:class:`~spark_kafka_py.spark.exactly_once.ExactlyOnceCommitter`); creating
-    the writer finishes a commit a previous driver left half done.
+    micro-batch (:class:`~spark_kafka_py.spark.exactly_once.ExactlyOnceCommitter`). Creating
+    the writer (PySpark does at the query's start and again for every commit) settles
+    ``kafka.transaction.timeout.ms`` against the broker's maximum and finishes a commit a
+    previous driver left half done.
+
+    Raises:
+        ConfigError: ``kafka.transaction.timeout.ms`` above the broker's maximum.
+        ExactlyOnceError / UnsupportedByBrokerError: from the recovery.
     """
 
     def __init__(self, options: SinkOptions) -> None:
-        self.options = options
         if options.exactly_once:
+            from spark_kafka_py.spark.exactly_once import resolve_transaction_timeout
+
             with _committer(options) as committer:
+                options = resolve_transaction_timeout(options, committer.client)
+                committer.options = options
                 committer.recover()
+        self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:  # type: ignore[override]
         if self.options.exactly_once:

@@ -65,6 +65,14 @@ class SinkOptions:
         exactly_once: ``deliveryGuarantee=exactly-once`` (see docs/sink.md).
         transactional_id_prefix: ``transactionalIdPrefix``; set when ``exactly_once``.
         commit_log_topic: ``commitLogTopic``, the driver's commit record (``exactly_once``).
+        transaction_timeout_set: ``kafka.transaction.timeout.ms`` was given; unset, exactly-once
+            takes the broker's ``transaction.max.timeout.ms`` when the query starts.
+        transaction_max_timeout_ms: the broker's ``transaction.max.timeout.ms`` (ms), once the
+            driver read it (exactly-once), else ``None``.
+        checkpoint_location: the ``checkpointLocation`` option (Spark's, seen by the sink),
+            whose ``metadata`` names the query (exactly-once: a prefix is one query's).
+        recover_partial_batch: ``recoverPartialBatch``: the part-visible micro-batch whose
+            replay completes it (exactly-once), or ``None``.
         kafka_params: the ``kafka.*`` options as given, secrets hidden (for messages).
     """
 
@@ -74,6 +82,10 @@ class SinkOptions:
     exactly_once: bool = False
     transactional_id_prefix: str | None = None
     commit_log_topic: str = "spark-kafka-py-commits"
+    transaction_timeout_set: bool = False
+    transaction_max_timeout_ms: int | None = None
+    checkpoint_location: str | None = None
+    recover_partial_batch: int | None = None
     kafka_params: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -143,6 +155,9 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) ->
         exactly_once=exactly_once,
         transactional_id_prefix=prefix.strip() if exactly_once else None,
         commit_log_topic=_value(opts, "commitLogTopic"),
+        transaction_timeout_set="kafka.transaction.timeout.ms" in opts,
+        checkpoint_location=opts.get("checkpointlocation"),
+        recover_partial_batch=_value(opts, "recoverPartialBatch"),
         partitioner_ignore_keys=_value(opts, "kafka.partitioner.ignore.keys"),
         kafka_params=redact_options(kafka),
     )
