@@ -66,6 +66,7 @@ def fetch_to_memory(
     from spark_kafka_py.consumer.settings import ConsumerSettings
     from spark_kafka_py.consumer.types import TopicPartition
     from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+    from spark_kafka_py.protocol.primitives import ZERO_UUID
     from spark_kafka_py.records import decode_records
     from spark_kafka_py.spark.options import parse_options
     from spark_kafka_py.spark.planner import Planner
@@ -77,6 +78,7 @@ def fetch_to_memory(
     try:
         leaders, _ = planner.topic_partitions()
         start = planner.resolve(options.starting_offsets, leaders, "startingOffsets")
+        assert options.ending_offsets is not None  # a batch read's ("latest" by default)
         end = planner.resolve(options.ending_offsets, leaders, "endingOffsets")
     finally:
         planner.close()
@@ -100,21 +102,21 @@ def fetch_to_memory(
                     isolation_level=0,
                     session_id=0,
                     session_epoch=-1,
-                    topics=[
+                    topics=(
                         FetchTopic(
                             topic=topic,
-                            topic_id=info.topic_id,
-                            partitions=[
+                            topic_id=ZERO_UUID if info.topic_id is None else info.topic_id,
+                            partitions=(
                                 FetchPartition(
                                     partition=tp.partition,
                                     current_leader_epoch=-1,
                                     fetch_offset=pos,
                                     log_start_offset=-1,
                                     partition_max_bytes=max_partition_fetch_bytes,
-                                )
-                            ],
-                        )
-                    ],
+                                ),
+                            ),
+                        ),
+                    ),
                     rack_id="",
                 )
                 response = client.send(leader, request)
@@ -229,6 +231,7 @@ def _time_ours_fetch_decode(bootstrap: str, topic: str) -> tuple[float, int]:
     try:
         leaders, _ = planner.topic_partitions()
         start = planner.resolve(options.starting_offsets, leaders, "startingOffsets")
+        assert options.ending_offsets is not None  # a batch read's ("latest" by default)
         end = planner.resolve(options.ending_offsets, leaders, "endingOffsets")
     finally:
         planner.close()

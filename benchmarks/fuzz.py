@@ -271,7 +271,7 @@ def run_target(
         _add(total, stats, findings)
         if proc.returncode != 0:
             new = sorted(set(artifacts.glob(f"{target}-*")) - before)
-            killed = [
+            killed: list[Path | None] = [
                 p
                 for p in new
                 if any(p.name.startswith(f"{target}-{k}-") for k in _LIBFUZZER_ARTIFACTS)

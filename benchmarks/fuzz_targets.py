@@ -47,6 +47,7 @@ import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+from unittest import mock
 
 import cramjam
 import crc32c
@@ -63,9 +64,11 @@ from spark_kafka_py.protocol.messages.sasl_authenticate import SaslAuthenticateR
 from spark_kafka_py.protocol.messages.sasl_handshake import SaslHandshakeResponse
 from spark_kafka_py.protocol.primitives import Reader
 from spark_kafka_py.protocol.schema import decode
+from spark_kafka_py.records._protocols import RecordsDecoder
 from spark_kafka_py.records._pure import decode_records_pure
 from spark_kafka_py.records.decoder import DecodedStream
 
+decode_records_accel: RecordsDecoder | None
 try:
     from spark_kafka_py.records._accel import decode_records_accel
 except ImportError:  # not built: the fuzzing process reports it (and fails under CI)
@@ -473,7 +476,7 @@ class _FakeSocket:
         pass
 
     def makefile(self, mode: str, *args: Any, **kwargs: Any) -> io.BufferedReader:
-        return io.BufferedReader(io.BytesIO(self._data))  # type: ignore[arg-type]
+        return io.BufferedReader(io.BytesIO(self._data))
 
     def settimeout(self, timeout: float | None) -> None:
         pass
@@ -488,20 +491,16 @@ class _FakeSocket:
 @contextlib.contextmanager
 def _https_answers(data: bytes) -> Iterator[None]:
     """Every HTTPS connection opened inside reads ``data`` as the server's bytes."""
-    original = http.client.HTTPSConnection.connect
-    original_context = ssl._create_default_https_context
 
     def connect(self: http.client.HTTPSConnection) -> None:
-        self.sock = _FakeSocket(data)  # type: ignore[assignment]
+        self.sock = _FakeSocket(data)
 
-    http.client.HTTPSConnection.connect = connect  # type: ignore[method-assign]
-    # a default context loads the system's CA certificates (~50 ms): made once, not per input
-    ssl._create_default_https_context = _tls_context
-    try:
+    with (
+        mock.patch.object(http.client.HTTPSConnection, "connect", connect),
+        # a default context loads the system's CA certificates (~50 ms): made once, not per input
+        mock.patch.object(ssl, "_create_default_https_context", _tls_context),
+    ):
         yield
-    finally:
-        http.client.HTTPSConnection.connect = original  # type: ignore[method-assign]
-        ssl._create_default_https_context = original_context
 
 
 @functools.cache

@@ -145,6 +145,7 @@ class _Member(threading.Thread):
 
     def run(self) -> None:
         from spark_kafka_py.spark.options import parse_options
+        from spark_kafka_py.spark.planner import KafkaInputPartition
         from spark_kafka_py.spark.source import KafkaStreamReader
 
         self.started_at = time.monotonic()
@@ -156,6 +157,7 @@ class _Member(threading.Thread):
                 end = reader.latestOffset(start, None)
                 read: set[int] = set()
                 for part in reader.partitions(start, end):
+                    assert isinstance(part, KafkaInputPartition)  # streams never group ranges
                     rows = sum(batch.num_rows for batch in reader.read(part))
                     if rows:
                         read.add(part.topic_partition.partition)

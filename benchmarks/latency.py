@@ -170,14 +170,14 @@ def _round(
             # the query runs (its first micro-batch fixed the start offsets) before producing
             deadline = time.monotonic() + 120
             while query.lastProgress is None and time.monotonic() < deadline:
-                if query.exception() is not None:
-                    raise query.exception()  # type: ignore[misc]
+                if (failure := query.exception()) is not None:
+                    raise failure
                 time.sleep(0.2)
             produce_perf(bootstrap, topic, WARM_UP_RECORDS, value_size)
             deadline = time.monotonic() + 120
             while collector.rows() < WARM_UP_RECORDS and time.monotonic() < deadline:
-                if query.exception() is not None:
-                    raise query.exception()  # type: ignore[misc]
+                if (failure := query.exception()) is not None:
+                    raise failure
                 time.sleep(0.2)
             collector.reset()
             warm_batches = len(query.recentProgress)
@@ -193,8 +193,8 @@ def _round(
             )
             deadline = time.monotonic() + CATCH_UP_S
             while collector.rows() < produced and time.monotonic() < deadline:
-                if query.exception() is not None:
-                    raise query.exception()  # type: ignore[misc]
+                if (failure := query.exception()) is not None:
+                    raise failure
                 time.sleep(0.2)
             timed = [p for p in query.recentProgress[warm_batches:] if p["numInputRows"] > 0]
         finally:

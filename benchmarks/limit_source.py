@@ -96,7 +96,7 @@ def _build(rows: int, key_size: int, value_size: int, topic: str) -> pa.RecordBa
             rows,
             [
                 None,
-                pa.py_buffer(np.arange(0, (rows + 1) * len(name), len(name) or 1, np.int32)),
+                pa.py_buffer(np.arange(0, (rows + 1) * len(name), len(name) or 1, dtype=np.int32)),
                 pa.py_buffer(name * rows),
             ],
         ),
@@ -128,7 +128,7 @@ class LimitReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         return [LimitPartition(i, tuple(rows)) for i, rows in enumerate(self.batches)]
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, LimitPartition)
         for rows in partition.rows:
             yield build_batch(rows, self.key_size, self.value_size, self.topic)

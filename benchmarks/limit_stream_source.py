@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,7 @@ def prebuilt_batch(
             rows,
             [
                 None,
-                pa.py_buffer(np.arange(0, (rows + 1) * len(name), len(name) or 1, np.int32)),
+                pa.py_buffer(np.arange(0, (rows + 1) * len(name), len(name) or 1, dtype=np.int32)),
                 pa.py_buffer(name * rows),
             ],
         )
@@ -169,7 +169,7 @@ class LimitStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             raise ConfigError(f"Read limit {limit!r} is not supported by {LIMIT_FORMAT}")
         return to_offset_dict(rate_limit(limit.max_rows, from_offset_dict(start), latest))
 
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:  # type: ignore[override]
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin = from_offset_dict(start)
         return [
             LimitPartition(
@@ -185,7 +185,7 @@ class LimitStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if hi > begin.get(tp, 0)
         ]
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, LimitPartition):
             return  # PySpark's placeholder of an empty plan
         batch = prebuilt_batch(

@@ -485,9 +485,9 @@ class KafkaClient:
         random.shuffle(servers)
         for host, port in servers:
             with self._lock:
-                conn = self._bootstrap.get((host, port))
-                if conn is None:
-                    conn = self._new_connection(host, port, None)
-                    self._bootstrap[(host, port)] = conn
-            out.append(conn)
+                boot = self._bootstrap.get((host, port))
+                if boot is None:
+                    boot = self._new_connection(host, port, None)
+                    self._bootstrap[(host, port)] = boot
+            out.append(boot)
         return out

@@ -599,7 +599,7 @@ class BrokerConnection:
         except OSError as exc:
             self._close()
             tls = isinstance(exc, ssl.SSLError)
-            detail = tls_error_message(exc) if tls else str(exc)
+            detail = tls_error_message(exc) if isinstance(exc, ssl.SSLError) else str(exc)
             raise KafkaConnectionError(
                 f"{name} to {self.description} failed: {detail}",
                 # A TLS alert (e.g. no client certificate) is final; an EOF may be a crash.

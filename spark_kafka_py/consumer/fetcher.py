@@ -44,6 +44,7 @@ import logging
 import struct
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,6 +77,7 @@ from spark_kafka_py.protocol.error_codes import (
     raise_for_error,
 )
 from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from spark_kafka_py.protocol.primitives import ZERO_UUID
 from spark_kafka_py.records import DecodedStream
 
 log = logging.getLogger(__name__)
@@ -151,7 +153,7 @@ class PartitionFetcher:
         self._read_replica = -1
         # Node id -> serves Fetch v12+ (asked once per node, not per Fetch; see _fetch_call).
         self._fetch_v12: dict[int, bool] = {}
-        self._topic_id = None
+        self._topic_id: uuid.UUID | None = None  # None: unknown or the broker has none
         self._max_bytes = settings.max_partition_fetch_bytes
         self._need_metadata = True
         # The next Fetch, sent while the current response is decoded (see _send_fetch).
@@ -389,11 +391,11 @@ class PartitionFetcher:
             isolation_level=self.settings.isolation_level,
             session_id=0,
             session_epoch=-1,
-            topics=[
+            topics=(
                 FetchTopic(
                     topic=self.tp.topic,
-                    topic_id=self._topic_id,
-                    partitions=[
+                    topic_id=ZERO_UUID if self._topic_id is None else self._topic_id,
+                    partitions=(
                         FetchPartition(
                             partition=self.tp.partition,
                             current_leader_epoch=self._leader_epoch,
@@ -401,10 +403,10 @@ class PartitionFetcher:
                             log_start_offset=-1,
                             partition_max_bytes=self._max_bytes if max_bytes is None else max_bytes,
                             last_fetched_epoch=last_fetched_epoch,
-                        )
-                    ],
-                )
-            ],
+                        ),
+                    ),
+                ),
+            ),
             rack_id=self.settings.client_rack,
         )
         # Fetch v13+ names topics by id only; without one, stay at v12.

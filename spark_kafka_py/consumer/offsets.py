@@ -108,8 +108,9 @@ def list_offsets(
         except (KafkaConnectionError, KafkaTimeoutError) as exc:
             failures = dict.fromkeys(remaining, exc)
         by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
-        for tp in remaining if metadata is not None else ():
-            topic = metadata.topics.get(tp.topic)
+        topics = metadata.topics if metadata is not None else {}
+        for tp in remaining if metadata is not None else ():  # none failed on no metadata
+            topic = topics.get(tp.topic)
             part = topic.partitions.get(tp.partition) if topic is not None else None
             if (
                 topic is not None

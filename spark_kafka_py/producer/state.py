@@ -210,8 +210,8 @@ class ProducerState:
             for batch in batches:
                 self._in_flight[batch.tp] -= 1
             for batch in batches:
-                part = results.pop(batch.tp, None)
-                if part is None:
+                result = results.pop(batch.tp, None)
+                if result is None:
                     self._retry_or_fail(
                         batch,
                         f"the Produce response of broker {node} has no result for "
@@ -219,7 +219,7 @@ class ProducerState:
                         None,
                     )
                 else:
-                    self._handle_partition(batch, part)
+                    self._handle_partition(batch, result)
             if results and self.failure is None:
                 self.failure = KafkaError(
                     f"broker {node} answered Produce for partitions not asked for: "

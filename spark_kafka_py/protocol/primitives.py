@@ -30,10 +30,11 @@ Every :class:`Writer` method checks its value's range and raises
 
 from __future__ import annotations
 
+import builtins  # Reader and Writer have methods named bool and bytes
 import struct
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from spark_kafka_py.errors import KafkaProtocolError, LocalProtocolError
 
@@ -49,6 +50,8 @@ __all__ = [
 
 #: Largest length of a non-compact string (int16 length prefix).
 INT16_MAX = 0x7FFF
+
+_V = TypeVar("_V")
 
 #: Kafka's "unset" topic id / uuid default (``Uuid.ZERO_UUID`` in Kafka's Java client).
 ZERO_UUID = uuid.UUID(int=0)
@@ -260,7 +263,9 @@ class Reader:
         return zigzag_decode(self.uvarlong(field))
 
     # -- lengths --------------------------------------------------------------------------
-    def _length(self, raw: int, nullable: bool, field: str, min_item: int = 1) -> int | None:
+    def _length(
+        self, raw: int, nullable: builtins.bool, field: str, min_item: int = 1
+    ) -> int | None:
         """Validate a decoded length/count; ``-1`` means null. Returns None for null."""
         if raw == -1:
             if not nullable:
@@ -274,7 +279,7 @@ class Reader:
             )
         return raw
 
-    def _compact_length(self, field: str, nullable: bool, min_item: int = 1) -> int | None:
+    def _compact_length(self, field: str, nullable: builtins.bool, min_item: int = 1) -> int | None:
         return self._length(self.uvarint(field) - 1, nullable, field, min_item)
 
     def _text(self, n: int, field: str) -> str:
@@ -339,7 +344,12 @@ class Reader:
 
     # -- arrays ---------------------------------------------------------------------------
     def array_length(
-        self, field: str = "array", *, compact: bool, nullable: bool, min_item_size: int = 1
+        self,
+        field: str = "array",
+        *,
+        compact: builtins.bool,
+        nullable: builtins.bool,
+        min_item_size: int = 1,
     ) -> int | None:
         """Read an array count (int32, or compact uvarint N+1); ``None`` for a null array.
 
@@ -355,8 +365,8 @@ class Reader:
         read_item: Callable[[Reader], object],
         field: str = "array",
         *,
-        compact: bool = False,
-        nullable: bool = False,
+        compact: builtins.bool = False,
+        nullable: builtins.bool = False,
         min_item_size: int = 1,
     ) -> tuple[object, ...] | None:
         """Read an array with ``read_item(reader)`` per element; ``None`` for a null array."""
@@ -531,7 +541,8 @@ class Writer:
         self._buf += data
 
     @staticmethod
-    def _nonnull(value: object, field: str) -> object:
+    def _nonnull(value: _V, field: str) -> _V:
+        """``value``, checked at run time not to be ``None`` (callers' types already say so)."""
         if value is None:
             raise LocalProtocolError(f"{field} is not nullable in this version")
         return value
@@ -545,10 +556,10 @@ class Writer:
 
     def bytes(self, value: bytes | bytearray | memoryview, field: str = "bytes") -> None:
         """Write non-null int32-length bytes."""
-        self.nullable_bytes(self._nonnull(value, field), field)  # type: ignore[arg-type]
+        self.nullable_bytes(self._nonnull(value, field), field)
 
     def nullable_bytes(
-        self, value: bytes | bytearray | memoryview | None, field: str = "bytes"
+        self, value: builtins.bytes | bytearray | memoryview | None, field: str = "bytes"
     ) -> None:
         """Write int32-length bytes; ``None`` is written as length -1."""
         if value is None:
@@ -557,12 +568,14 @@ class Writer:
         self.int32(_nbytes(value, field), field)
         self.raw(value, field)
 
-    def compact_bytes(self, value: bytes | bytearray | memoryview, field: str = "bytes") -> None:
+    def compact_bytes(
+        self, value: builtins.bytes | bytearray | memoryview, field: str = "bytes"
+    ) -> None:
         """Write non-null compact bytes."""
-        self.compact_nullable_bytes(self._nonnull(value, field), field)  # type: ignore[arg-type]
+        self.compact_nullable_bytes(self._nonnull(value, field), field)
 
     def compact_nullable_bytes(
-        self, value: bytes | bytearray | memoryview | None, field: str = "bytes"
+        self, value: builtins.bytes | bytearray | memoryview | None, field: str = "bytes"
     ) -> None:
         """Write compact bytes; ``None`` is written as uvarint 0."""
         if value is None:
@@ -573,7 +586,12 @@ class Writer:
 
     # -- arrays and tagged fields ---------------------------------------------------------
     def array_length(
-        self, count: int | None, field: str = "array", *, compact: bool, nullable: bool
+        self,
+        count: int | None,
+        field: str = "array",
+        *,
+        compact: builtins.bool,
+        nullable: builtins.bool,
     ) -> None:
         """Write an array count; ``None`` is a null array (only if ``nullable``)."""
         if count is None:
@@ -588,7 +606,7 @@ class Writer:
         else:
             self.int32(count, field)
 
-    def tagged_fields(self, fields: list[tuple[int, bytes]] | None = None) -> None:
+    def tagged_fields(self, fields: list[tuple[int, builtins.bytes]] | None = None) -> None:
         """Write a tagged fields section from ``[(tag, encoded bytes)]`` in ascending tag order."""
         if not fields:
             self._uvar(0)

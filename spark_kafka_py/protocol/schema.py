@@ -33,7 +33,7 @@ import operator
 import struct
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from spark_kafka_py.errors import LocalProtocolError
 from spark_kafka_py.protocol.primitives import ZERO_UUID, Reader, Writer
@@ -66,6 +66,15 @@ __all__ = [
 
 T = TypeVar("T")
 _SPEC_KEY = "kafka_spec"
+
+if TYPE_CHECKING:  # typing has it from 3.11; type checkers know typing_extensions' stubs
+    from _typeshed import DataclassInstance
+    from typing_extensions import dataclass_transform
+else:
+
+    def dataclass_transform(**_kwargs: Any) -> Callable[[T], T]:
+        """At runtime only a marker for type checkers (PEP 681): returns the function."""
+        return lambda f: f
 
 
 class Versions:
@@ -207,7 +216,7 @@ class Struct(KafkaType):
         self.min_size = 0
 
     @property
-    def default(self) -> Any:  # type: ignore[override]
+    def default(self) -> Any:
         return self.cls()
 
     def read(self, r: Reader, version: int, flexible: bool, nullable: bool, field: str) -> Any:
@@ -348,7 +357,7 @@ def _element_layout(
     if plan.fixed is None or plan.tagged or hasattr(cls, "__post_init__"):
         return None
     st, names = plan.fixed
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
     defaults = []
     for name, _, _ in plan.absent:
         default = fields[name].default
@@ -359,7 +368,7 @@ def _element_layout(
     new = object.__new__
 
     def make(values: tuple[Any, ...]) -> Any:
-        obj = new(cls)
+        obj: Any = new(cls)
         # flexible: the tag count is left over
         for set_value, value in zip(setters, values, strict=False):
             set_value(obj, value)
@@ -437,11 +446,14 @@ def kfield(
     return dataclasses.field(default=default, metadata={_SPEC_KEY: spec})
 
 
+# kfield() is not declared a field specifier: each of its fields has a default (the wire type's
+# when none is given), which a plain assignment tells the type checker.
+@dataclass_transform(kw_only_default=True, frozen_default=True)
 def kafka_struct(cls: type[T]) -> type[T]:
     """Make ``cls`` a frozen, slotted, keyword-only dataclass and compile its field specs."""
     new_cls = dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(cls)
     specs = []
-    for f in dataclasses.fields(new_cls):
+    for f in dataclasses.fields(cast("type[DataclassInstance]", new_cls)):
         meta = f.metadata.get(_SPEC_KEY)
         if meta is None:
             raise TypeError(f"{cls.__name__}.{f.name} is not declared with kfield()")
@@ -578,7 +590,7 @@ class _Message:
     @classmethod
     def decode(cls: type[T], data: bytes | bytearray | memoryview | Reader, version: int) -> T:
         """Decode a body (no header) at ``version``; see :func:`decode`."""
-        return decode(cls, data, version)  # type: ignore[arg-type]
+        return decode(cls, data, version)
 
 
 class Request(_Message):
@@ -594,6 +606,7 @@ class Response(_Message):
     __slots__ = ()
 
 
+@dataclass_transform(kw_only_default=True, frozen_default=True)
 def kafka_message(
     *,
     api_key: int,
@@ -662,7 +675,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview | Reader, version:
 
 def struct_fields(cls: type) -> tuple[FieldSpec, ...]:
     """The compiled field specs of a struct or message class (introspection for tests)."""
-    return cls._kafka_fields  # type: ignore[attr-defined,no-any-return]
+    return cls._kafka_fields  # type: ignore[attr-defined]
 
 
 def uuid_or_none(value: uuid.UUID) -> uuid.UUID | None:

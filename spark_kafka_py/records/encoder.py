@@ -598,8 +598,8 @@ def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
         return _lz4_frame(data, level)
     # ZstdOutputStream flushes the data blocks, then ends the frame with an empty last block
     cobj = zstandard.ZstdCompressor(level=lvl, write_content_size=False).compressobj()
-    out = cobj.compress(data) + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-    return out + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
+    blocks = cobj.compress(data) + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    return blocks + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
 
 
 def _lz4_frame(data: bytes, level: int | None) -> bytes:

@@ -196,7 +196,7 @@ def split_ranges(
         r[2] - r[1] for r, whole in zip(divided, unsplit, strict=True) if whole
     )
     split_min = max(min_partitions - sum(unsplit), 1)
-    out = []
+    out: list[tuple[TopicPartition, int, int]] = []
     for (tp, lo, hi), whole in zip(divided, unsplit, strict=True):
         parts = 1 if whole else part_count(hi - lo, split_total, split_min)
         out.extend(piece for piece in _divide(tp, lo, hi, parts) if piece[2] > piece[1])

@@ -371,7 +371,7 @@ class Pushdown:
                     if offset >= 0:  # every record from it on is at or after `upper`
                         end[tp] = max(start[tp], min(offset, end[tp]))
         offsets = self.offsets()
-        out = []
+        out: list[tuple[TopicPartition, int, int]] = []
         for tp, _, _ in kept:
             pieces = [
                 (lo, hi) for lo, hi in _intersect(((start[tp], end[tp]),), offsets) if hi > lo

@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -235,7 +235,7 @@ class KafkaBatchReader(DataSourceReader):
             self.pushdown = Pushdown.of(filters)
         return filters
 
-    def partitions(self) -> list[InputPartition]:  # type: ignore[override]
+    def partitions(self) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
         planner = Planner(self.options)
         try:
             leaders, _ = planner.topic_partitions()
@@ -264,7 +264,7 @@ class KafkaBatchReader(DataSourceReader):
             return plan_commits(planned_ranges(plan))
         return plan
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if (
             self.group is None
             or not self.group.commit_batch_reads
@@ -445,7 +445,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._reported[1]
 
     @_timed
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:  # type: ignore[override]
+    def partitions(self, start: dict, end: dict) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
         if self._group is not None:
             ends = from_offset_dict(end)
             begin = StreamGroup.plan_start(from_offset_dict(start), ends)
@@ -456,7 +456,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._planner.refresh_metadata()
         return planned
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         batches = read_partition(self.options, partition)
         path = getattr(self, "_timings_path", None)
         return batches if path is None else _timed_read(path, batches)

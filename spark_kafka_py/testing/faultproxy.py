@@ -72,7 +72,7 @@ from typing import Any, Literal
 from spark_kafka_py.protocol.framing import response_header_version
 from spark_kafka_py.protocol.messages import REQUEST_TYPES
 from spark_kafka_py.protocol.primitives import Reader, Writer
-from spark_kafka_py.protocol.schema import decode, encode
+from spark_kafka_py.protocol.schema import Response, decode, encode
 
 __all__ = [
     "FETCH_KEY",
@@ -284,7 +284,8 @@ class _Link:
                 if fault is None:
                     self.client.sendall(frame)
                     continue
-                if fault.rewrite is not None:
+                if fault.action == "rewrite":
+                    assert fault.rewrite is not None  # Fault checks: rewrite if and only if
                     self.client.sendall(fault.rewrite(frame, request))
                     continue
                 if fault.action == "flip":
@@ -473,7 +474,7 @@ def _frame(payload: bytes | bytearray) -> bytes:
     return _SIZE.pack(len(payload)) + bytes(payload)
 
 
-def _body_start(payload: bytes, request: RequestHeader) -> tuple[type, int]:
+def _body_start(payload: bytes, request: RequestHeader) -> tuple[type[Response], int]:
     """``(response type, offset of the body in payload)`` for the response to ``request``."""
     request_type = REQUEST_TYPES.get(request.api_key)
     if request_type is None:

@@ -62,8 +62,8 @@ def _docker_kafka() -> Any | None:
     """A started testcontainers Kafka container, or ``None`` when Docker/testcontainers is
     unavailable. (Not exercised on machines without a Docker engine.)"""
     try:
-        import docker  # type: ignore[import-not-found]
-        from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found]
+        import docker
+        from testcontainers.kafka import KafkaContainer
     except ImportError:
         return None
     try:

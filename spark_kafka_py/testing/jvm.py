@@ -26,6 +26,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +36,10 @@ from spark_kafka_py.conf import conf_path
 from spark_kafka_py.testing.jars import cache_dir
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

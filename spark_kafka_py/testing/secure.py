@@ -37,10 +37,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from spark_kafka_py.testing.broker import LocalKafkaCluster, _free_ports
 from spark_kafka_py.testing.jvm import java_executable
 from spark_kafka_py.testing.tools import run_tool
+
+if TYPE_CHECKING:  # imported where used: cryptography loads only for a test PKI
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
 
 __all__ = ["USERS", "Pki", "SecureKafka", "make_pki"]
 
@@ -82,7 +87,7 @@ class Pki:
     truststore_jks: Path
 
 
-def _name(cn: str):  # type: ignore[no-untyped-def]
+def _name(cn: str) -> x509.Name:
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
@@ -91,15 +96,15 @@ def _name(cn: str):  # type: ignore[no-untyped-def]
 
 def _cert(
     subject: str,
-    key,  # type: ignore[no-untyped-def]
+    key: EllipticCurvePrivateKey,
     issuer: str,
-    issuer_key,  # type: ignore[no-untyped-def]
+    issuer_key: EllipticCurvePrivateKey,
     *,
     ca: bool = False,
     dns: Sequence[str] = (),
     not_before: dt.datetime | None = None,
     not_after: dt.datetime | None = None,
-):  # type: ignore[no-untyped-def]
+) -> x509.Certificate:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
 
@@ -155,7 +160,7 @@ def make_pki(directory: str | Path, password: str | None = None) -> Pki:
     pw = password.encode()
     now = dt.datetime.now(dt.timezone.utc)
 
-    def key():  # type: ignore[no-untyped-def]
+    def key() -> ec.EllipticCurvePrivateKey:
         return ec.generate_private_key(ec.SECP256R1())
 
     ca_key, other_key = key(), key()
@@ -169,7 +174,7 @@ def make_pki(directory: str | Path, password: str | None = None) -> Pki:
     )  # fmt: skip
     client = _cert("client", client_key, "spark-kafka-py test CA", ca_key)
 
-    def pem(cert) -> bytes:  # type: ignore[no-untyped-def]
+    def pem(cert: x509.Certificate) -> bytes:
         return cert.public_bytes(serialization.Encoding.PEM)
 
     enc = serialization.BestAvailableEncryption(pw)

@@ -613,8 +613,8 @@ def consume(
         "print.headers": print_headers,
         "print.timestamp": False,
     }
-    for key, value in fmt.items():
-        args += ["--formatter-property", f"{key}={str(value).lower()}"]
+    for key, flag in fmt.items():
+        args += ["--formatter-property", f"{key}={str(flag).lower()}"]
     args += [
         "--formatter-property",
         f"key.separator={separator}",

@@ -142,9 +142,9 @@ def load_keystore(kafka: Mapping[str, str]) -> tuple[str | None, Secret | None]:
         return certs, _pem_private_key(data, "ssl.keystore.location", key_password)
     if kind == "JKS":
         data = _jks_to_pkcs12(data, "ssl.keystore", password)
-    key_obj, certs = _load_pkcs12(data, "ssl.keystore", password, want_key=True)
+    key_obj, chain_pems = _load_pkcs12(data, "ssl.keystore", password, want_key=True)
     assert key_obj is not None
-    return "".join(certs), key_obj
+    return "".join(chain_pems), key_obj
 
 
 _PEM_CERT = re.compile(

@@ -106,7 +106,7 @@ class HeartbeatThread:
 
     Args:
         name: the thread's name.
-        beat: sends a heartbeat when one is due.
+        beat: sends a heartbeat when one is due (what it returns is not used).
         wait_ms: how long until the next one may be due (ms).
         where: the member's description for log lines.
     """
@@ -114,7 +114,7 @@ class HeartbeatThread:
     def __init__(
         self,
         name: str,
-        beat: Callable[[], None],
+        beat: Callable[[], object],
         wait_ms: Callable[[], float],
         where: Callable[[], str],
     ) -> None:
