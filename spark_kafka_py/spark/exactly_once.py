@@ -845,9 +845,9 @@ class ExactlyOnceCommitter:
         keep = [h for h in handles if task_of(self.prefix, h.transactional_id) in lost]
         self._abort_quietly([h for h in handles if h not in keep])
         log.warning(
-            "exactly-once: completing part-visible micro-batch %d with the replay's tasks %s",
+            "exactly-once: completing part-visible micro-batch %d with the replay transactions %s",
             record.batch_id,
-            sorted(task_of(self.prefix, h.transactional_id) for h in keep),
+            sorted(h.transactional_id for h in keep),
         )
         return keep
 

@@ -355,13 +355,13 @@ class KafkaArrowWriter(DataSourceArrowWriter):
     def __init__(self, options: SinkOptions) -> None:
         self.options = options
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:  # type: ignore[override]
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:
         return write_batches(self.options, iterator)
 
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         _log_commit(messages, "batch write")
 
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         written = sum(m.records for m in messages if isinstance(m, KafkaWriteMessage))
         log.warning(
             "pykafka sink: the write failed; %d records of the tasks that succeeded stay in "
@@ -459,18 +459,18 @@ class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
                 committer.recover()
         self.options = options
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:  # type: ignore[override]
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:
         if self.options.exactly_once:
             return write_transaction(self.options, iterator)
         return write_batches(self.options, iterator)
 
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         if self.options.exactly_once:
             with _committer(self.options) as committer:
                 committer.commit(_handles(messages), batchId)
         _log_commit(messages, f"micro-batch {batchId}")
 
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         if self.options.exactly_once:
             with _committer(self.options) as committer:
                 committer.abort(_handles(messages), batchId)
