@@ -21,6 +21,12 @@ else :data:`~spark_kafka_py.testing.jars.KAFKA_VERSION`). Tested: 3.6.2, 3.9.1, 
 4.4.0. A 3.x node logs through log4j 1.x (``conf/kafka-log4j.properties``), a 4.x node through
 log4j2 (``conf/kafka-log4j2.properties``). The tools the harness runs itself (the readiness
 check) are those of :data:`~spark_kafka_py.testing.jars.KAFKA_VERSION`.
+
+Feature levels: ``features`` (by default, for a cluster of the selected release,
+:func:`~spark_kafka_py.testing.jars.selected_kafka_features`: ``$SPARK_KAFKA_PY_KAFKA_FEATURES``)
+are written at format time, ``kafka-storage format --feature name=level`` (KIP-1022), e.g.
+``{"transaction.version": 2}`` for KIP-890's transactions v2; ``kafka-features.sh describe``
+(:func:`~spark_kafka_py.testing.tools.describe_features`) shows them finalized.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from spark_kafka_py.testing.jars import (
     kafka_broker_classpath,
     kafka_classpath,
     log4j1_broker,
+    selected_kafka_features,
     selected_kafka_version,
 )
 from spark_kafka_py.testing.jvm import (
@@ -62,6 +69,7 @@ from spark_kafka_py.testing.jvm import (
 )
 
 __all__ = [
+    "STORAGE_FEATURES_SINCE",
     "BrokerStartError",
     "KafkaNode",
     "LocalKafkaCluster",
@@ -71,6 +79,10 @@ __all__ = [
 KAFKA_MAIN = "kafka.Kafka"
 #: Main class of ``kafka-storage.sh`` (formats ``log.dirs`` with a cluster id) in ``kafka_2.13``.
 STORAGE_TOOL_MAIN = "kafka.tools.StorageTool"
+#: The first release whose ``StorageTool format`` takes ``--feature name=level`` (KIP-1022:
+#: any finalized feature's level at format time; 3.6.2 has no such option, 3.9.1 and every 4.x
+#: have it).
+STORAGE_FEATURES_SINCE = "3.9.0"
 #: Main class of ``kafka-broker-api-versions.sh`` in ``kafka-tools``: one block per live broker.
 BROKER_API_VERSIONS_MAIN = "org.apache.kafka.tools.BrokerApiVersionsCommand"
 
@@ -210,9 +222,27 @@ class LocalKafkaCluster:
             e.g. ``{"log.retention.ms": "1000"}``; values may use the template's placeholders
             (``${broker_port}``, ``${controller_port}``, ``${node_id}``...).
         start_timeout_s: how long :meth:`start` / :meth:`restart` wait for serving nodes, s.
+        features: feature levels (KIP-584's finalized features; levels are integers, no unit)
+            the storage is formatted with, passed as ``kafka-storage format --feature
+            name=level`` (KIP-1022, Kafka :data:`STORAGE_FEATURES_SINCE`+), e.g.
+            ``{"transaction.version": 2}`` (KIP-890 part 2, transactions v2: a producer
+            speaking EndTxn v5+ and Produce v12+ gets the new protocol, its partitions added
+            by its Produce and its epoch bumped at every commit or abort; one speaking older
+            versions keeps v1's protocol). Features not
+            named keep the release's defaults for its ``metadata.version``
+            (``kafka-features.sh version-mapping``). Default (``None``): for a cluster whose
+            ``kafka_version`` is left to the environment,
+            :func:`~spark_kafka_py.testing.jars.selected_kafka_features`
+            (``$SPARK_KAFKA_PY_KAFKA_FEATURES``), so one variable formats every cluster of a
+            test run; a cluster of a release named here gets that release's defaults. ``{}``:
+            the release's defaults.
 
     Internal topics get replication factor ``min(3, num_brokers)``, ``min.insync.replicas``
     of ``min(2, num_brokers)``.
+
+    Raises:
+        ValueError: ``features`` given (or from the environment) for a release before
+            :data:`STORAGE_FEATURES_SINCE`, or a level that is not an integer >= 0.
 
     Raises (from :meth:`start`):
         BrokerStartError: Java missing, storage formatting failed, a node died or did not
@@ -229,11 +259,15 @@ class LocalKafkaCluster:
         heap: str = "512m",
         server_props: Mapping[str, str] | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        features: Mapping[str, int] | None = None,
     ) -> None:
         if num_brokers < 1:
             raise ValueError(f"num_brokers must be >= 1, got {num_brokers}")
         self.num_brokers = num_brokers
+        if features is None:
+            features = selected_kafka_features() if kafka_version is None else {}
         self.kafka_version = kafka_version or selected_kafka_version()
+        self.features: dict[str, int] = _checked_features(self.kafka_version, features)
         self.heap = heap
         self.server_props = dict(server_props or {})
         self.start_timeout_s = start_timeout_s
@@ -490,6 +524,7 @@ class LocalKafkaCluster:
                     "--config",
                     str(n.config_path),
                     "--ignore-formatted",
+                    *_feature_args(self.features),
                 ],
                 classpath=classpath,
                 heap="256m",
@@ -579,6 +614,37 @@ class LocalKafkaCluster:
                 f"Kafka node {n.node_id} port {n.broker_port} not open after "
                 f"{self.start_timeout_s} s\n{n.log_tail()}"
             )
+
+
+def _checked_features(version: str, features: Mapping[str, int]) -> dict[str, int]:
+    """``features`` as a dict, after checking that ``version``'s StorageTool can format with
+    them (:data:`STORAGE_FEATURES_SINCE`) and that each level is an integer >= 0.
+
+    Raises:
+        ValueError: naming the release, the feature levels asked and the first release that
+            takes them.
+    """
+    checked = dict(features)
+    for name, level in checked.items():
+        if isinstance(level, bool) or not isinstance(level, int) or level < 0:
+            raise ValueError(f"feature {name!r}: the level must be an integer >= 0, got {level!r}")
+    if checked and _release(version) < _release(STORAGE_FEATURES_SINCE):
+        asked = ",".join(f"{name}={level}" for name, level in checked.items())
+        raise ValueError(
+            f"Kafka {version} cannot format storage with feature levels ({asked}): its "
+            f"kafka-storage format has no --feature option, which came with Kafka "
+            f"{STORAGE_FEATURES_SINCE} (KIP-1022); use a later release or no features"
+        )
+    return checked
+
+
+def _feature_args(features: Mapping[str, int]) -> list[str]:
+    """StorageTool's ``--feature name=level`` options, one per feature."""
+    return [arg for name, level in features.items() for arg in ("--feature", f"{name}={level}")]
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
 
 
 def min_heap(heap: str) -> str:

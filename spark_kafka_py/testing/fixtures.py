@@ -28,8 +28,10 @@ Fixtures:
 
 Environment: ``KAFKA_BOOTSTRAP_SERVERS`` (use that broker), ``SPARK_KAFKA_PY_BROKER`` =
 ``auto`` (default), ``local`` (never Docker) or ``docker`` (Docker or fail);
-``SPARK_KAFKA_PY_KAFKA_VERSION`` = the Kafka release of every local cluster (``auto`` then means
-``local``: the Docker image is of one release).
+``SPARK_KAFKA_PY_KAFKA_VERSION`` = the Kafka release of every local cluster,
+``SPARK_KAFKA_PY_KAFKA_FEATURES`` = the feature levels every local cluster of that release is
+formatted with, e.g. ``transaction.version=2`` (with either, ``auto`` means ``local``: the
+Docker image is of one release, formatted its own way).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from spark_kafka_py.testing.broker import LocalKafkaCluster
-from spark_kafka_py.testing.jars import KAFKA_VERSION_ENV
+from spark_kafka_py.testing.jars import KAFKA_FEATURES_ENV, KAFKA_VERSION_ENV
 from spark_kafka_py.testing.tools import create_topic
 
 if TYPE_CHECKING:
@@ -121,8 +123,10 @@ def kafka_bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
     mode = os.environ.get("SPARK_KAFKA_PY_BROKER", "auto")
     if mode not in ("auto", "local", "docker"):
         raise ValueError(f"SPARK_KAFKA_PY_BROKER must be auto, local or docker, got {mode!r}")
-    if mode == "auto" and os.environ.get(KAFKA_VERSION_ENV, "").strip():
-        mode = "local"  # a chosen release: the Docker image has its own
+    if mode == "auto" and any(
+        os.environ.get(name, "").strip() for name in (KAFKA_VERSION_ENV, KAFKA_FEATURES_ENV)
+    ):
+        mode = "local"  # a chosen release or feature levels: the Docker image has its own
     if mode != "local":
         container = _docker_kafka()
         if container is not None:

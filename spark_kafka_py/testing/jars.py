@@ -35,6 +35,7 @@ from pathlib import Path
 from string import Template
 
 __all__ = [
+    "KAFKA_FEATURES_ENV",
     "KAFKA_VERSION",
     "KAFKA_VERSION_ENV",
     "LOG4J_VERSION",
@@ -45,7 +46,9 @@ __all__ = [
     "kafka_classpath",
     "kafka_jars",
     "log4j1_broker",
+    "parse_features",
     "resolve_artifacts",
+    "selected_kafka_features",
     "selected_kafka_version",
     "spark_kafka_connector_jars",
 ]
@@ -59,6 +62,12 @@ KAFKA_VERSION = "4.3.0"
 #: Environment variable choosing the release of the broker that :class:`LocalKafkaCluster`
 #: (tests, ``spark-kafka-py broker``) starts, e.g. ``3.9.1``; see :func:`selected_kafka_version`.
 KAFKA_VERSION_ENV = "SPARK_KAFKA_PY_KAFKA_VERSION"
+
+#: Environment variable of the feature levels (KIP-584) that :class:`LocalKafkaCluster` formats
+#: the storage of a broker of :data:`KAFKA_VERSION_ENV`'s release with, e.g.
+#: ``transaction.version=2`` (comma-separated ``name=level``); see
+#: :func:`selected_kafka_features`.
+KAFKA_FEATURES_ENV = "SPARK_KAFKA_PY_KAFKA_FEATURES"
 
 #: log4j2 release for the broker's logging backend (``log4j-core`` + the SLF4J 1.x binding), so the
 #: broker logs to a file configured by ``conf/kafka-log4j2.properties`` rather than to the console.
@@ -302,6 +311,49 @@ def selected_kafka_version() -> str:
             f"{KAFKA_VERSION_ENV}={version}: brokers before 3.3 cannot run in KRaft mode here"
         )
     return version
+
+
+def parse_features(text: str) -> dict[str, int]:
+    """Feature levels from ``name=level[,name=level...]``, e.g. ``transaction.version=2``.
+
+    Blank text gives ``{}``. Names are Kafka feature names (``transaction.version``,
+    ``group.version``, ...: KIP-584's finalized features, as ``kafka-features.sh describe``
+    prints them); levels are non-negative integers (``metadata.version`` is chosen by the
+    release, not here).
+
+    Raises:
+        ValueError: an item is not ``name=level``, a level is not an integer >= 0, or a name
+            is given twice.
+    """
+    features: dict[str, int] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9._-]+)\s*=\s*(\d+)", item)
+        if match is None:
+            raise ValueError(
+                f"feature levels are name=level[,name=level...] (e.g. transaction.version=2), "
+                f"got {item!r}"
+            )
+        name, level = match.group(1), int(match.group(2))
+        if name in features:
+            raise ValueError(f"feature {name!r} given twice in {text!r}")
+        features[name] = level
+    return features
+
+
+def selected_kafka_features() -> dict[str, int]:
+    """The feature levels to format a broker of the selected release with:
+    ``$SPARK_KAFKA_PY_KAFKA_FEATURES`` parsed by :func:`parse_features`, ``{}`` (the release's
+    defaults) when unset or empty.
+
+    Raises:
+        ValueError: the variable is malformed (the message names it).
+    """
+    try:
+        return parse_features(os.environ.get(KAFKA_FEATURES_ENV, ""))
+    except ValueError as exc:
+        raise ValueError(f"{KAFKA_FEATURES_ENV}: {exc}") from None
 
 
 def log4j1_broker(version: str) -> bool:

@@ -11,6 +11,7 @@ Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
 ``org.apache.kafka.tools.ProducerPerformance``, ``org.apache.kafka.tools.GetOffsetShell``,
 ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``,
 ``org.apache.kafka.tools.BrokerApiVersionsCommand``,
+``org.apache.kafka.tools.FeatureCommand``,
 ``org.apache.kafka.tools.DumpLogSegments``; and two
 small programs of ours over Kafka's client classes (``java/``): a ConsoleProducer record reader
 and :func:`read_all`'s KafkaConsumer reader.
@@ -42,6 +43,7 @@ __all__ = [
     "COMPRESSION_CODECS",
     "ConsumedRecord",
     "DumpedBatch",
+    "FeatureState",
     "KafkaToolError",
     "PartitionState",
     "PerfResult",
@@ -52,8 +54,10 @@ __all__ = [
     "consumer_groups_describe",
     "create_topic",
     "delete_topic",
+    "describe_features",
     "describe_topic",
     "dump_log",
+    "finalized_feature_level",
     "get_offsets",
     "list_topics",
     "partition_states",
@@ -72,6 +76,8 @@ PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance"
 GET_OFFSET_SHELL = "org.apache.kafka.tools.GetOffsetShell"
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 BROKER_API_VERSIONS = "org.apache.kafka.tools.BrokerApiVersionsCommand"
+#: ``kafka-features.sh`` (KIP-584 feature flags: describe, upgrade, version-mapping...).
+FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
 #: ``kafka-dump-log.sh`` (moved from Scala to ``kafka-tools`` in Kafka 4.x).
 DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 
@@ -313,6 +319,82 @@ def get_offsets(bootstrap: str, topic: str, time: str | int = "latest") -> dict[
 def broker_api_versions(bootstrap: str) -> str:
     """Raw output of ``kafka-broker-api-versions.sh``: one block per live broker."""
     return run_tool(BROKER_API_VERSIONS, ["--bootstrap-server", bootstrap]).stdout
+
+
+@dataclass(frozen=True)
+class FeatureState:
+    """One feature of ``kafka-features.sh describe`` (KIP-584), as the tool prints it.
+
+    Levels are strings as printed: integers for most features (``transaction.version``,
+    ``group.version``...), release names for ``metadata.version`` (``4.3-IV0``).
+
+    Attributes:
+        name: the feature, e.g. ``transaction.version``.
+        supported_min / supported_max: the range every broker supports.
+        finalized: the cluster-wide finalized level (``0``: the feature is off).
+        epoch: the epoch of the finalized features (``-`` when the tool prints none).
+    """
+
+    name: str
+    supported_min: str
+    supported_max: str
+    finalized: str
+    epoch: str
+
+
+_FEATURE_FIELD = re.compile(r"(\w+):\s*(\S+)")
+
+
+def describe_features(bootstrap: str) -> dict[str, FeatureState]:
+    """The cluster's feature flags as Kafka's ``kafka-features.sh describe`` shows them
+    (``FeatureCommand describe --bootstrap-server``: the Admin client's DescribeFeatures,
+    i.e. ApiVersions' supported and finalized features).
+
+    Returns:
+        Feature name -> :class:`FeatureState`, one per ``Feature:`` line.
+
+    Raises:
+        KafkaToolError: broker unreachable, tool failed, or a ``Feature:`` line lacks a field.
+    """
+    proc = run_tool(FEATURE_COMMAND, ["--bootstrap-server", bootstrap, "describe"])
+    states: dict[str, FeatureState] = {}
+    for line in proc.stdout.splitlines():
+        if not line.startswith("Feature:"):
+            continue
+        f = dict(_FEATURE_FIELD.findall(line))
+        try:
+            states[f["Feature"]] = FeatureState(
+                name=f["Feature"],
+                supported_min=f["SupportedMinVersion"],
+                supported_max=f["SupportedMaxVersion"],
+                finalized=f["FinalizedVersionLevel"],
+                epoch=f.get("Epoch", "-"),
+            )
+        except KeyError as exc:
+            raise KafkaToolError(
+                f"unexpected kafka-features describe line (no {exc}): {line}",
+                proc.returncode,
+                proc.stdout,
+                proc.stderr,
+            ) from exc
+    return states
+
+
+def finalized_feature_level(bootstrap: str, feature: str) -> int:
+    """The finalized level of ``feature`` (e.g. ``transaction.version``) that
+    ``kafka-features.sh describe`` shows; ``0`` when the tool does not list the feature (a
+    feature the brokers do not know is not finalized).
+
+    Raises:
+        KafkaToolError: the tool failed, or printed a level that is not an integer (e.g. for
+            ``metadata.version``: use :func:`describe_features`).
+    """
+    state = describe_features(bootstrap).get(feature)
+    if state is None:
+        return 0
+    if not state.finalized.isdigit():
+        raise KafkaToolError(f"{feature}: finalized level {state.finalized!r} is not an integer")
+    return int(state.finalized)
 
 
 def consumer_groups_describe(bootstrap: str, group: str, *, extra: Sequence[str] = ()) -> str:
