@@ -315,6 +315,7 @@ class RecordAccumulator:
             start_offset=0,
             end_offset=1 << 62,
             include_headers=True,
+            max_decoded_bytes=None,  # our own batch: no bound beyond the per-batch one
         ).batch
         ts_type = rows.schema.field("timestamp").type
         per_ms = {"s": 1 / 1000, "ms": 1, "us": 1000, "ns": 1_000_000}[ts_type.unit]

@@ -68,6 +68,12 @@ class RecordsDecoder(Protocol):
     over from one piece of a response to the next. ``check_crcs=False`` skips only the CRC
     comparison of each batch (the Java consumer's ``check.crcs``); every bound and every other
     check stays.
+
+    The implementations are private: ``budget=None`` bounds nothing but ``max_batch_bytes``;
+    the public :func:`~spark_kafka_py.records.decoder.decode_records` and ``DecodedStream`` pass
+    a budget unless their caller asks for none (``max_decoded_bytes=None``), by default
+    :data:`~spark_kafka_py.records.compression.DEFAULT_MAX_DECOMPRESSION_RATIO` x the bytes
+    given.
     """
 
     def __call__(

@@ -19,6 +19,12 @@ by more than 10,000x):
 
 Either of the first two raises :class:`~spark_kafka_py.errors.DecompressionBoundError` naming
 the topic-partition, the batch's base offset and the bound.
+
+The Fetch loop sizes the per-response bound as ``maxDecompressionRatio`` x the bytes the
+response could carry. The public decoding functions called without a bound (their default,
+``"ratio"``) get a :class:`DecodeBudget` of
+:data:`~spark_kafka_py.records.compression.DEFAULT_MAX_DECOMPRESSION_RATIO` (that option's
+default, 100) x the bytes they are given (:meth:`DecodeBudget.of`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,13 @@ from spark_kafka_py.errors import (
     DecompressionBoundError,
     KafkaProtocolError,
 )
-from spark_kafka_py.records.compression import decompress
+from spark_kafka_py.records.compression import (
+    DEFAULT_MAX_DECOMPRESSION_RATIO,
+    RatioBound,
+    check_ratio_bound,
+    decompress,
+    ratio_bound,
+)
 
 __all__ = ["DecodeBudget", "decompress_batch"]
 
@@ -41,17 +53,49 @@ class DecodeBudget:
         limit: the bound, in bytes, on the decompressed records of the whole response.
         hint: where the bound comes from and how to raise it, for the error message (the
             fetcher says ``maxDecompressionRatio=100 x 1048576 bytes fetched; ...``).
+        scope: what the bound applies to, for the error message.
 
     Attributes:
         used: bytes charged so far.
     """
 
-    __slots__ = ("hint", "limit", "used")
+    __slots__ = ("hint", "limit", "scope", "used")
 
-    def __init__(self, limit: int, hint: str = "") -> None:
+    def __init__(
+        self, limit: int, hint: str = "", scope: str = "one Fetch response's decoded records"
+    ) -> None:
         self.limit = limit
         self.hint = hint
+        self.scope = scope
         self.used = 0
+
+    @classmethod
+    def of(
+        cls, bound: int | RatioBound, records: bytes | memoryview, param: str, hint: str = ""
+    ) -> DecodeBudget:
+        """The budget of a public decoding function's bound: ``bound`` bytes, or for
+        ``"ratio"`` (their default) :data:`~spark_kafka_py.records.compression.
+        DEFAULT_MAX_DECOMPRESSION_RATIO` x the size of ``records``.
+
+        Args:
+            bound: the caller's bound in bytes, or ``"ratio"``.
+            records: the compressed bytes given to the function.
+            param: the function's parameter that sets the bound, named in the error message
+                of the default bound.
+            hint: the error message's hint for a bound in bytes (as :class:`DecodeBudget`'s).
+        """
+        if not isinstance(bound, str):
+            return cls(bound, hint)
+        check_ratio_bound(bound)
+        size = memoryview(records).nbytes
+        ratio = DEFAULT_MAX_DECOMPRESSION_RATIO
+        return cls(
+            ratio_bound(size),
+            f"the default {param}: {ratio} x the {size} bytes given, {ratio} being "
+            f"maxDecompressionRatio's default; pass a larger {param} if the producer really "
+            "wrote data that compresses this well",
+            "the decoded records of the bytes given",
+        )
 
     @property
     def remaining(self) -> int:
@@ -73,8 +117,7 @@ class DecodeBudget:
         bound (the same message from both decoders: it depends on the bytes only)."""
         return DecompressionBoundError(
             f"record batch decodes past what is left ({self.remaining} of {self.limit} bytes) "
-            "of the bound on one Fetch response's decoded records "
-            f"({self.hint or 'max_decoded_bytes'})",
+            f"of the bound on {self.scope} ({self.hint or 'max_decoded_bytes'})",
             bound=self.limit,
             topic=topic,
             partition=partition,

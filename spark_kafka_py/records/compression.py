@@ -29,6 +29,13 @@ Every function here bounds its output: ``max_bytes`` is never exceeded, whatever
 field or a frame header claims, and :class:`~spark_kafka_py.errors.DecompressionBoundError` is
 raised instead, before more than the bound is allocated. Library exceptions (``zlib.error``,
 ``cramjam.DecompressionError``, ``RuntimeError`` from lz4, ``zstandard.ZstdError``) never leak.
+
+Bounded by default: :func:`decompress`, and the public decoders built on it
+(:func:`~spark_kafka_py.records.decoder.decode_records`,
+:class:`~spark_kafka_py.records.decoder.DecodedStream`,
+:func:`~spark_kafka_py.records.legacy.decode_legacy_entry`), take ``"ratio"``
+(:data:`RATIO_BOUND`) as their default bound: :data:`DEFAULT_MAX_DECOMPRESSION_RATIO` times the
+compressed bytes given, the ratio the Fetch path applies by default (``maxDecompressionRatio``).
 """
 
 from __future__ import annotations
@@ -36,13 +43,14 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from typing import Final
+from typing import Final, Literal
 
 import cramjam
 import lz4.frame
 import zstandard
 
 from spark_kafka_py.errors import DecompressionBoundError, KafkaProtocolError
+from spark_kafka_py.registry import default as _option_default
 
 __all__ = [
     "CODEC_GZIP",
@@ -51,8 +59,13 @@ __all__ = [
     "CODEC_NONE",
     "CODEC_SNAPPY",
     "CODEC_ZSTD",
+    "DEFAULT_MAX_DECOMPRESSION_RATIO",
+    "RATIO_BOUND",
     "XERIAL_MAGIC",
+    "RatioBound",
+    "check_ratio_bound",
     "decompress",
+    "ratio_bound",
 ]
 
 CODEC_NONE: Final = 0
@@ -74,19 +87,48 @@ _LZ4_FRAME_MAGIC: Final = b"\x04\x22\x4d\x18"
 
 _INT32 = struct.Struct(">i")
 
+#: The default of the ``maxDecompressionRatio`` option (100), which bounds the Fetch path: what
+#: the public decoding functions may decompress, by default, per compressed byte given (one
+#: source, :mod:`spark_kafka_py.registry`; not a second policy).
+DEFAULT_MAX_DECOMPRESSION_RATIO: Final[int] = _option_default("maxDecompressionRatio")
+
+#: Type of the default bound of the public decoding functions, :data:`RATIO_BOUND`.
+RatioBound = Literal["ratio"]
+#: The default bound of the public decoding functions: :data:`DEFAULT_MAX_DECOMPRESSION_RATIO`
+#: x the compressed bytes given (:func:`ratio_bound`).
+RATIO_BOUND: Final[RatioBound] = "ratio"
+
 #: Smallest first output chunk asked of lz4/zstd (bytes).
 _MIN_CHUNK: Final = 64 * 1024
 
 
+def ratio_bound(size: int) -> int:
+    """The default bound, in bytes, on what ``size`` compressed bytes may decompress to:
+    :data:`DEFAULT_MAX_DECOMPRESSION_RATIO` x ``size``."""
+    return DEFAULT_MAX_DECOMPRESSION_RATIO * size
+
+
+def check_ratio_bound(bound: str) -> None:
+    """Raise ``ValueError`` unless ``bound`` (a bound given as a string) is :data:`RATIO_BOUND`."""
+    if bound != RATIO_BOUND:
+        raise ValueError(f"a decompression bound is a number of bytes or 'ratio', not {bound!r}")
+
+
 def decompress(
-    codec: int, data: bytes | memoryview, max_bytes: int, *, legacy_lz4: bool = False
+    codec: int,
+    data: bytes | memoryview,
+    max_bytes: int | RatioBound = RATIO_BOUND,
+    *,
+    legacy_lz4: bool = False,
 ) -> bytes:
     """Decompress one batch payload, never producing more than ``max_bytes`` bytes.
 
     Args:
         codec: compression id (attributes bits 0-2), 1..4; 0 returns the data as bytes.
         data: the compressed payload (the records section of one batch).
-        max_bytes: upper bound of the decompressed size in bytes.
+        max_bytes: upper bound of the decompressed size in bytes. Default ``"ratio"``:
+            :data:`DEFAULT_MAX_DECOMPRESSION_RATIO` (100, ``maxDecompressionRatio``'s default)
+            x ``len(data)`` bytes; pass a larger bound for data that compresses better.
         legacy_lz4: the payload is the value of a magic-0 wrapper message, whose LZ4 frame
             header checksum was computed over the wrong bytes (KAFKA-3160).
 
@@ -94,10 +136,25 @@ def decompress(
         The decompressed bytes (``len <= max_bytes``).
 
     Raises:
-        DecompressionBoundError: output larger than ``max_bytes`` (``bound`` is ``max_bytes``;
-            no topic or offset: the caller adds them).
+        DecompressionBoundError: output larger than ``max_bytes`` (``bound`` is the bound in
+            bytes; no topic or offset: the caller adds them).
         KafkaProtocolError: unknown codec or malformed compressed data.
     """
+    if isinstance(max_bytes, str):
+        check_ratio_bound(max_bytes)
+        size = memoryview(data).nbytes
+        limit = ratio_bound(size)
+        try:
+            return decompress(codec, data, limit, legacy_lz4=legacy_lz4)
+        except DecompressionBoundError:
+            name = CODEC_NAMES.get(codec, str(codec))
+            raise DecompressionBoundError(
+                f"{name}-compressed data decompresses to more than {limit} bytes, the default "
+                f"bound of max_bytes ({DEFAULT_MAX_DECOMPRESSION_RATIO} x the {size} bytes "
+                f"given; {DEFAULT_MAX_DECOMPRESSION_RATIO} is maxDecompressionRatio's default); "
+                "pass a larger max_bytes if the data really compresses this well",
+                bound=limit,
+            ) from None
     if codec == CODEC_NONE:
         if len(data) > max_bytes:
             _too_big("none", max_bytes)

@@ -14,6 +14,12 @@ one runs (``"accel"`` or ``"pure"``). Both implement
 :class:`~spark_kafka_py.records._protocols.RecordsDecoder` and return equal results, or raise
 the same error with the same message, topic, partition and offset, for the same input
 (``tests/records/test_accel.py``).
+
+Both public entry points bound what the whole of ``records`` may decompress to by default:
+``max_decoded_bytes="ratio"`` is :data:`DEFAULT_MAX_DECOMPRESSION_RATIO` (100, the default of
+``maxDecompressionRatio``, which bounds the Fetch path) x ``len(records)`` bytes; past it they
+raise :class:`~spark_kafka_py.errors.DecompressionBoundError`
+(``tests/records/test_public_decode_bounds.py``).
 """
 
 from __future__ import annotations
@@ -31,10 +37,16 @@ from spark_kafka_py.records._protocols import (
 )
 from spark_kafka_py.records._pure import decode_records_pure
 from spark_kafka_py.records.bounds import DecodeBudget
+from spark_kafka_py.records.compression import (
+    DEFAULT_MAX_DECOMPRESSION_RATIO,
+    RATIO_BOUND,
+    RatioBound,
+)
 from spark_kafka_py.records.transactions import AbortedTransactions
 
 __all__ = [
     "DEFAULT_MAX_BATCH_BYTES",
+    "DEFAULT_MAX_DECOMPRESSION_RATIO",
     "IMPLEMENTATION",
     "DecodedRecords",
     "DecodedStream",
@@ -72,7 +84,7 @@ def decode_records(
     read_committed: bool = False,
     aborted_transactions: Sequence[tuple[int, int]] = (),
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-    max_decoded_bytes: int | None = None,
+    max_decoded_bytes: int | RatioBound | None = RATIO_BOUND,
     check_crcs: bool = True,
 ) -> DecodedRecords:
     """Decode the ``records`` field of one partition of a Fetch response into one Arrow batch.
@@ -105,8 +117,11 @@ def decode_records(
         max_batch_bytes: bound, in bytes, on a batch's stated length and on its
             decompressed records (default 64 MiB).
         max_decoded_bytes: bound, in bytes, on the decompressed records of all of
-            ``records`` (see :mod:`spark_kafka_py.records.bounds`); ``None``: none beyond
-            ``max_batch_bytes`` per batch.
+            ``records`` (see :mod:`spark_kafka_py.records.bounds`). Default ``"ratio"``:
+            :data:`DEFAULT_MAX_DECOMPRESSION_RATIO` (100, ``maxDecompressionRatio``'s default,
+            as the Fetch path) x ``len(records)`` bytes. Pass a larger number of bytes for data
+            that compresses better, or ``None`` (explicitly) for no bound beyond
+            ``max_batch_bytes`` per batch (trusted input only).
         check_crcs: compare each batch's stored CRC with the one computed over its bytes
             (``True``, the default); ``False`` skips that comparison only, as the Java
             consumer's ``check.crcs=false`` (``CompletedFetch.maybeEnsureValid``): on-the-wire
@@ -121,8 +136,8 @@ def decode_records(
         CorruptRecordError: CRC mismatch (with ``check_crcs``) or a malformed batch/record
             (names topic, partition and the batch's base offset).
         DecompressionBoundError: a batch decompresses past ``max_batch_bytes`` or past what
-            is left of ``max_decoded_bytes`` (names topic, partition, the batch's base offset
-            and the bound).
+            is left of ``max_decoded_bytes``, by default 100 x ``len(records)`` (names topic,
+            partition, the batch's base offset and the bound; ``bound`` is in bytes).
         KafkaProtocolError: a batch length above ``max_batch_bytes`` or below the header
             size, an unknown magic or codec, a timestamp outside Spark's range.
     """
@@ -136,7 +151,11 @@ def decode_records(
         read_committed=read_committed,
         aborted_transactions=aborted_transactions,
         max_batch_bytes=max_batch_bytes,
-        budget=None if max_decoded_bytes is None else DecodeBudget(max_decoded_bytes),
+        budget=(
+            None
+            if max_decoded_bytes is None
+            else DecodeBudget.of(max_decoded_bytes, records, "max_decoded_bytes")
+        ),
         check_crcs=check_crcs,
     )
 
@@ -156,15 +175,20 @@ class DecodedStream:
 
     Args:
         max_decoded_bytes: bound on the decompressed records of all of ``records``, bytes.
+            Default ``"ratio"``: :data:`DEFAULT_MAX_DECOMPRESSION_RATIO` (100,
+            ``maxDecompressionRatio``'s default) x ``len(records)`` bytes, as
+            :func:`decode_records`; the Fetch loop passes ``maxDecompressionRatio`` x the bytes
+            the response could carry.
         max_arrow_bytes: decoded bytes after which an Arrow batch is closed (>= 1).
         bound_hint: where ``max_decoded_bytes`` comes from and how to raise it, for the
-            error message.
+            error message (with a bound in bytes).
         decoder: the implementation (default: the one chosen at import, see
             :data:`IMPLEMENTATION`).
         check_crcs: as :func:`decode_records`' (``kafka.check.crcs``).
 
-    Raises (while iterating): as :func:`decode_records`, the batches before the error having
-    been yielded.
+    Raises (while iterating): as :func:`decode_records` (past ``max_decoded_bytes``:
+    :class:`~spark_kafka_py.errors.DecompressionBoundError`), the batches before the error
+    having been yielded.
     """
 
     def __init__(
@@ -175,8 +199,8 @@ class DecodedStream:
         partition: int,
         start_offset: int,
         end_offset: int,
-        max_decoded_bytes: int,
         max_arrow_bytes: int,
+        max_decoded_bytes: int | RatioBound = RATIO_BOUND,
         include_headers: bool = False,
         read_committed: bool = False,
         aborted_transactions: Sequence[tuple[int, int]] = (),
@@ -198,7 +222,7 @@ class DecodedStream:
         self._check_crcs = check_crcs
         self._decoder = decoder or _impl
         #: The budget of this response (``used``: decompressed bytes so far).
-        self.budget = DecodeBudget(max_decoded_bytes, bound_hint)
+        self.budget = DecodeBudget.of(max_decoded_bytes, records, "max_decoded_bytes", bound_hint)
         #: As :attr:`DecodedRecords.next_offset`, for what has been decoded so far.
         self.next_offset = start_offset
         #: As :attr:`DecodedRecords.incomplete_tail` (set at the end).

@@ -20,7 +20,12 @@ import zlib
 from spark_kafka_py.errors import CorruptRecordError
 from spark_kafka_py.records.arrow import ColumnBuilder
 from spark_kafka_py.records.bounds import DecodeBudget, decompress_batch
-from spark_kafka_py.records.compression import CODEC_NONE, CODEC_ZSTD
+from spark_kafka_py.records.compression import (
+    CODEC_NONE,
+    CODEC_ZSTD,
+    RATIO_BOUND,
+    RatioBound,
+)
 from spark_kafka_py.records.format import (
     INT32,
     INT64,
@@ -54,7 +59,7 @@ def decode_legacy_entry(
     start_offset: int,
     end_offset: int,
     max_batch_bytes: int,
-    budget: DecodeBudget | None = None,
+    budget: DecodeBudget | RatioBound | None = RATIO_BOUND,
     row_bytes: int = 0,
     check_crcs: bool = True,
 ) -> tuple[int, int]:
@@ -67,6 +72,12 @@ def decode_legacy_entry(
     ``check.crcs=false`` skips ``record.ensureValid()`` for them (``CompletedFetch``); the
     length and layout checks stay.
 
+    ``budget`` defaults to ``"ratio"``: a :class:`DecodeBudget` of
+    :data:`~spark_kafka_py.records.compression.DEFAULT_MAX_DECOMPRESSION_RATIO` (100,
+    ``maxDecompressionRatio``'s default, as the Fetch path) x ``len(entry)`` bytes. The
+    decoders pass their response's budget; ``None`` (explicitly): no bound but
+    ``max_batch_bytes``.
+
     Returns:
         ``(last offset, decoded bytes)``: the entry's last offset (the wrapper's offset), and
         the size of what was decoded plus ``row_bytes`` per message (0 for a wrapper wholly
@@ -75,8 +86,11 @@ def decode_legacy_entry(
     Raises:
         CorruptRecordError: CRC-32 mismatch, bad lengths, a compressed inner message, an
             unknown codec.
-        DecompressionBoundError: decompression beyond ``max_batch_bytes`` or ``budget``.
+        DecompressionBoundError: decompression beyond ``max_batch_bytes`` or ``budget`` (by
+            default 100 x ``len(entry)`` bytes); names topic, partition, offset and the bound.
     """
+    if isinstance(budget, str):
+        budget = DecodeBudget.of(budget, entry, "budget")
     offset, codec, ts, ts_type, key, value = _parse_message(entry, topic, partition, check_crcs)
     if codec == CODEC_NONE:
         if budget is not None:

@@ -212,7 +212,9 @@ def test_under_the_bound_batches_are_yielded_one_by_one_and_bounded(codec):
     assert (next_offset, incomplete, used) == (9, False, 9 * BATCH_DECODED)
     for b in batches:
         assert b.get_total_buffer_size() <= limit + BATCH_DECODED + 2 * ROW
-    whole = decode_records(data, topic="t", partition=3, start_offset=0, end_offset=1 << 62)
+    whole = decode_records(
+        data, topic="t", partition=3, start_offset=0, end_offset=1 << 62, max_decoded_bytes=None
+    )
     assert pa.Table.from_batches(batches).equals(pa.Table.from_batches([whole.batch]))
 
 

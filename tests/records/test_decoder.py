@@ -360,9 +360,10 @@ def test_decompression_is_bounded(codec):
     big = Rec(b"k", b"\x00" * 2_000_000, 0)
     data = batch_v2([big], codec=codec)
     assert len(data) < 200_000
+    # max_decoded_bytes=None: only the per-batch bound (the default ratio bound is below it)
     with pytest.raises(KafkaProtocolError, match="max_batch_bytes"):
-        decode(data, max_batch_bytes=1_000_000)
-    assert decode(data, max_batch_bytes=3_000_000).batch.num_rows == 1
+        decode(data, max_batch_bytes=1_000_000, max_decoded_bytes=None)
+    assert decode(data, max_batch_bytes=3_000_000, max_decoded_bytes=None).batch.num_rows == 1
 
 
 @pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4, ZSTD])

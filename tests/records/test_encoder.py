@@ -82,9 +82,17 @@ def java_bytes_may_differ(codec: int, level: int | None, records_size: int) -> b
 
 
 def decoded_rows(data: bytes, impl=decode_records) -> list[tuple]:
-    """(key, value, headers, timestamp ms, offset) of every record of ``data``."""
+    """(key, value, headers, timestamp ms, offset) of every record of ``data`` (whose values
+    may compress more than ``decode_records``' default bound allows: not bounded here)."""
+    unbounded = {"max_decoded_bytes": None} if impl is decode_records else {}
     out = impl(
-        data, topic="t", partition=0, start_offset=0, end_offset=1 << 62, include_headers=True
+        data,
+        topic="t",
+        partition=0,
+        start_offset=0,
+        end_offset=1 << 62,
+        include_headers=True,
+        **unbounded,
     )
     assert not out.incomplete_tail and out.resume_at is None
     b = out.batch
