@@ -4,29 +4,65 @@ layer above it alike (the producer, the consumer, the spark layer, the testing h
 It may import ``client/``, ``protocol/`` and ``errors``, never ``consumer/``, ``producer/``,
 ``spark/`` or ``testing/``; ``client/`` never imports it (``tests/test_layers.py``).
 
-- topics (:mod:`spark_kafka_py.admin.topics`): :func:`create_topic` (CreateTopics).
+- topics (:mod:`spark_kafka_py.admin.topics`): :func:`create_topic` (CreateTopics),
+  :func:`delete_topics` (DeleteTopics), :func:`list_topics`, :func:`describe_topics`
+  (Metadata and DescribeConfigs).
 - configs (:mod:`spark_kafka_py.admin.configs`): :func:`describe_topic_configs`,
-  :func:`describe_broker_configs` (DescribeConfigs).
+  :func:`describe_broker_configs`, :func:`non_default_topic_configs` (DescribeConfigs).
+- groups (:mod:`spark_kafka_py.admin.groups`): :func:`list_groups` (ListGroups),
+  :func:`describe_group` (ConsumerGroupDescribe, DescribeGroups), :func:`committed_offsets`
+  (OffsetFetch).
 - transactions (:mod:`spark_kafka_py.admin.transactions`): :class:`TransactionState`,
-  :func:`describe_transaction` (DescribeTransactions), :func:`list_transactions`
-  (ListTransactions).
+  :func:`describe_transaction` (DescribeTransactions), :func:`list_transactions`,
+  :func:`list_transactions_by_coordinator` (ListTransactions).
 
-Delegation tokens and groups (DescribeGroups, ...) will join them here.
+Delegation tokens will join them here.
 """
 
-from spark_kafka_py.admin.configs import describe_broker_configs, describe_topic_configs
-from spark_kafka_py.admin.topics import create_topic
+from spark_kafka_py.admin.configs import (
+    describe_broker_configs,
+    describe_topic_configs,
+    non_default_topic_configs,
+)
+from spark_kafka_py.admin.groups import (
+    GroupDescription,
+    GroupListing,
+    GroupMember,
+    committed_offsets,
+    describe_group,
+    list_groups,
+)
+from spark_kafka_py.admin.topics import (
+    TopicDescription,
+    create_topic,
+    delete_topics,
+    describe_topics,
+    list_topics,
+)
 from spark_kafka_py.admin.transactions import (
     TransactionState,
     describe_transaction,
     list_transactions,
+    list_transactions_by_coordinator,
 )
 
 __all__ = [
+    "GroupDescription",
+    "GroupListing",
+    "GroupMember",
+    "TopicDescription",
     "TransactionState",
+    "committed_offsets",
     "create_topic",
+    "delete_topics",
     "describe_broker_configs",
+    "describe_group",
     "describe_topic_configs",
+    "describe_topics",
     "describe_transaction",
+    "list_groups",
+    "list_topics",
     "list_transactions",
+    "list_transactions_by_coordinator",
+    "non_default_topic_configs",
 ]

@@ -16,6 +16,7 @@ from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import raise_for_error
 from spark_kafka_py.protocol.messages.describe_configs import (
+    CONFIG_SOURCE_DEFAULT_CONFIG,
     RESOURCE_TYPE_BROKER,
     RESOURCE_TYPE_TOPIC,
     DescribeConfigsRequest,
@@ -23,7 +24,7 @@ from spark_kafka_py.protocol.messages.describe_configs import (
     DescribeConfigsResponse,
 )
 
-__all__ = ["describe_broker_configs", "describe_topic_configs"]
+__all__ = ["describe_broker_configs", "describe_topic_configs", "non_default_topic_configs"]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,43 @@ def describe_topic_configs(
             context += f" (broker: {result.error_message})"
         raise_for_error(result.error_code, context)
         out[topic] = {c.name: c.value for c in result.configs}
+    return out
+
+
+def non_default_topic_configs(
+    client: KafkaClient, topics: Sequence[str], *, timeout_ms: int
+) -> dict[str, dict[str, str | None]]:
+    """The settings of each of ``topics`` that are not Kafka's defaults: set on the topic,
+    or by the brokers' configuration (every config source but ``DEFAULT_CONFIG``, as
+    ``kafka-topics.sh --describe`` prints them in ``Configs:``), by name.
+
+    One DescribeConfigs request as :func:`describe_topic_configs`, which see for the errors.
+    """
+    asked = tuple(dict.fromkeys(topics))
+    if not asked:
+        return {}
+    request = DescribeConfigsRequest(
+        resources=tuple(
+            DescribeConfigsResource(resource_type=RESOURCE_TYPE_TOPIC, resource_name=topic)
+            for topic in asked
+        ),
+    )
+    response = _send(client, request, asked, timeout_ms)
+    results = {r.resource_name: r for r in response.results}
+    out: dict[str, dict[str, str | None]] = {}
+    for topic in asked:
+        result = results.get(topic)
+        if result is None:
+            raise KafkaError(f"DescribeConfigs: the broker answered no result for topic '{topic}'")
+        context = f"for topic '{topic}' (DescribeConfigs)"
+        if result.error_message:
+            context += f" (broker: {result.error_message})"
+        raise_for_error(result.error_code, context)
+        out[topic] = {
+            c.name: c.value
+            for c in sorted(result.configs, key=lambda c: c.name)
+            if c.config_source != CONFIG_SOURCE_DEFAULT_CONFIG
+        }
     return out
 
 

@@ -32,7 +32,12 @@ from spark_kafka_py.protocol.messages.list_transactions import (
     ListTransactionsResponse,
 )
 
-__all__ = ["TransactionState", "describe_transaction", "list_transactions"]
+__all__ = [
+    "TransactionState",
+    "describe_transaction",
+    "list_transactions",
+    "list_transactions_by_coordinator",
+]
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +140,36 @@ def list_transactions(
             ...), naming the broker.
         KafkaConnectionError / KafkaTimeoutError: a broker did not answer.
     """
+    listed = _list_by_coordinator(
+        client,
+        states=states,
+        pattern=pattern,
+        timeout_ms=timeout_ms,
+        skip_unavailable=skip_unavailable,
+    )
+    return sorted((tid, pid, state) for tid, _, pid, state in listed)
+
+
+def list_transactions_by_coordinator(
+    client: KafkaClient, *, timeout_ms: int
+) -> list[tuple[str, int, int, str]]:
+    """As :func:`list_transactions` (every state, every id), with the coordinator:
+    ``(transactional_id, coordinator node id, producer_id, state)`` sorted, the columns of
+    ``kafka-transactions.sh list``."""
+    return sorted(_list_by_coordinator(client, states=(), pattern=None, timeout_ms=timeout_ms))
+
+
+def _list_by_coordinator(
+    client: KafkaClient,
+    *,
+    states: Iterable[str],
+    pattern: str | None,
+    timeout_ms: int,
+    skip_unavailable: bool = False,
+) -> list[tuple[str, int, int, str]]:
     metadata = client.metadata([])
     request = ListTransactionsRequest(state_filters=tuple(states), transactional_id_pattern=pattern)
-    out: list[tuple[str, int, str]] = []
+    out: list[tuple[str, int, int, str]] = []
     nodes = sorted(metadata.brokers)
     skipped: list[str] = []
     for node in nodes:
@@ -155,9 +187,9 @@ def list_transactions(
         if code != ec.NONE:
             raise KafkaApiError(code, f"in ListTransactions from broker {node}")
         out.extend(
-            (t.transactional_id, t.producer_id, t.transaction_state)
+            (t.transactional_id, node, t.producer_id, t.transaction_state)
             for t in response.transaction_states
         )
     if skipped:
         log.warning("ListTransactions: left out %s", "; ".join(skipped))
-    return sorted(out)
+    return out

@@ -1,5 +1,5 @@
-"""The transaction coordinator of a transactional id: finding it and asking it until it gives
-an answer worth acting on (issue 13).
+"""The transaction coordinator of a transactional id (or the group coordinator of a group id):
+finding it and asking it until it gives an answer worth acting on (issue 13).
 
 FindCoordinator with key type 1 (transaction, KIP-98) names the broker; NOT_COORDINATOR and
 COORDINATOR_NOT_AVAILABLE send the request through a new lookup, COORDINATOR_LOAD_IN_PROGRESS
@@ -18,16 +18,20 @@ from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaTimeoutError
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.find_coordinator import (
+    KEY_TYPE_GROUP,
     KEY_TYPE_TRANSACTION,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
 
 __all__ = [
+    "KEY_TYPE_GROUP",
+    "KEY_TYPE_TRANSACTION",
     "NETWORK_ERRORS",
     "backoff",
     "call_coordinator",
     "deadline_after",
+    "find_coordinator",
     "find_transaction_coordinator",
 ]
 
@@ -63,16 +67,26 @@ def find_transaction_coordinator(
         KafkaApiError: a non-retriable error (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ...).
         KafkaTimeoutError: no answer within the deadline.
     """
-    what = f"FindCoordinator for transactional id {transactional_id!r}"
+    return find_coordinator(client, transactional_id, KEY_TYPE_TRANSACTION, deadline, timeout_ms)
+
+
+def find_coordinator(
+    client: KafkaClient, key: str, key_type: int, deadline: float, timeout_ms: int
+) -> int:
+    """The node id of the coordinator of ``key``: a group id (key type 0,
+    ``KEY_TYPE_GROUP``) or a transactional id (key type 1, ``KEY_TYPE_TRANSACTION``).
+
+    Raises:
+        KafkaApiError: a non-retriable error (GROUP_AUTHORIZATION_FAILED, ...).
+        KafkaTimeoutError: no answer within the deadline.
+    """
+    kind = "transactional id" if key_type == KEY_TYPE_TRANSACTION else "group"
+    what = f"FindCoordinator for {kind} {key!r}"
     while True:
         try:
             response: FindCoordinatorResponse = client.send(
                 client.least_loaded_node(),
-                FindCoordinatorRequest(
-                    key=transactional_id,
-                    key_type=KEY_TYPE_TRANSACTION,
-                    coordinator_keys=(transactional_id,),
-                ),
+                FindCoordinatorRequest(key=key, key_type=key_type, coordinator_keys=(key,)),
             )
         except NETWORK_ERRORS as exc:
             if isinstance(exc, KafkaConnectionError) and not exc.retriable:
@@ -102,8 +116,10 @@ def call_coordinator(
     timeout_ms: int,
     max_version: int | None = None,
     deadline: float | None = None,
+    key_type: int = KEY_TYPE_TRANSACTION,
 ) -> tuple[Any, ec.ErrorCode]:
-    """Send ``request`` to the coordinator of ``transactional_id`` until it answers something
+    """Send ``request`` to the coordinator of ``transactional_id`` (of a group id with
+    ``key_type=KEY_TYPE_GROUP``) until it answers something
     other than a coordinator move, loading or CONCURRENT_TRANSACTIONS (or a lost connection);
     return the response and its error (``error_of(response)``).
 
@@ -116,7 +132,7 @@ def call_coordinator(
     while True:
         try:
             if node is None:
-                node = find_transaction_coordinator(client, transactional_id, deadline, timeout_ms)
+                node = find_coordinator(client, transactional_id, key_type, deadline, timeout_ms)
             response = client.send(node, request, max_version=max_version)
         except NETWORK_ERRORS as exc:
             if isinstance(exc, KafkaConnectionError) and not exc.retriable:

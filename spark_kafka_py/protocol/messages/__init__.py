@@ -28,9 +28,17 @@ from spark_kafka_py.protocol.messages.create_topics import (
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
+from spark_kafka_py.protocol.messages.delete_topics import (
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
 from spark_kafka_py.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+)
+from spark_kafka_py.protocol.messages.describe_groups import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
 )
 from spark_kafka_py.protocol.messages.describe_transactions import (
     DescribeTransactionsRequest,
@@ -49,6 +57,7 @@ from spark_kafka_py.protocol.messages.init_producer_id import (
 )
 from spark_kafka_py.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from spark_kafka_py.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
+from spark_kafka_py.protocol.messages.list_groups import ListGroupsRequest, ListGroupsResponse
 from spark_kafka_py.protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsResponse
 from spark_kafka_py.protocol.messages.list_transactions import (
     ListTransactionsRequest,
@@ -91,8 +100,12 @@ __all__ = [
     "ConsumerGroupHeartbeatResponse",
     "CreateTopicsRequest",
     "CreateTopicsResponse",
+    "DeleteTopicsRequest",
+    "DeleteTopicsResponse",
     "DescribeConfigsRequest",
     "DescribeConfigsResponse",
+    "DescribeGroupsRequest",
+    "DescribeGroupsResponse",
     "DescribeTransactionsRequest",
     "DescribeTransactionsResponse",
     "EndTxnRequest",
@@ -109,6 +122,8 @@ __all__ = [
     "JoinGroupResponse",
     "LeaveGroupRequest",
     "LeaveGroupResponse",
+    "ListGroupsRequest",
+    "ListGroupsResponse",
     "ListOffsetsRequest",
     "ListOffsetsResponse",
     "ListTransactionsRequest",
@@ -160,6 +175,9 @@ REQUEST_TYPES: dict[int, type[Request]] = {
         DescribeConfigsRequest,
         ConsumerGroupHeartbeatRequest,
         ConsumerGroupDescribeRequest,
+        ListGroupsRequest,
+        DescribeGroupsRequest,
+        DeleteTopicsRequest,
     )
 }
 #: API key -> response class.
