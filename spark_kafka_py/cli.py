@@ -6,6 +6,9 @@ its subparser and sets ``func`` (``(argparse.Namespace) -> int``, the exit code)
 
     spark-kafka-py broker start [--brokers N]   # prints bootstrap servers
     spark-kafka-py broker status | stop
+    spark-kafka-py topics create|list|describe|delete ...
+    spark-kafka-py groups list|describe ...
+    spark-kafka-py transactions list|describe ...
     spark-kafka-py demo ...
     spark-kafka-py bench ...                    # needs a source checkout
 
@@ -34,6 +37,7 @@ __all__ = ["BENCH_MODULE", "COMMAND_MODULES", "build_parser", "main", "source_ch
 #: that does not exist (yet) is left out; any other import error is raised.
 COMMAND_MODULES: list[str] = [
     "spark_kafka_py.testing.cli_broker",
+    "spark_kafka_py.admin_cli",
     "spark_kafka_py.demo",
 ]
 

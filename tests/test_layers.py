@@ -36,8 +36,9 @@ FORBIDDEN: Mapping[str, frozenset[str]] = {
 }
 #: Areas that may open sockets (``socket``, ``ssl``).
 SOCKET_AREAS = frozenset({"client", "testing"})
-#: Areas that may import ``testing/``.
-TESTING_USERS = frozenset({"testing", "cli", "demo", "bench"})
+#: Areas that may import ``testing/``: the console tools (``admin_cli`` for the address of
+#: ``spark-kafka-py broker start``'s cluster).
+TESTING_USERS = frozenset({"testing", "cli", "admin_cli", "demo", "bench"})
 
 
 @dataclass(frozen=True)
