@@ -29,11 +29,12 @@ TV = "transaction.version"
 @pytest.mark.parametrize(
     ("features", "level"),
     [
-        ({TV: 2}, 2),
-        (None, 2),  # the release's default, as observed (not derived from our code)
-        ({TV: 1}, 1),  # proves --feature is applied (the default is 2 already)
+        # 4.x releases default to transaction.version 2 (observed on 4.0.2, 4.3.0, 4.4.0), so
+        # level 1 is what proves --feature is applied; one broker start only, for CI's time
+        # (the matrix's transactions-v2 runs check level 2 on their session broker)
+        ({TV: 1}, 1),
     ],
-    ids=["tv2", "default", "tv1"],
+    ids=["tv1"],
 )
 def test_kafka_features_describe_shows_the_formatted_transaction_version(
     features: dict[str, int] | None, level: int
