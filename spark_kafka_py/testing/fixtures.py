@@ -8,7 +8,8 @@ Fixtures:
   container when a Docker engine answers and ``testcontainers`` imports; else the
   ``kafka_cluster`` below. A broker that cannot start is an ERROR of the tests, never a skip.
 - ``kafka_cluster`` (session) -> :class:`LocalKafkaCluster`: a single-node local cluster
-  (shared; tests that kill or restart nodes should use ``kafka_cluster_factory`` instead).
+  (shared; tests that kill or restart nodes should use ``kafka_cluster_factory`` instead),
+  checking for timed-out transactions every second (:data:`SESSION_BROKER_PROPS`).
 - ``kafka_cluster_factory`` (function) -> ``(num_brokers=1, **kwargs) -> LocalKafkaCluster``:
   started clusters of their own, stopped at the end of the test.
 - ``new_topic`` (function) -> ``(partitions=1, configs=None, replication_factor=1,
@@ -81,18 +82,21 @@ def _docker_kafka() -> Any | None:
     return container
 
 
+#: ``server.properties`` of the session's broker (:func:`kafka_cluster`). The coordinator looks
+#: for transactions past their ``transaction.timeout.ms`` every second instead of every 10 s, so
+#: tests with a short ``kafka.transaction.timeout.ms`` see them aborted soon after it.
+SESSION_BROKER_PROPS = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000"}
+
+
 @pytest.fixture(scope="session")
 def kafka_cluster() -> Iterator[LocalKafkaCluster]:
-    """A started single-node local KRaft cluster, shared by the session; stopped at the end.
+    """A started single-node local KRaft cluster (:data:`SESSION_BROKER_PROPS`), shared by the
+    session; stopped at the end.
 
     Raises (as a test ERROR): BrokerStartError / JarResolutionError.
     """
-    cluster = LocalKafkaCluster(1)
-    cluster.start()
-    try:
+    with LocalKafkaCluster(1, server_props=SESSION_BROKER_PROPS) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture()
