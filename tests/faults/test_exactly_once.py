@@ -31,11 +31,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -59,7 +57,7 @@ from spark_kafka_py.testing.tools import (
 )
 
 from ._eo_job import start_query
-from .helpers import wait_no_open_transaction
+from .helpers import assert_exactly_once, spawn_eo_job, tail
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -94,28 +92,6 @@ def _prefix(name: str) -> str:
     return f"eo-{name}-{uuid.uuid4().hex[:8]}"
 
 
-def _tail(path: Path, chars: int = 4000) -> str:
-    return path.read_text("utf-8", errors="replace")[-chars:] if path.exists() else ""
-
-
-def _spawn(args: list[str], log: Path, **env: str) -> subprocess.Popen[bytes]:
-    """``python -m tests.faults._eo_job *args`` in a process group of its own."""
-    full_env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-        **env,
-    }
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.faults._eo_job", *args],
-            cwd=ROOT,
-            env=full_env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
 def _run_to_end(spark: SparkSession, *args: str, restarts: int = 0) -> int:
     """Run the query in this process with ``Trigger.AvailableNow`` until it ends; when it fails
     and ``restarts`` allows, start it again on its checkpoint. Returns the failures seen."""
@@ -130,36 +106,6 @@ def _run_to_end(spark: SparkSession, *args: str, restarts: int = 0) -> int:
         failures += 1
         if failures > restarts:
             raise AssertionError(f"the query failed: {q.exception()}")
-
-
-def _assert_exactly_once(
-    spark: SparkSession, bootstrap: str, out_topic: str, prefix: str, count: int = RECORDS
-) -> None:
-    states = wait_no_open_transaction(bootstrap, prefix)
-    assert states, f"no transactional id of {prefix!r} known to the coordinators"
-    want = {f"out-{i}": f"k{i}" for i in range(count)}
-
-    java = read_all(bootstrap, out_topic, isolation_level="read_committed")
-    values = Counter(r.value.decode() for r in java if r.value is not None)
-    twice = sorted(v for v, n in values.items() if n > 1)
-    missing = sorted(set(want) - set(values))
-    assert not twice and not missing, (
-        f"Java read_committed: {len(java)} records; twice {twice[:10]}, missing {missing[:10]}"
-    )
-    assert len(java) == count
-    assert all(r.key is not None and r.key.decode() == want[r.value.decode()] for r in java)
-
-    ours = (
-        spark.read.format("pykafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", out_topic)
-        .option("kafka.isolation.level", "read_committed")
-        .load()
-        .selectExpr("CAST(key AS STRING) AS key", "CAST(value AS STRING) AS value")
-        .collect()
-    )
-    assert Counter(r.value for r in ours) == Counter(list(want))
-    assert all(want[r.value] == r.key for r in ours)
 
 
 # ---- the driver killed at each step of the commit ------------------------------------------
@@ -177,7 +123,7 @@ def test_driver_killed_at_commit_step_then_restarted_exactly_once(
     out_topic = new_topic(partitions=PARTITIONS)
     prefix, cp, marker, log = _prefix(step), tmp_path / "cp", tmp_path / "paused", tmp_path / "log"
     args = [kafka_bootstrap, input_topic, out_topic, str(cp), prefix]
-    driver = _spawn(
+    driver = spawn_eo_job(
         [*args, "--max-offsets", str(MAX_OFFSETS)],
         log,
         SPARK_KAFKA_PY_EO_PAUSE_AT=step,
@@ -186,8 +132,8 @@ def test_driver_killed_at_commit_step_then_restarted_exactly_once(
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not marker.exists():
-            assert driver.poll() is None, f"the driver exited {driver.returncode}:\n{_tail(log)}"
-            assert time.monotonic() < deadline, f"no commit reached {step}:\n{_tail(log)}"
+            assert driver.poll() is None, f"the driver exited {driver.returncode}:\n{tail(log)}"
+            assert time.monotonic() < deadline, f"no commit reached {step}:\n{tail(log)}"
             time.sleep(0.2)
         time.sleep(0.5)  # the hook wrote the marker and sleeps: kill it there
     finally:
@@ -199,7 +145,7 @@ def test_driver_killed_at_commit_step_then_restarted_exactly_once(
 
     # restarted without the hook (the marker exists: it would not fire again either)
     _run_to_end(spark, *args)
-    _assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix)
+    assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix, RECORDS)
     # the crash did leave records in the log that read_committed hides: the killed attempt's
     # open transactions (fenced by the restart) or the replay's (aborted: already committed)
     uncommitted = read_all(kafka_bootstrap, out_topic)
@@ -229,7 +175,7 @@ def test_failed_task_and_killed_python_worker_retried_exactly_once(
     InitProducerId fences the failed attempt's transaction; the batch commits once."""
     out_topic = new_topic(partitions=PARTITIONS)
     prefix, log = _prefix("task-faults"), tmp_path / "log"
-    driver = _spawn(
+    driver = spawn_eo_job(
         [
             kafka_bootstrap,
             input_topic,
@@ -253,14 +199,14 @@ def test_failed_task_and_killed_python_worker_retried_exactly_once(
     except subprocess.TimeoutExpired:
         os.killpg(driver.pid, signal.SIGKILL)
         driver.wait(30)
-        pytest.fail(f"the job did not end within {START_TIMEOUT_S} s:\n{_tail(log)}")
+        pytest.fail(f"the job did not end within {START_TIMEOUT_S} s:\n{tail(log)}")
     text = log.read_text("utf-8", errors="replace")
-    assert code == 0, f"the job exited {code}:\n{_tail(log)}"
+    assert code == 0, f"the job exited {code}:\n{tail(log)}"
     lost = [line for line in text.splitlines() if "Lost task" in line]
     assert any("[batchId = 2]" in line and "PythonException" in line for line in lost), lost
     assert any("[batchId = 3]" in line and "exited unexpectedly" in line for line in lost), lost
     assert f"test fault: task attempt 0 fails at input {FAIL_ID}" in text
-    _assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix)
+    assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix, RECORDS)
 
 
 # ---- a partition leader killed mid-transaction on 3 brokers --------------------------------
@@ -329,7 +275,7 @@ def test_partition_leader_killed_mid_transaction_exactly_once(
 
     killer = threading.Thread(target=kill_when_written, name="leader-killer", daemon=True)
     killer.start()
-    driver = _spawn(
+    driver = spawn_eo_job(
         [*args, "--master", "local[2,4]", "--max-offsets", "1600", "--available-now"], log
     )
     try:
@@ -342,13 +288,13 @@ def test_partition_leader_killed_mid_transaction_exactly_once(
         done.set()
         killer.join(60)
     assert not errors, errors[0]
-    assert killed, f"the job ended (exit {code}) before the leader was killed:\n{_tail(log)}"
+    assert killed, f"the job ended (exit {code}) before the leader was killed:\n{tail(log)}"
     assert partition_states(bootstrap, out_topic)[0].leader not in (leader, -1)
     print(f"broker {leader} killed while {killed[0]} had output partition 0 open")
     if code != 0:  # the query failed over the kill: restart it on its checkpoint
-        print(f"the job exited {code} after the leader kill; restarting:\n{_tail(log, 1500)}")
+        print(f"the job exited {code} after the leader kill; restarting:\n{tail(log, 1500)}")
         _run_to_end(spark, *args, restarts=2)
-    _assert_exactly_once(spark, bootstrap, out_topic, prefix, LEADER_RECORDS)
+    assert_exactly_once(spark, bootstrap, out_topic, prefix, LEADER_RECORDS)
 
 
 @pytest.fixture(autouse=True)
