@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kafka_py.admin.transactions import describe_transaction
-from spark_kafka_py.errors import ExactlyOnceError, UnsupportedByBrokerError
+from spark_kafka_py.errors import ConfigError, ExactlyOnceError, UnsupportedByBrokerError
 from spark_kafka_py.producer import KafkaProducer
 from spark_kafka_py.producer import transactions as txn
 from spark_kafka_py.producer.transactions import TransactionHandle, end_transaction
@@ -282,5 +282,30 @@ def test_a_broker_without_the_versions_the_commit_needs_fails_at_start(
     try:
         with pytest.raises(UnsupportedByBrokerError, match="exactly-once needs EndTxnRequest"):
             committer.recover()
+    finally:
+        committer.close()
+
+
+def test_the_timeout_defaults_to_the_broker_maximum_and_a_larger_one_fails_at_start(
+    setup: tuple[str, str, str],
+) -> None:
+    """Unset, ``kafka.transaction.timeout.ms`` becomes the broker's ``transaction.max.timeout.ms``
+    (900000 ms: Kafka's documented default, which the test broker keeps); set above it, the
+    writer's creation fails naming both values."""
+    bootstrap, topic, prefix = setup
+    unset = _options(bootstrap, topic, prefix)
+    committer = ExactlyOnceCommitter(unset)
+    try:
+        resolved = eo.resolve_transaction_timeout(unset, committer.client)
+        assert resolved.producer.transaction_timeout_ms == 900_000
+        assert resolved.transaction_max_timeout_ms == 900_000
+        below = _options(bootstrap, topic, prefix, **{"kafka.transaction.timeout.ms": "30000"})
+        kept = eo.resolve_transaction_timeout(below, committer.client)
+        assert kept.producer.transaction_timeout_ms == 30_000
+        above = _options(bootstrap, topic, prefix, **{"kafka.transaction.timeout.ms": "900001"})
+        with pytest.raises(ConfigError) as info:
+            eo.resolve_transaction_timeout(above, committer.client)
+        assert "kafka.transaction.timeout.ms'=900001" in str(info.value)
+        assert "transaction.max.timeout.ms=900000" in str(info.value)
     finally:
         committer.close()
