@@ -51,6 +51,7 @@ from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.spark.group import StreamGroup, commit_read_range, plan_commits
 from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
 from spark_kafka_py.spark.options import SourceOptions, include_headers, parse_options
+from spark_kafka_py.spark.plan_report import report_plan
 from spark_kafka_py.spark.planner import (
     KafkaInputPartition,
     KafkaRangeGroup,
@@ -223,6 +224,8 @@ class KafkaBatchReader(DataSourceReader):
         self.options = options
         self.group = options.group if options.group.config is not None else None
         self.pushdown: Pushdown | None = None
+        # the filters Spark offered (pushFilters is called only with PySpark's switch on)
+        self.offered: tuple[Filter, ...] | None = None
 
     def push_filters(self, filters: list[Filter]) -> Iterable[Filter]:
         """Keep the filters that narrow the plan; return every filter (Spark applies them
@@ -231,6 +234,7 @@ class KafkaBatchReader(DataSourceReader):
         With ``commitGroupOffsets=true`` nothing is narrowed: the read commits each
         topic-partition's whole range, so it must read it all.
         """
+        self.offered = tuple(filters)
         if self.group is None or not self.group.commit_batch_reads:
             self.pushdown = Pushdown.of(filters)
         return filters
@@ -259,6 +263,7 @@ class KafkaBatchReader(DataSourceReader):
             plan = planner.plan(start, end, leaders, self.pushdown)
         finally:
             planner.close()
+        report_plan(start, end, plan, self.offered, self.pushdown)  # log line, last_plan()
         if self.group is not None and self.group.commit_batch_reads:
             # a read id and each topic-partition's whole range (never grouped: no pushdown)
             return plan_commits(planned_ranges(plan))
