@@ -4,7 +4,7 @@ Admin requests (:mod:`spark_kafka_py.admin`), as Kafka's ``kafka-topics.sh``,
 
     spark-kafka-py topics create NAME [--partitions N] [--replication-factor R] [--config k=v]
     spark-kafka-py topics list | describe [NAME...] | delete NAME...
-    spark-kafka-py groups list | describe GROUP
+    spark-kafka-py groups list | describe GROUP [--offsets | --members | --state] [--verbose]
     spark-kafka-py transactions list | describe ID
 
 Every command takes ``--bootstrap-servers`` (default: ``bootstrap.servers`` of the
@@ -14,6 +14,17 @@ tools take: ``security.protocol``, ``sasl.*``, ``ssl.*``, ``client.id``, ``reque
 ``default.api.timeout.ms``, ...; read as the connector reads the same settings with the
 ``kafka.`` prefix), ``--timeout-ms`` (default ``default.api.timeout.ms``) and ``--json`` (one
 JSON document on stdout instead of a table).
+
+``groups describe`` has the three views of ``kafka-consumer-groups.sh --describe``, with its
+columns (Kafka 4.x): the offsets (default; GROUP TOPIC PARTITION [LEADER-EPOCH] CURRENT-OFFSET
+LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID), ``--members`` (GROUP CONSUMER-ID
+[GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS [CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH
+TARGET-ASSIGNMENT [UPGRADED]]) and ``--state`` (GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY
+STATE [GROUP-EPOCH TARGET-ASSIGNMENT-EPOCH] #MEMBERS); bracketed columns come with
+``--verbose`` (GROUP-INSTANCE-ID when a member has one, UPGRADED while a group migrates from
+the classic protocol). Epochs and target assignments are KIP-848's (ConsumerGroupDescribe),
+``-`` for a classic group. As Kafka's tool, a group without members or in a rebalance gets a
+note on stderr before its table. ``--json`` always has every column of the view.
 
 Expected failures (an unknown topic or group, no broker answering within the timeout, a bad
 option) print one line, ``spark-kafka-py <command>: error: <cause>``, on stderr and exit 1,
@@ -41,7 +52,7 @@ from spark_kafka_py.errors import ConfigError, KafkaError
 from spark_kafka_py.registry import option
 from spark_kafka_py.spark.options import parse_client_config
 
-__all__ = ["add_parser", "parse_properties"]
+__all__ = ["add_parser", "assignment_text", "group_offsets", "parse_properties", "table"]
 
 #: Shown for a value Kafka's tools print as ``-`` (no committed offset, no member, ...).
 NONE = "-"
@@ -58,6 +69,23 @@ GROUP_COLUMNS = (
     "HOST",
     "CLIENT-ID",
 )
+
+#: ``--describe --verbose``: the leader epoch committed with the offset after PARTITION.
+GROUP_COLUMNS_VERBOSE = (*GROUP_COLUMNS[:3], "LEADER-EPOCH", *GROUP_COLUMNS[3:])
+
+#: The key of each column in :func:`group_offsets`' rows.
+_OFFSET_KEYS = {
+    "GROUP": "group",
+    "TOPIC": "topic",
+    "PARTITION": "partition",
+    "LEADER-EPOCH": "leader_epoch",
+    "CURRENT-OFFSET": "current_offset",
+    "LOG-END-OFFSET": "log_end_offset",
+    "LAG": "lag",
+    "CONSUMER-ID": "consumer_id",
+    "HOST": "host",
+    "CLIENT-ID": "client_id",
+}
 
 #: ListOffsets timestamp of the latest offset (the high watermark, read_uncommitted).
 _LATEST = -1
@@ -303,9 +331,19 @@ def group_offsets(
     client: KafkaClient, group_id: str, timeout_ms: int
 ) -> tuple[admin.GroupDescription, list[dict[str, Any]]]:
     """The group and one row per partition as ``kafka-consumer-groups.sh --describe`` shows
-    it: every partition a member is assigned, and every other one with a committed offset."""
+    it: every partition a member is assigned, and every other one with a committed offset.
+
+    Each row: ``group``, ``topic``, ``partition``, ``leader_epoch`` (committed with the offset,
+    or ``None``), ``current_offset`` (``None``: nothing committed), ``log_end_offset`` (the
+    high watermark, ListOffsets latest), ``lag`` (records), ``consumer_id``, ``host``,
+    ``client_id`` (``None`` for a partition no member owns).
+
+    Raises:
+        KafkaApiError: GROUP_ID_NOT_FOUND, an authorization error, ... naming the group.
+        KafkaTimeoutError: not done within ``timeout_ms``.
+    """
     description = admin.describe_group(client, group_id, timeout_ms=timeout_ms)
-    committed = admin.committed_offsets(client, group_id, timeout_ms=timeout_ms)
+    committed = admin.committed_offsets_and_epochs(client, group_id, timeout_ms=timeout_ms)
     owner: dict[TopicPartition, admin.GroupMember] = {}
     for member in description.members:
         for tp in _member_partitions(member, description.protocol_type):
@@ -323,7 +361,8 @@ def group_offsets(
     )
     rows = []
     for tp in partitions:
-        current = committed.get((tp.topic, tp.partition))
+        found = committed.get((tp.topic, tp.partition))
+        current = None if found is None else found.offset
         end = ends.get(tp)
         m = owner.get(tp)
         rows.append(
@@ -331,6 +370,7 @@ def group_offsets(
                 "group": group_id,
                 "topic": tp.topic,
                 "partition": tp.partition,
+                "leader_epoch": None if found is None else found.leader_epoch,
                 "current_offset": current,
                 "log_end_offset": end,
                 "lag": None if current is None or end is None else max(0, end - current),
@@ -342,7 +382,65 @@ def group_offsets(
     return description, rows
 
 
-def _groups_describe(args: argparse.Namespace, client: KafkaClient, timeout_ms: int) -> int:
+def assignment_text(partitions: Iterable[tuple[str, int]] | None) -> str | None:
+    """Partitions as ``kafka-consumer-groups.sh --members --verbose`` prints an assignment:
+    ``topic:0,1,2`` per topic, partitions ascending, topics sorted and joined by ``;``;
+    ``None`` (printed ``-``) for no partition."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions or ():
+        by_topic.setdefault(topic, []).append(partition)
+    if not by_topic:
+        return None
+    return ";".join(sorted(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in by_topic.items()))
+
+
+def _members_data(description: admin.GroupDescription) -> list[dict[str, Any]]:
+    out = []
+    for m in description.members:
+        assigned = _member_partitions(m, description.protocol_type)
+        target = m.target_assignment
+        out.append(
+            {
+                "member_id": m.member_id,
+                "instance_id": m.instance_id,
+                "client_id": m.client_id,
+                "host": m.host,
+                "partitions": len(assigned),
+                "assignment": [[tp.topic, tp.partition] for tp in assigned],
+                "member_epoch": m.member_epoch,
+                "target_assignment": None if target is None else [[t, p] for t, p in target],
+                "upgraded": m.upgraded,
+            }
+        )
+    return out
+
+
+#: Group states in which ``kafka-consumer-groups.sh`` warns that the group is rebalancing
+#: (classic: PreparingRebalance, CompletingRebalance; KIP-848: Assigning, Reconciling).
+_REBALANCING = frozenset({"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"})
+
+
+def _group_note(description: admin.GroupDescription) -> str | None:
+    """The line Kafka's tool prints on stderr before a group's table, if any."""
+    if description.state == "Empty":
+        return f"Consumer group '{description.group_id}' has no active members."
+    if description.state in _REBALANCING:
+        return f"Warning: Consumer group '{description.group_id}' is rebalancing."
+    return None
+
+
+def _coordinator_address(client: KafkaClient, node: int, timeout_ms: int) -> str | None:
+    """``host:port`` of broker ``node`` as the cluster advertises it to this client."""
+    metadata = client.cached_metadata
+    if metadata is None or node not in metadata.brokers:
+        metadata = client.metadata_retrying([], timeout_ms=timeout_ms)
+    broker = metadata.brokers.get(node)
+    return None if broker is None else f"{broker.host}:{broker.port}"
+
+
+def _describe_offsets(
+    args: argparse.Namespace, client: KafkaClient, timeout_ms: int
+) -> tuple[Any, Callable[[], str], admin.GroupDescription]:
     description, rows = group_offsets(client, args.group, timeout_ms)
     data = {
         "group": description.group_id,
@@ -351,19 +449,7 @@ def _groups_describe(args: argparse.Namespace, client: KafkaClient, timeout_ms: 
         "protocol_type": description.protocol_type,
         "assignor": description.assignor,
         "coordinator": description.coordinator,
-        "members": [
-            {
-                "member_id": m.member_id,
-                "instance_id": m.instance_id,
-                "client_id": m.client_id,
-                "host": m.host,
-                "assignment": [
-                    [tp.topic, tp.partition]
-                    for tp in _member_partitions(m, description.protocol_type)
-                ],
-            }
-            for m in description.members
-        ],
+        "members": _members_data(description),
         "offsets": rows,
     }
 
@@ -373,11 +459,101 @@ def _groups_describe(args: argparse.Namespace, client: KafkaClient, timeout_ms: 
             f"Type: {description.type}  Assignor: {description.assignor or NONE}  "
             f"Coordinator: {description.coordinator}  Members: {len(description.members)}"
         )
-        if not description.members:
-            head += f"\nConsumer group '{description.group_id}' has no active members."
-        body = table(GROUP_COLUMNS, [tuple(r.values()) for r in rows])
+        columns = GROUP_COLUMNS_VERBOSE if args.verbose else GROUP_COLUMNS
+        keys = [_OFFSET_KEYS[c] for c in columns]
+        body = table(columns, [[r[k] for k in keys] for r in rows])
         return head + "\n\n" + body
 
+    return data, text, description
+
+
+def _describe_members(
+    args: argparse.Namespace, client: KafkaClient, timeout_ms: int
+) -> tuple[Any, Callable[[], str], admin.GroupDescription]:
+    description = admin.describe_group(client, args.group, timeout_ms=timeout_ms)
+    members = _members_data(description)
+    data = {
+        "group": description.group_id,
+        "state": description.state,
+        "type": description.type,
+        "target_assignment_epoch": description.assignment_epoch,
+        "members": members,
+    }
+
+    def text() -> str:
+        with_instance = any(m["instance_id"] for m in members)
+        upgrades = {m["upgraded"] for m in members}
+        with_upgraded = args.verbose and {True, False} <= upgrades  # a group migrating
+        headers = ["GROUP", "CONSUMER-ID"]
+        headers += ["GROUP-INSTANCE-ID"] if with_instance else []
+        headers += ["HOST", "CLIENT-ID", "#PARTITIONS"]
+        if args.verbose:
+            headers += ["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"]
+        headers += ["UPGRADED"] if with_upgraded else []
+        rows = []
+        for m in members:
+            row = [description.group_id, m["member_id"]]
+            row += [m["instance_id"]] if with_instance else []
+            row += [m["host"], m["client_id"], m["partitions"]]
+            if args.verbose:
+                row += [
+                    m["member_epoch"],
+                    assignment_text(m["assignment"]),
+                    description.assignment_epoch,
+                    assignment_text(m["target_assignment"]),
+                ]
+            if with_upgraded:
+                row.append(None if m["upgraded"] is None else str(m["upgraded"]).lower())
+            rows.append(row)
+        return table(headers, rows)
+
+    return data, text, description
+
+
+def _describe_state(
+    args: argparse.Namespace, client: KafkaClient, timeout_ms: int
+) -> tuple[Any, Callable[[], str], admin.GroupDescription]:
+    description = admin.describe_group(client, args.group, timeout_ms=timeout_ms)
+    address = _coordinator_address(client, description.coordinator, timeout_ms)
+    data = {
+        "group": description.group_id,
+        "coordinator": description.coordinator,
+        "coordinator_address": address,
+        "assignment_strategy": description.assignor or None,
+        "state": description.state,
+        "type": description.type,
+        "group_epoch": description.group_epoch,
+        "target_assignment_epoch": description.assignment_epoch,
+        "members": len(description.members),
+    }
+
+    def text() -> str:
+        headers = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE"]
+        row: list[object] = [
+            description.group_id,
+            f"{address or NONE}  ({description.coordinator})",
+            data["assignment_strategy"],
+            description.state,
+        ]
+        if args.verbose:
+            headers += ["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]
+            row += [description.group_epoch, description.assignment_epoch]
+        headers.append("#MEMBERS")
+        row.append(len(description.members))
+        return table(headers, [row])
+
+    return data, text, description
+
+
+_VIEWS = {"offsets": _describe_offsets, "members": _describe_members, "state": _describe_state}
+
+
+def _groups_describe(args: argparse.Namespace, client: KafkaClient, timeout_ms: int) -> int:
+    data, text, description = _VIEWS[args.view](args, client, timeout_ms)
+    if not args.json:
+        note = _group_note(description)
+        if note:
+            print(note, file=sys.stderr)
     _emit(args, data, text)
     return 0
 
@@ -533,13 +709,43 @@ def add_parser(subparsers: Any) -> None:
     p = _leaf(
         ga,
         "describe",
-        "members, assignment, committed offsets and lag per partition "
-        "(as kafka-consumer-groups.sh --describe)",
+        "committed offsets and lag per partition (default), the members (--members) or the "
+        "group's state (--state), as kafka-consumer-groups.sh --describe",
         _groups_describe,
         common,
         "groups describe",
     )
     p.add_argument("group", metavar="GROUP")
+    view = p.add_mutually_exclusive_group()
+    view.add_argument(
+        "--offsets",
+        dest="view",
+        action="store_const",
+        const="offsets",
+        help="per partition: CURRENT-OFFSET, LOG-END-OFFSET, LAG and the member (default)",
+    )
+    view.add_argument(
+        "--members",
+        dest="view",
+        action="store_const",
+        const="members",
+        help="per member: CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS",
+    )
+    view.add_argument(
+        "--state",
+        dest="view",
+        action="store_const",
+        const="state",
+        help="COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, #MEMBERS",
+    )
+    p.set_defaults(view="offsets")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="more columns: LEADER-EPOCH (offsets); CURRENT-EPOCH, CURRENT-ASSIGNMENT, "
+        "TARGET-EPOCH, TARGET-ASSIGNMENT (members); GROUP-EPOCH, TARGET-ASSIGNMENT-EPOCH "
+        "(state); --json always has them",
+    )
 
     txns = subparsers.add_parser(
         "transactions",

@@ -10,8 +10,8 @@ It may import ``client/``, ``protocol/`` and ``errors``, never ``consumer/``, ``
 - configs (:mod:`spark_kafka_py.admin.configs`): :func:`describe_topic_configs`,
   :func:`describe_broker_configs`, :func:`non_default_topic_configs` (DescribeConfigs).
 - groups (:mod:`spark_kafka_py.admin.groups`): :func:`list_groups` (ListGroups),
-  :func:`describe_group` (ConsumerGroupDescribe, DescribeGroups), :func:`committed_offsets`
-  (OffsetFetch).
+  :func:`describe_group` (ConsumerGroupDescribe, DescribeGroups), :func:`committed_offsets`,
+  :func:`committed_offsets_and_epochs` (OffsetFetch).
 - transactions (:mod:`spark_kafka_py.admin.transactions`): :class:`TransactionState`,
   :func:`describe_transaction` (DescribeTransactions), :func:`list_transactions`,
   :func:`list_transactions_by_coordinator` (ListTransactions).
@@ -25,10 +25,12 @@ from spark_kafka_py.admin.configs import (
     non_default_topic_configs,
 )
 from spark_kafka_py.admin.groups import (
+    CommittedOffset,
     GroupDescription,
     GroupListing,
     GroupMember,
     committed_offsets,
+    committed_offsets_and_epochs,
     describe_group,
     list_groups,
 )
@@ -47,12 +49,14 @@ from spark_kafka_py.admin.transactions import (
 )
 
 __all__ = [
+    "CommittedOffset",
     "GroupDescription",
     "GroupListing",
     "GroupMember",
     "TopicDescription",
     "TransactionState",
     "committed_offsets",
+    "committed_offsets_and_epochs",
     "create_topic",
     "delete_topics",
     "describe_broker_configs",

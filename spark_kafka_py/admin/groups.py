@@ -26,6 +26,7 @@ from spark_kafka_py.client.coordinator import (
 from spark_kafka_py.errors import KafkaApiError, UnsupportedByBrokerError
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeAssignment,
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
 )
@@ -41,10 +42,12 @@ from spark_kafka_py.protocol.messages.offset_fetch import (
 )
 
 __all__ = [
+    "CommittedOffset",
     "GroupDescription",
     "GroupListing",
     "GroupMember",
     "committed_offsets",
+    "committed_offsets_and_epochs",
     "describe_group",
     "list_groups",
 ]
@@ -54,6 +57,10 @@ _OFFSET_FETCH_MAX_VERSION = 9
 #: A group's type as ListGroups v5 and Kafka's tools name them.
 GROUP_TYPE_CLASSIC = "classic"
 GROUP_TYPE_CONSUMER = "consumer"
+#: ConsumerGroupDescribe v1 ``member_type`` (KIP-1099): a member speaking
+#: ConsumerGroupHeartbeat; -1 when the broker does not say (v0).
+_MEMBER_TYPE_UNKNOWN = -1
+_MEMBER_TYPE_CONSUMER = 1
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,14 @@ class GroupMember:
             ``None`` for a classic member (see ``assignment_bytes``).
         assignment_bytes: a classic member's assignment as its group protocol encoded it
             (a ConsumerProtocolAssignment for protocol type ``consumer``); ``b""`` otherwise.
+        member_epoch: a KIP-848 member's epoch (ConsumerGroupDescribe ``member_epoch``);
+            ``None`` for a classic member.
+        target_assignment: a KIP-848 member's target assignment, sorted as ``assignment``;
+            ``None`` for a classic member.
+        upgraded: ConsumerGroupDescribe v1 ``member_type`` as Kafka's Admin reads it (KIP-1099):
+            ``True`` for a member speaking the consumer protocol, ``False`` for a classic
+            member of a consumer group, ``None`` when the broker does not say (v0) or the
+            group is classic.
     """
 
     member_id: str
@@ -86,13 +101,17 @@ class GroupMember:
     host: str
     assignment: tuple[tuple[str, int], ...] | None = None
     assignment_bytes: bytes = b""
+    member_epoch: int | None = None
+    target_assignment: tuple[tuple[str, int], ...] | None = None
+    upgraded: bool | None = None
 
 
 @dataclass(frozen=True)
 class GroupDescription:
     """A group at its coordinator: id, state (``Stable``, ``Empty``, ...), type (``classic``
     or ``consumer``), protocol type, the assignor (classic: the protocol chosen; KIP-848: the
-    server assignor), the coordinator's node id and the members."""
+    server assignor), the coordinator's node id and the members; for a KIP-848 group also
+    the group epoch and the epoch of its target assignment (``None`` for a classic group)."""
 
     group_id: str
     state: str
@@ -101,6 +120,19 @@ class GroupDescription:
     assignor: str
     coordinator: int
     members: tuple[GroupMember, ...]
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    """A committed offset (OffsetFetch): the offset, the leader epoch committed with it
+    (``None`` when the committer gave none, or before OffsetFetch v5) and the metadata
+    string."""
+
+    offset: int
+    leader_epoch: int | None
+    metadata: str | None
 
 
 def list_groups(client: KafkaClient, *, timeout_ms: int) -> list[GroupListing]:
@@ -169,10 +201,13 @@ def _consumer_group_describe(
             instance_id=m.instance_id,
             client_id=m.client_id,
             host=m.client_host,
-            assignment=tuple(
-                sorted(
-                    (t.topic_name, p) for t in m.assignment.topic_partitions for p in t.partitions
-                )
+            assignment=_partitions(m.assignment),
+            member_epoch=m.member_epoch,
+            target_assignment=_partitions(m.target_assignment),
+            upgraded=(
+                None
+                if m.member_type == _MEMBER_TYPE_UNKNOWN
+                else m.member_type == _MEMBER_TYPE_CONSUMER
             ),
         )
         for m in g.members
@@ -185,6 +220,14 @@ def _consumer_group_describe(
         assignor=g.assignor_name,
         coordinator=_node_of(client, group_id, deadline, timeout_ms),
         members=members,
+        group_epoch=g.group_epoch,
+        assignment_epoch=g.assignment_epoch,
+    )
+
+
+def _partitions(assignment: ConsumerGroupDescribeAssignment) -> tuple[tuple[str, int], ...]:
+    return tuple(
+        sorted((t.topic_name, p) for t in assignment.topic_partitions for p in t.partitions)
     )
 
 
@@ -252,6 +295,24 @@ def committed_offsets(
         KafkaApiError: GROUP_AUTHORIZATION_FAILED, a partition's error, ... naming the group.
         KafkaTimeoutError: not done within ``timeout_ms``.
     """
+    found = committed_offsets_and_epochs(client, group_id, timeout_ms=timeout_ms)
+    return {tp: c.offset for tp, c in found.items()}
+
+
+def committed_offsets_and_epochs(
+    client: KafkaClient, group_id: str, *, timeout_ms: int
+) -> dict[tuple[str, int], CommittedOffset]:
+    """As :func:`committed_offsets`, with the leader epoch and metadata committed with each
+    offset (OffsetFetch ``committed_leader_epoch``, v5+; ``-1`` there is ``None`` here), as
+    ``kafka-consumer-groups.sh --describe --verbose`` shows them (LEADER-EPOCH).
+
+    Returns:
+        ``{(topic, partition): CommittedOffset}`` sorted by topic and partition.
+
+    Raises:
+        KafkaApiError: GROUP_AUTHORIZATION_FAILED, a partition's error, ... naming the group.
+        KafkaTimeoutError: not done within ``timeout_ms``.
+    """
 
     def error_of(r: OffsetFetchResponse) -> int:
         if r.groups:
@@ -276,21 +337,26 @@ def committed_offsets(
     )
     if code != ec.NONE:
         raise KafkaApiError(code, f"fetching the offsets of group {group_id!r}")
-    out: dict[tuple[str, int], int] = {}
+    out: dict[tuple[str, int], CommittedOffset] = {}
+    rows: list[tuple[str, int, int, int, str | None, int]]
     if response.groups:
         rows = [
-            (t.name, p.partition_index, p.committed_offset, p.error_code)
+            (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+             p.metadata, p.error_code)
             for t in response.groups[0].topics
             for p in t.partitions
-        ]
+        ]  # fmt: skip
     else:
         rows = [
-            (t.name, p.partition_index, p.committed_offset, p.error_code)
+            (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+             p.metadata, p.error_code)
             for t in response.topics
             for p in t.partitions
-        ]
-    for topic, partition, offset, error in rows:
+        ]  # fmt: skip
+    for topic, partition, offset, epoch, metadata, error in rows:
         ec.raise_for_error(error, f"in OffsetFetch of group {group_id!r} for {topic}-{partition}")
         if offset >= 0:
-            out[(topic, partition)] = offset
+            out[(topic, partition)] = CommittedOffset(
+                offset, epoch if epoch >= 0 else None, metadata
+            )
     return dict(sorted(out.items()))

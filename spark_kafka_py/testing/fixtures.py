@@ -10,6 +10,10 @@ Fixtures:
 - ``kafka_cluster`` (session) -> :class:`LocalKafkaCluster`: a single-node local cluster
   (shared; tests that kill or restart nodes should use ``kafka_cluster_factory`` instead),
   checking for timed-out transactions every second (:data:`SESSION_BROKER_PROPS`).
+- ``secure_kafka`` (session) -> :class:`~spark_kafka_py.testing.secure.SecureKafka`: one
+  node with TLS, mutual-TLS and SASL listeners besides PLAINTEXT, its throw-away PKI and the
+  SCRAM users, shared by every test that needs a secured broker (its start costs a broker and
+  six Kafka tool JVMs); started at first use, stopped at the end of the session.
 - ``kafka_cluster_factory`` (function) -> ``(num_brokers=1, **kwargs) -> LocalKafkaCluster``:
   started clusters of their own, stopped at the end of the test.
 - ``new_topic`` (function) -> ``(partitions=1, configs=None, replication_factor=1,
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
+    from spark_kafka_py.testing.secure import SecureKafka
     from spark_kafka_py.testing.spark_cluster import StandaloneCluster
     from spark_kafka_py.testing.spark_connect import ConnectServer
 
@@ -97,6 +102,21 @@ def kafka_cluster() -> Iterator[LocalKafkaCluster]:
     """
     with LocalKafkaCluster(1, server_props=SESSION_BROKER_PROPS) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def secure_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKafka]:
+    """A started :class:`~spark_kafka_py.testing.secure.SecureKafka` (listeners PLAINTEXT,
+    SSL, MTLS, EXPIRED, SASL_PLAINTEXT, SASL_SSL, REAUTH; SCRAM users of
+    :data:`~spark_kafka_py.testing.secure.USERS`) with a PKI made for the session, shared by
+    the session; stopped at the end. Tests name their own topics, groups and ACLs.
+
+    Raises (as a test ERROR): BrokerStartError / JarResolutionError / KafkaToolError.
+    """
+    from spark_kafka_py.testing.secure import SecureKafka, make_pki
+
+    with SecureKafka(make_pki(tmp_path_factory.mktemp("secure-pki"))) as kafka:
+        yield kafka
 
 
 @pytest.fixture()

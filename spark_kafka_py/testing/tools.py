@@ -12,9 +12,10 @@ Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
 ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``,
 ``org.apache.kafka.tools.BrokerApiVersionsCommand``,
 ``org.apache.kafka.tools.FeatureCommand``,
-``org.apache.kafka.tools.DumpLogSegments``; and two
-small programs of ours over Kafka's client classes (``java/``): a ConsoleProducer record reader
-and :func:`read_all`'s KafkaConsumer reader.
+``org.apache.kafka.tools.DumpLogSegments``; and three
+small programs of ours over Kafka's classes (``java/``): a ConsoleProducer record reader,
+:func:`read_all`'s KafkaConsumer reader, and :func:`run_tool_runs`' launcher of several runs of
+one tool in one JVM.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ __all__ = [
     "produce_perf",
     "read_all",
     "run_tool",
+    "run_tool_runs",
     "segment_files",
     "wait_for_full_isr",
 ]
@@ -85,6 +87,10 @@ DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 RECORD_READER_CLASS = "sparkkafkapy.Base64LineReader"
 #: Our reference reader over KafkaConsumer (``java/ReadAll.java``, compiled on first use).
 READ_ALL_CLASS = "sparkkafkapy.ReadAll"
+#: Several runs of one tool in one JVM (``java/ToolRuns.java``, compiled on first use).
+TOOL_RUNS_CLASS = "sparkkafkapy.ToolRuns"
+#: The separator of :func:`run_tool_runs`' argument groups and output sections.
+_RUN_SEPARATOR = "@@spark-kafka-py-tool-run@@"
 
 #: Values of the producer's ``compression.type`` we test with.
 COMPRESSION_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -146,6 +152,55 @@ def run_tool(
         )
     except JavaError as exc:
         raise KafkaToolError(str(exc), exc.returncode, exc.stdout, exc.stderr) from exc
+
+
+def run_tool_runs(
+    main_class: str,
+    runs: Sequence[Sequence[str]],
+    *,
+    timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+    heap: str = "256m",
+) -> list[tuple[str, str]]:
+    """Run ``main_class`` once per argument list of ``runs``, one after the other in one JVM
+    (``java/ToolRuns.java``), and return each run's ``(stdout, stderr)``.
+
+    For the tools whose ``main`` returns instead of calling ``Exit.exit`` on success (such as
+    ``ConsumerGroupCommand``): one JVM start (seconds each) instead of one per run.
+
+    Args:
+        main_class: fully qualified Java class with ``main``.
+        runs: the arguments of each run, in order.
+        timeout_s: the JVM is killed after this many seconds (all runs together).
+        heap: ``-Xmx`` of the JVM.
+
+    Raises:
+        ValueError: no run, or an argument equal to the internal separator.
+        KafkaToolError: a run threw or made the JVM exit non-zero, or the timeout passed.
+    """
+    if not runs:
+        raise ValueError("run_tool_runs needs at least one run")
+    argv = [main_class, _RUN_SEPARATOR]
+    for args in runs:
+        if _RUN_SEPARATOR in args:
+            raise ValueError(f"an argument equals the run separator {_RUN_SEPARATOR!r}")
+        argv += [*args, _RUN_SEPARATOR]
+    classpath = kafka_classpath(KAFKA_VERSION)
+    classpath = os.pathsep.join([str(_java_classes("ToolRuns.java", classpath)), classpath])
+    proc = run_tool(TOOL_RUNS_CLASS, argv, classpath=classpath, timeout_s=timeout_s, heap=heap)
+
+    def sections(text: str) -> list[str]:
+        parts = re.split(rf"^{re.escape(_RUN_SEPARATOR)} \d+\n", text, flags=re.MULTILINE)
+        return parts[1:]  # before the first marker: nothing of a run
+
+    outs, errs = sections(proc.stdout), sections(proc.stderr)
+    if len(outs) != len(runs) or len(errs) != len(runs):
+        raise KafkaToolError(
+            f"{main_class}: {len(runs)} runs asked, output of {len(outs)} found",
+            proc.returncode,
+            proc.stdout,
+            proc.stderr,
+        )
+    return list(zip(outs, errs, strict=True))
 
 
 # ------------------------------------------------------------------------------------- topics

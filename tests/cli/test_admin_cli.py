@@ -1,9 +1,13 @@
 """``spark-kafka-py topics|groups|transactions`` against the real broker, compared with Kafka's
-own tools (``kafka-topics.sh --describe``, ``kafka-consumer-groups.sh --describe``,
-``kafka-transactions.sh describe``) on the same topics, groups and transactional id.
+own tools (``kafka-topics.sh --describe``, ``kafka-consumer-groups.sh --describe`` with its
+offsets, ``--members`` and ``--state`` views, ``kafka-transactions.sh describe``) on the same
+topics, groups and transactional id; and the same commands over SSL and SASL_SSL with a
+``--command-config`` file that Kafka's tool reads too.
 
 One JVM per tool comparison: the three groups (offsets only, a live classic member, a live
-KIP-848 member) are described by one ``kafka-consumer-groups.sh`` run.
+KIP-848 member) are described in their three views by one ``kafka-consumer-groups.sh`` JVM
+(:func:`~spark_kafka_py.testing.tools.run_tool_runs`). The secured broker is the session's
+``secure_kafka`` (shared with ``tests/integration/test_security.py`` and the producer's).
 """
 
 from __future__ import annotations
@@ -12,17 +16,24 @@ import json
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from spark_kafka_py.admin import committed_offsets, describe_group
-from spark_kafka_py.admin_cli import parse_properties
+from spark_kafka_py.admin_cli import assignment_text, parse_properties
 from spark_kafka_py.cli import main
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+from spark_kafka_py.client.security import parse_security_options
+from spark_kafka_py.consumer.group.config import GroupConfig
+from spark_kafka_py.consumer.group.offsets import GroupOffsets
+from spark_kafka_py.consumer.group.transport import CoordinatorChannel
+from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaError
+from spark_kafka_py.producer import KafkaProducer, ProducerSettings
 from spark_kafka_py.producer.transactions import (
     TransactionHandle,
     add_partitions_to_transaction,
@@ -32,6 +43,7 @@ from spark_kafka_py.producer.transactions import (
 from spark_kafka_py.testing import tools
 from spark_kafka_py.testing.jars import KAFKA_VERSION, kafka_classpath
 from spark_kafka_py.testing.jvm import java_command
+from spark_kafka_py.testing.secure import USERS, SecureKafka
 
 pytestmark = pytest.mark.integration
 
@@ -48,6 +60,19 @@ GROUP_COLUMNS = (
     "HOST",
     "CLIENT-ID",
 )
+
+
+#: ``groups describe`` views: our flag, Kafka's flags (``--verbose``: every column), the columns
+#: only ``--verbose`` prints, and the columns that key a row.
+VIEWS: dict[str, tuple[list[str], frozenset[str], tuple[str, ...]]] = {
+    "offsets": ([], frozenset({"LEADER-EPOCH"}), ("GROUP", "TOPIC", "PARTITION")),
+    "members": (
+        ["--members"],
+        frozenset({"CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"}),
+        ("GROUP", "CONSUMER-ID"),
+    ),
+    "state": (["--state"], frozenset({"GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"}), ("GROUP",)),
+}
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -73,6 +98,27 @@ def group_rows(text: str) -> dict[tuple[str, str, int], tuple[str, ...]]:
             continue
         rows[(cells[0], cells[1], int(cells[2]))] = tuple(cells)
     return rows
+
+
+def table_rows(text: str) -> list[dict[str, str]]:
+    """Every row of the ``GROUP ...`` tables of ``text`` (ours or Kafka's), as ``{column:
+    cell}``. Cells are split at white space, so ``COORDINATOR (ID)`` is two columns,
+    ``COORDINATOR`` and ``(ID)``, and its cell ``host:port  (id)`` two cells."""
+    rows: list[dict[str, str]] = []
+    header: list[str] = []
+    for line in text.splitlines():
+        cells = line.split()
+        if cells[:1] == ["GROUP"]:
+            header = cells
+        elif header and len(cells) == len(header):
+            rows.append(dict(zip(header, cells, strict=True)))
+        elif not cells:
+            header = []
+    return rows
+
+
+def keyed(rows: list[dict[str, str]], key: tuple[str, ...]) -> dict[tuple[str, ...], dict]:
+    return {tuple(r[k] for k in key): r for r in rows}
 
 
 @pytest.fixture(scope="module")
@@ -271,31 +317,48 @@ def test_groups_as_kafka_consumer_groups_shows_them(
     tools.produce(kafka_bootstrap, topic, records)
     suffix = uuid.uuid4().hex[:8]
     idle, classic, modern = (f"cli-{kind}-{suffix}" for kind in ("idle", "classic", "consumer"))
+    groups = (idle, classic, modern)
     # An empty group with committed offsets: ConsoleConsumer reads 10 records and commits.
     tools.consume(kafka_bootstrap, topic, 10, group=idle, timeout_ms=10000)
     live = [
         _live_consumer(kafka_bootstrap, topic, classic, "classic"),
         _live_consumer(kafka_bootstrap, topic, modern, "consumer"),
     ]
+    ours: dict[tuple[str, bool], str] = {}  # (view, verbose) -> our tables, every group
+    notes: dict[str, str] = {}
     try:
         deadline = time.monotonic() + 40
         while not all(_settled(kafka_bootstrap, g, topic, 3) for g in (classic, modern)):
             assert time.monotonic() < deadline, "the live consumers did not commit in 40 s"
             time.sleep(0.5)
-        kafka = tools.run_tool(
-            tools.CONSUMER_GROUP_COMMAND,
-            ["--bootstrap-server", kafka_bootstrap, "--describe"]
-            + [x for g in (idle, classic, modern) for x in ("--group", g)],
-        ).stdout
-        ours: dict[tuple[str, str, int], tuple[str, ...]] = {}
-        for group in (idle, classic, modern):
-            code, out, err = run_cli(
-                capsys, "groups", "describe", group, "--bootstrap-servers", kafka_bootstrap
-            )
-            assert code == 0, err
-            ours.update(group_rows(out))
+        # Kafka's three views of the three groups, --verbose (every column), in one JVM.
+        base = ["--bootstrap-server", kafka_bootstrap, "--describe", "--verbose"]
+        base += [x for g in groups for x in ("--group", g)]
+        runs = tools.run_tool_runs(
+            tools.CONSUMER_GROUP_COMMAND, [base + VIEWS[v][0] for v in VIEWS]
+        )
+        kafka = {v: out for v, (out, _) in zip(VIEWS, runs, strict=True)}
+        kafka_stderr = runs[0][1]
+        for view, (flags, _, _) in VIEWS.items():
+            for verbose in (False, True):
+                text = []
+                for group in groups:
+                    argv = ["groups", "describe", group, *flags, "--bootstrap-servers"]
+                    argv += [kafka_bootstrap] + (["--verbose"] if verbose else [])
+                    code, out, err = run_cli(capsys, *argv)
+                    assert code == 0, err
+                    text.append(out)
+                    notes[group] = err
+                ours[(view, verbose)] = "\n".join(text)
         described = {
             g: cli_json(capsys, kafka_bootstrap, "groups", "describe", g) for g in (classic, modern)
+        }
+        members = {
+            g: cli_json(capsys, kafka_bootstrap, "groups", "describe", g, "--members")
+            for g in groups
+        }
+        states = {
+            g: cli_json(capsys, kafka_bootstrap, "groups", "describe", g, "--state") for g in groups
         }
         listed = cli_json(capsys, kafka_bootstrap, "groups", "list")
     finally:
@@ -304,24 +367,69 @@ def test_groups_as_kafka_consumer_groups_shows_them(
         for proc in live:
             proc.wait(timeout=30)
 
-    theirs = group_rows(kafka)
-    assert sorted(ours) == sorted(theirs)
-    assert len(ours) == 9
-    for key, row in theirs.items():
-        assert ours[key] == row, f"{key}: ours {ours[key]} vs kafka-consumer-groups {row}"
+    # Every view, plain and --verbose: the same rows and cells as Kafka's, column by column.
+    for view, (_, verbose_only, key) in VIEWS.items():
+        theirs = keyed(table_rows(kafka[view]), key)
+        for verbose in (False, True):
+            mine = keyed(table_rows(ours[(view, verbose)]), key)
+            assert sorted(mine) == sorted(theirs), (view, verbose)
+            for k, row in theirs.items():
+                wanted = {c: v for c, v in row.items() if verbose or c not in verbose_only}
+                assert mine[k] == wanted, f"{view} {k}: ours {mine[k]} vs Kafka's {wanted}"
+    assert len(keyed(table_rows(kafka["offsets"]), VIEWS["offsets"][2])) == 9
+    assert len(table_rows(kafka["members"])) == 2 and len(table_rows(kafka["state"])) == 3
+    # The idle group's note, on stderr as Kafka's tool prints it.
+    note = f"Consumer group '{idle}' has no active members."
+    assert note in kafka_stderr and notes[idle] == note + "\n"
+    assert notes[classic] == notes[modern] == ""
+
+    rows = keyed(table_rows(ours[("offsets", False)]), VIEWS["offsets"][2])
     # The idle group: committed offsets and lag, no member.
-    idle_rows = [r for k, r in ours.items() if k[0] == idle]
-    assert sum(int(r[3]) for r in idle_rows) == 10
-    assert sum(int(r[5]) for r in idle_rows) == 50
-    assert all(r[6:] == ("-", "-", "-") for r in idle_rows)
+    idle_rows = [r for k, r in rows.items() if k[0] == idle]
+    assert sum(int(r["CURRENT-OFFSET"]) for r in idle_rows) == 10
+    assert sum(int(r["LAG"]) for r in idle_rows) == 50
+    assert all(r["CONSUMER-ID"] == r["HOST"] == r["CLIENT-ID"] == "-" for r in idle_rows)
     # The live groups: one member each, with the three partitions assigned.
+    everything = [(topic, p) for p in range(3)]
     for group, kind in ((classic, "classic"), (modern, "consumer")):
         d = described[group]
         assert (d["state"], d["type"]) == ("Stable", kind)
         assert len(d["members"]) == 1 and d["members"][0]["client_id"] == f"cli-{kind}"
-        assert sorted(map(tuple, d["members"][0]["assignment"])) == [(topic, p) for p in range(3)]
+        assert sorted(map(tuple, d["members"][0]["assignment"])) == everything
+        (member,) = members[group]["members"]
+        assert member["partitions"] == 3 and member["client_id"] == f"cli-{kind}"
+        assert states[group]["state"] == "Stable" and states[group]["members"] == 1
+    # KIP-848 only: epochs and the target assignment; a classic member has none.
+    (m,) = members[modern]["members"]
+    assert m["member_epoch"] >= 1 and sorted(map(tuple, m["target_assignment"])) == everything
+    assert members[modern]["target_assignment_epoch"] == states[modern]["group_epoch"]
+    (c,) = members[classic]["members"]
+    assert (c["member_epoch"], c["target_assignment"], c["upgraded"]) == (None, None, None)
+    assert (states[classic]["group_epoch"], states[classic]["target_assignment_epoch"]) == (
+        None,
+        None,
+    )
+    assert states[idle]["members"] == 0 and states[idle]["assignment_strategy"] is None
+    assert members[idle]["members"] == []
+    state_rows = keyed(table_rows(kafka["state"]), ("GROUP",))
+    for g in groups:
+        assert states[g]["coordinator_address"] == state_rows[(g,)]["COORDINATOR"]
+        assert f"({states[g]['coordinator']})" == state_rows[(g,)]["(ID)"]
     types = {g["group"]: g["type"] for g in listed}
     assert (types[idle], types[classic], types[modern]) == ("classic", "classic", "consumer")
+
+
+def test_assignment_text_as_kafka_prints_it() -> None:
+    assert assignment_text([]) is None and assignment_text(None) is None
+    assert assignment_text([("b", 2), ("a", 10), ("b", 0), ("a", 9)]) == "a:9,10;b:0,2"
+
+
+def test_groups_describe_views_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["groups", "describe", "g", "--members", "--state"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--state: not allowed with argument --members" in err and "Traceback" not in err
 
 
 def test_transactions_as_kafka_transactions_shows_them(
@@ -360,3 +468,103 @@ def test_transactions_as_kafka_transactions_shows_them(
         "producer_id": pid,
         "state": "Ongoing",
     } in listed
+
+
+def _properties(path: Path, settings: Mapping[str, str]) -> Path:
+    """``settings`` as a Java properties file (``\\`` and line ends escaped)."""
+    lines = [f"{k}={v}".replace("\\", "\\\\").replace("\n", "\\n") for k, v in settings.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_commands_over_ssl_and_sasl_ssl(
+    secure_kafka: SecureKafka, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The commands through the secured listeners, with the settings in a ``--command-config``
+    file, the same file Kafka's ``kafka-consumer-groups.sh`` is given for the comparison."""
+    kafka = secure_kafka
+    trust = {"ssl.truststore.location": str(kafka.pki.ca_pem), "ssl.truststore.type": "PEM"}
+    scram = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="alice" password="{USERS["alice"]}";'
+    )
+    sasl_ssl = {
+        "bootstrap.servers": kafka.bootstrap("SASL_SSL"),
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": scram,
+        **trust,
+    }
+    sasl_conf = _properties(tmp_path / "sasl-ssl.properties", sasl_ssl)
+    ssl_conf = _properties(
+        tmp_path / "ssl.properties",
+        {"bootstrap.servers": kafka.bootstrap("SSL"), "security.protocol": "SSL", **trust},
+    )
+    s = ["--command-config", str(sasl_conf)]
+    topic, group = f"cli-secure-{uuid.uuid4().hex[:8]}", f"cli-secure-{uuid.uuid4().hex[:8]}"
+
+    code, out, err = run_cli(capsys, "topics", "create", topic, "--partitions", "2", *s)
+    assert (code, out, err) == (0, f"Created topic {topic}.\n", "")
+    # Records and a group's offsets through the same listener, with our client.
+    client_config = ClientConfig.from_bootstrap(
+        kafka.bootstrap("SASL_SSL"),
+        request_timeout_ms=20_000,
+        security=parse_security_options(sasl_ssl),
+    )
+    with KafkaProducer(ProducerSettings(client_config, linger_ms=0)) as producer:
+        for partition, n in ((0, 7), (1, 5)):
+            values = pa.array([f"v{i}" for i in range(n)], pa.string())
+            producer.append(topic, partition, None, values, None, int(time.time() * 1000))
+        producer.flush()
+    with KafkaClient(client_config) as client:
+        channel = CoordinatorChannel(
+            GroupConfig(group_id=group), client, clock=time.monotonic, sleep=time.sleep
+        )
+        GroupOffsets(channel).commit({TopicPartition(topic, 0): 4, TopicPartition(topic, 1): 5})
+
+    listed = json.loads(run_cli(capsys, "topics", "list", "--json", *s)[1])
+    assert topic in listed
+    described = json.loads(run_cli(capsys, "topics", "describe", topic, "--json", *s)[1])
+    assert [len(t["partitions"]) for t in described] == [2]
+    ours = {}
+    for view, (flags, _, key) in VIEWS.items():
+        code, out, err = run_cli(capsys, "groups", "describe", group, *flags, "--verbose", *s)
+        assert code == 0, err
+        ours[view] = keyed(table_rows(out), key)
+    offsets = {
+        k[2]: (r["CURRENT-OFFSET"], r["LOG-END-OFFSET"], r["LAG"])
+        for k, r in ours["offsets"].items()
+    }
+    assert offsets == {"0": ("4", "7", "3"), "1": ("5", "5", "0")}
+    (state,) = ours["state"].values()
+    assert (state["COORDINATOR"], state["STATE"], state["#MEMBERS"]) == (
+        kafka.bootstrap("SASL_SSL"),
+        "Empty",
+        "0",
+    )
+    # Kafka's tool, given the same file, shows the same (one JVM for both views).
+    base = ["--bootstrap-server", kafka.bootstrap("SASL_SSL"), "--command-config", str(sasl_conf)]
+    base += ["--describe", "--verbose", "--group", group]
+    runs = tools.run_tool_runs(tools.CONSUMER_GROUP_COMMAND, [base, [*base, "--state"]])
+    assert keyed(table_rows(runs[0][0]), VIEWS["offsets"][2]) == ours["offsets"]
+    assert keyed(table_rows(runs[1][0]), VIEWS["state"][2]) == ours["state"]
+
+    # SSL (no SASL): the same commands.
+    t = ["--command-config", str(ssl_conf)]
+    assert topic in json.loads(run_cli(capsys, "topics", "list", "--json", *t)[1])
+    state_json = json.loads(
+        run_cli(capsys, "groups", "describe", group, "--state", "--json", *t)[1]
+    )
+    assert state_json["coordinator_address"] == kafka.bootstrap("SSL")
+    assert state_json["state"] == "Empty"
+
+    # A wrong password: one line naming the cause, at once (not after the timeout).
+    wrong = _properties(
+        tmp_path / "wrong.properties",
+        {**sasl_ssl, "sasl.jaas.config": scram.replace(USERS["alice"], "not-the-password")},
+    )
+    start = time.monotonic()
+    code, out, err = run_cli(capsys, "topics", "list", "--command-config", str(wrong))
+    assert time.monotonic() - start < 20
+    assert code == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert "SASL_AUTHENTICATION_FAILED" in err and "SCRAM-SHA-512" in err, err

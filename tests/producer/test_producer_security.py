@@ -6,14 +6,13 @@ re-authentications (KIP-368) with requests in flight, without losing a connectio
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from spark_kafka_py.client.cluster import ClientConfig
 from spark_kafka_py.client.security import parse_security_options
 from spark_kafka_py.producer import KafkaProducer, ProducerSettings
-from spark_kafka_py.testing.secure import USERS, SecureKafka, make_pki
+from spark_kafka_py.testing.secure import USERS, SecureKafka
 from spark_kafka_py.testing.tools import create_topic
 
 from .helpers import read_back, values
@@ -27,9 +26,9 @@ TS = int(
 
 
 @pytest.fixture(scope="module")
-def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKafka]:
-    with SecureKafka(make_pki(tmp_path_factory.mktemp("pki"))) as k:
-        yield k
+def kafka(secure_kafka: SecureKafka) -> SecureKafka:
+    """The session's secured broker (shared with the security and CLI tests)."""
+    return secure_kafka
 
 
 def producer_settings(bootstrap: str, opts: dict[str, str]) -> ProducerSettings:
