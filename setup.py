@@ -3,7 +3,9 @@
 Everything else is in ``pyproject.toml``. The extension is optional: when Cython is missing,
 or compiling fails (no C compiler), the build goes on without it and the package runs on the
 pure-Python decoder (``spark_kafka_py.records._pure``), with a warning in the build log.
-``SPARK_KAFKA_PY_NO_EXT=1`` skips the extension on purpose.
+``SPARK_KAFKA_PY_NO_EXT=1`` skips the extension on purpose; ``SPARK_KAFKA_PY_REQUIRE_EXT=1``
+makes a missing Cython or a failed compile an error instead (``tools/build_wheel.py`` sets it: a
+published wheel must carry the extension).
 
 Editable installs (``pip install -e . --config-settings editable_mode=compat``) build the
 extension in place, next to ``_accel.pyx``.
@@ -18,6 +20,18 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 _PYX = "spark_kafka_py/records/_accel.pyx"
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+#: ``SPARK_KAFKA_PY_REQUIRE_EXT=1``: the build fails instead of warning and going on without it.
+REQUIRE_EXT = _flag("SPARK_KAFKA_PY_REQUIRE_EXT")
+
+
+class ExtensionRequiredError(RuntimeError):
+    """The extension was not built and ``SPARK_KAFKA_PY_REQUIRE_EXT`` is set."""
 
 
 class OptionalBuildExt(build_ext):
@@ -37,6 +51,13 @@ class OptionalBuildExt(build_ext):
 
     @staticmethod
     def _skip(exc: Exception) -> None:
+        if isinstance(exc, ExtensionRequiredError):
+            raise exc
+        if REQUIRE_EXT:
+            raise ExtensionRequiredError(
+                f"spark-kafka-py: the accelerated record decoder was not built ({exc}) and "
+                "SPARK_KAFKA_PY_REQUIRE_EXT is set"
+            ) from exc
         print(
             f"WARNING: spark-kafka-py: the accelerated record decoder was not built ({exc}); "
             "the pure-Python decoder will be used",
@@ -45,11 +66,15 @@ class OptionalBuildExt(build_ext):
 
 
 def _extensions() -> list[Extension]:
-    if os.environ.get("SPARK_KAFKA_PY_NO_EXT", "") not in ("", "0"):
+    if _flag("SPARK_KAFKA_PY_NO_EXT"):
         return []
     try:
         from Cython.Build import cythonize
-    except ImportError:
+    except ImportError as exc:
+        if REQUIRE_EXT:
+            raise ExtensionRequiredError(
+                "spark-kafka-py: Cython not found and SPARK_KAFKA_PY_REQUIRE_EXT is set"
+            ) from exc
         print(
             "WARNING: spark-kafka-py: Cython not found, building without the "
             "accelerated record decoder",
