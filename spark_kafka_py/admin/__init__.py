@@ -8,7 +8,8 @@ It may import ``client/``, ``protocol/`` and ``errors``, never ``consumer/``, ``
   :func:`delete_topics` (DeleteTopics), :func:`list_topics`, :func:`describe_topics`
   (Metadata and DescribeConfigs).
 - configs (:mod:`spark_kafka_py.admin.configs`): :func:`describe_topic_configs`,
-  :func:`describe_broker_configs`, :func:`non_default_topic_configs` (DescribeConfigs).
+  :func:`describe_broker_configs`, :func:`non_default_topic_configs`,
+  :func:`broker_creates_topics` (DescribeConfigs).
 - groups (:mod:`spark_kafka_py.admin.groups`): :func:`list_groups` (ListGroups),
   :func:`describe_group` (ConsumerGroupDescribe, DescribeGroups), :func:`committed_offsets`,
   :func:`committed_offsets_and_epochs` (OffsetFetch).
@@ -20,6 +21,7 @@ Delegation tokens will join them here.
 """
 
 from spark_kafka_py.admin.configs import (
+    broker_creates_topics,
     describe_broker_configs,
     describe_topic_configs,
     non_default_topic_configs,
@@ -55,6 +57,7 @@ __all__ = [
     "GroupMember",
     "TopicDescription",
     "TransactionState",
+    "broker_creates_topics",
     "committed_offsets",
     "committed_offsets_and_epochs",
     "create_topic",

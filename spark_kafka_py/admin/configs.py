@@ -24,7 +24,12 @@ from spark_kafka_py.protocol.messages.describe_configs import (
     DescribeConfigsResponse,
 )
 
-__all__ = ["describe_broker_configs", "describe_topic_configs", "non_default_topic_configs"]
+__all__ = [
+    "broker_creates_topics",
+    "describe_broker_configs",
+    "describe_topic_configs",
+    "non_default_topic_configs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +171,37 @@ def describe_broker_configs(
         context += f" (broker: {result.error_message})"
     raise_for_error(result.error_code, context)
     return {c.name: c.value for c in result.configs}
+
+
+#: The broker setting that makes a Metadata request (``allow_auto_topic_creation``) or a
+#: produce to a missing topic create it (Kafka's ``auto.create.topics.enable``).
+AUTO_CREATE_TOPICS = "auto.create.topics.enable"
+
+
+def broker_creates_topics(client: KafkaClient, *, timeout_ms: int) -> tuple[bool, int] | None:
+    """Whether the cluster creates a topic a producer asks Metadata for: a broker's
+    ``auto.create.topics.enable`` (DescribeConfigs v1-v4 of a broker resource, sent to a broker
+    from the client's cached metadata, or the least loaded one).
+
+    Args:
+        client: a client that has asked Metadata at least once (its brokers are known).
+        timeout_ms: bound on the round trip (ms).
+
+    Returns:
+        ``(creates, node_id)``: the setting and the broker that answered; ``None`` when no
+        broker told (no DESCRIBE_CONFIGS permission on the cluster, no answer, no value), which
+        callers treat as "may create", Kafka's default.
+    """
+    try:
+        node = client.least_loaded_node()
+        configs = describe_broker_configs(client, node, [AUTO_CREATE_TOPICS], timeout_ms=timeout_ms)
+    except KafkaError as exc:
+        log.info("DescribeConfigs: cannot read %s: %s", AUTO_CREATE_TOPICS, exc)
+        return None
+    value = configs.get(AUTO_CREATE_TOPICS)
+    if value is None:
+        return None
+    return value.strip().lower() == "true", node
 
 
 def _send(

@@ -258,6 +258,7 @@ class KafkaClient:
         self._brokers: dict[int, BrokerInfo] = {}
         self._metadata: ClusterMetadata | None = None
         self._metadata_time = 0.0
+        self._warned_unreachable = False
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.config,))
@@ -278,6 +279,34 @@ class KafkaClient:
         return f"KafkaClient({servers}, {len(self._connections)} connections)"
 
     # -- connections ----------------------------------------------------------------------
+    def report_unreachable(self, exc: BaseException, *, keeps_trying_ms: int, bound: str) -> None:
+        """Log a failed attempt to reach the cluster before a caller retries it: the first one
+        of this client at WARN at once (the address and cause, how long the caller keeps trying
+        and which option bounds that), later ones at INFO.
+
+        Nothing listening at ``kafka.bootstrap.servers`` otherwise shows nothing until the
+        caller's timeout ends (``default.api.timeout.ms``, 60 s by default), as the Java
+        clients' one WARN line per refused connection ("Connection to node -1 could not be
+        established") tells the user at once.
+
+        Args:
+            exc: the connection or timeout error of the attempt (its message names the broker).
+            keeps_trying_ms: how long the caller goes on retrying (ms).
+            bound: the option that bounds it, e.g. ``kafka.max.block.ms``.
+        """
+        with self._lock:
+            first = not self._warned_unreachable
+            self._warned_unreachable = True
+        servers = ",".join(f"{h}:{p}" for h, p in self.config.bootstrap_servers)
+        log.log(
+            logging.WARNING if first else logging.INFO,
+            "cannot reach the Kafka cluster at %s: %s; retrying for up to %d ms (%s)",
+            servers,
+            exc,
+            keeps_trying_ms,
+            bound,
+        )
+
     def _new_connection(self, host: str, port: int, node_id: int | None) -> BrokerConnection:
         c = self.config
         return BrokerConnection(
@@ -436,12 +465,22 @@ class KafkaClient:
         )
 
     def metadata_retrying(
-        self, topics: list[str] | None = None, *, timeout_ms: int
+        self,
+        topics: list[str] | None = None,
+        *,
+        timeout_ms: int,
+        bound: str = "default.api.timeout.ms",
     ) -> ClusterMetadata:
         """:meth:`metadata`, asked again while no broker answers, for up to ``timeout_ms``.
 
         The driver's way through a broker restart: pauses start at ``retry_backoff_ms`` and
         double up to :data:`RETRY_BACKOFF_MAX_MS` (the Java client's ``retry.backoff.max.ms``).
+        The first failure is logged at WARN at once (:meth:`report_unreachable`).
+
+        Args:
+            topics: as :meth:`metadata`.
+            timeout_ms: how long to keep asking (ms).
+            bound: the option ``timeout_ms`` comes from, named in the log line and the error.
 
         Raises:
             KafkaTimeoutError: no broker answered for ``timeout_ms`` (``default.api.timeout.ms``
@@ -451,6 +490,7 @@ class KafkaClient:
         """
         deadline = time.monotonic() + timeout_ms / 1000
         backoff_ms = max(1, self.config.retry_backoff_ms)
+        first = True
         while True:
             try:
                 return self.metadata(topics)
@@ -460,10 +500,14 @@ class KafkaClient:
                     raise
                 if left <= 0:
                     raise KafkaTimeoutError(
-                        f"Metadata: no broker answered within default.api.timeout.ms="
-                        f"{timeout_ms} ms; last error: {exc}"
+                        f"Metadata: no broker answered within {bound}={timeout_ms} ms; "
+                        f"last error: {exc}"
                     ) from exc
-                log.info("Metadata: %s; retrying in %d ms", exc, backoff_ms)
+                if first:
+                    self.report_unreachable(exc, keeps_trying_ms=timeout_ms, bound=bound)
+                    first = False
+                else:
+                    log.info("Metadata: %s; retrying in %d ms", exc, backoff_ms)
                 time.sleep(min(backoff_ms / 1000, left))
                 backoff_ms = min(backoff_ms * 2, RETRY_BACKOFF_MAX_MS)
 

@@ -42,7 +42,7 @@ from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.records.encoder import Header, record_size_upper_bound
 from spark_kafka_py.records.format import MAX_RECORD_OVERHEAD, RECORD_BATCH_OVERHEAD
 
-__all__ = ["KafkaProducer"]
+__all__ = ["KafkaProducer", "missing_topic_error"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,29 @@ _HEADER_SLACK = 10
 _TOPIC_NOT_READY = frozenset({ec.LEADER_NOT_AVAILABLE, ec.UNKNOWN_TOPIC_OR_PARTITION})
 #: Produce errors telling a transactional producer that its epoch was fenced.
 _FENCED = frozenset({ec.PRODUCER_FENCED, ec.INVALID_PRODUCER_EPOCH})
+#: How long a topic the cluster does not create may stay unknown to the broker asked before
+#: the write fails (ms): time for a topic created a moment ago to reach every broker's metadata
+#: (KRaft propagates it in milliseconds), far below ``max.block.ms``.
+UNKNOWN_TOPIC_GRACE_MS = 1000
+
+
+def missing_topic_error(topic: str, node_id: int, bootstrap: str) -> ProduceError:
+    """The error of a write to ``topic`` when the cluster has no such topic and does not create
+    topics (broker ``node_id`` said ``auto.create.topics.enable=false``), raised at once instead
+    of after ``kafka.max.block.ms``; the first line says so and what to do.
+
+    Returns:
+        A :class:`~spark_kafka_py.errors.ProduceError` with UNKNOWN_TOPIC_OR_PARTITION.
+    """
+    return ProduceError(
+        ec.UNKNOWN_TOPIC_OR_PARTITION,
+        topic,
+        None,
+        f"topic {topic!r} does not exist and the cluster does not create topics (broker "
+        f"{node_id}: auto.create.topics.enable=false); create it first, e.g. "
+        f"`spark-kafka-py topics create {topic} --bootstrap-servers {bootstrap}`, or write to "
+        "an existing topic",
+    )
 
 
 def _lengths(array: pa.Array | None) -> int:
@@ -109,6 +132,8 @@ class KafkaProducer:
         #: transactional mode: None (no transaction), "open" (begun), "prepared" (flushed)
         self._txn: str | None = None
         self._txn_partitions: set[tuple[str, int]] = set()
+        #: the cluster's ``auto.create.topics.enable`` and the broker that told, once asked
+        self._auto_create: tuple[bool, int] | None = None
 
     def __enter__(self) -> KafkaProducer:
         return self
@@ -155,12 +180,16 @@ class KafkaProducer:
 
         Asks Metadata with ``allow_auto_topic_creation=True``, as the Java producer does, and
         waits up to ``max.block.ms`` for a topic being created (LEADER_NOT_AVAILABLE,
-        UNKNOWN_TOPIC_OR_PARTITION), pausing ``retry.backoff.ms`` between tries.
+        UNKNOWN_TOPIC_OR_PARTITION), pausing ``retry.backoff.ms`` between tries. A topic still
+        unknown after :data:`UNKNOWN_TOPIC_GRACE_MS` on a cluster that does not create topics
+        (a broker's ``auto.create.topics.enable=false``, read once with DescribeConfigs) fails
+        then. The first unreachable cluster is logged at WARN at once.
 
         Raises:
-            ProduceError: UNKNOWN_TOPIC_OR_PARTITION after ``max.block.ms`` (the topic does
-                not exist and is not auto-created); TOPIC_AUTHORIZATION_FAILED or another
-                non-retriable topic error at once.
+            ProduceError: UNKNOWN_TOPIC_OR_PARTITION: the cluster does not create topics
+                (:func:`missing_topic_error`, within about a second), or after ``max.block.ms``
+                (the topic is not there, and the setting unreadable or true);
+                TOPIC_AUTHORIZATION_FAILED or another non-retriable topic error at once.
             KafkaConnectionError: no broker reachable in a way waiting cannot mend (TLS,
                 SASL), at once.
         """
@@ -181,6 +210,8 @@ class KafkaProducer:
         """:meth:`partition_count` from fresh metadata, waiting until ``deadline``."""
         block_ms = self.settings.max_block_ms
         last = ""
+        reported = False
+        unknown_since: float | None = None
         while True:
             try:
                 metadata = self.client.metadata([topic], allow_auto_topic_creation=True)
@@ -188,6 +219,12 @@ class KafkaProducer:
                 if not exc.retriable:
                     raise
                 last = str(exc)
+                if not reported:
+                    left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+                    self.client.report_unreachable(
+                        exc, keeps_trying_ms=left_ms, bound="kafka.max.block.ms"
+                    )
+                    reported = True
             else:
                 info = metadata.topics.get(topic)
                 code = ec.error_for(info.error_code) if info else ec.UNKNOWN_TOPIC_OR_PARTITION
@@ -196,6 +233,16 @@ class KafkaProducer:
                 if code not in _TOPIC_NOT_READY and code != ec.NONE and not code.retriable:
                     raise ProduceError(code, topic, None)
                 last = code.name if code != ec.NONE else "no partitions"
+                if code == ec.UNKNOWN_TOPIC_OR_PARTITION:
+                    now = time.monotonic()
+                    unknown_since = now if unknown_since is None else unknown_since
+                    if (now - unknown_since) * 1000 >= UNKNOWN_TOPIC_GRACE_MS:
+                        node = self._topics_not_created()
+                        if node is not None:
+                            servers = ",".join(
+                                f"{h}:{p}" for h, p in self.settings.client.bootstrap_servers
+                            )
+                            raise missing_topic_error(topic, node, servers)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ProduceError(
@@ -207,6 +254,20 @@ class KafkaProducer:
                     "auto.create.topics.enable",
                 )
             time.sleep(min(self.settings.client.retry_backoff_ms / 1000, left))
+
+    def _topics_not_created(self) -> int | None:
+        """The broker that said the cluster does not create topics
+        (``auto.create.topics.enable=false``), asked once per producer; ``None`` when topics
+        are created or no broker told."""
+        if self._auto_create is None:
+            from spark_kafka_py.admin.configs import broker_creates_topics
+
+            answer = broker_creates_topics(
+                self.client, timeout_ms=self.settings.client.request_timeout_ms
+            )
+            self._auto_create = (True, -1) if answer is None else answer
+        creates, node = self._auto_create
+        return None if creates else node
 
     def _wait_on_metadata(self, topic: str, partition: int) -> None:
         """The partition must be in the topic's metadata before its records are queued (as

@@ -224,7 +224,7 @@ def query_id_of(checkpoint_location: str | None) -> str | None:
         return None
 
 
-def _at_query_start() -> bool:
+def at_query_start() -> bool:
     """Whether the stream writer is being created for a query's start (PySpark's
     ``write_into_data_source`` worker) rather than for a commit: only then may the open
     transactions of the prefix be fenced, since no task of the query runs yet."""
@@ -653,7 +653,7 @@ class ExactlyOnceCommitter:
             self._finish(last)
         elif last.state == PARTIAL and self.options.recover_partial_batch != last.batch_id:
             raise self._partial_error(last)
-        if _at_query_start():
+        if at_query_start():
             self._fence(self._open_ids(()), "the previous run (ids no longer used, attempts)")
 
     def _check_log_not_lost(self) -> None:

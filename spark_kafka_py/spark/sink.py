@@ -51,6 +51,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.errors import ConfigError, InvalidRecordError, KafkaError
 from spark_kafka_py.producer.partitioner import StickyPartitioner, partitions_for_keys
 from spark_kafka_py.producer.producer import KafkaProducer
@@ -498,6 +499,45 @@ def save_mode_error(overwrite: bool) -> None:
             "ErrorIfExists (default). With format('pykafka') use .mode('append'): PySpark's "
             "Python data sources accept only Append and Overwrite."
         )
+
+
+def check_topic_exists(options: SinkOptions) -> None:
+    """Fail on the driver, before any task starts, when the ``topic`` option names a topic the
+    cluster does not have and does not create (a broker's ``auto.create.topics.enable=false``):
+    one Metadata request (not creating the topic) and, only when the topic is unknown, one
+    DescribeConfigs of a broker. Without the check every task waits ``kafka.max.block.ms`` for
+    the topic (60 s by default) and fails with the same error.
+
+    No ``topic`` option (the ``topic`` column decides): nothing to check here; the tasks fail
+    as fast (:meth:`~spark_kafka_py.producer.producer.KafkaProducer.partition_count`). An
+    unreadable setting and topic errors other than UNKNOWN_TOPIC_OR_PARTITION are left to the
+    tasks, which report them as before.
+
+    Raises:
+        ProduceError: UNKNOWN_TOPIC_OR_PARTITION, naming the topic and the broker setting.
+        KafkaTimeoutError: no broker answered Metadata within ``kafka.max.block.ms`` (the
+            tasks would fail the same way); the first failure is logged at WARN at once.
+        KafkaConnectionError: TLS or SASL failed (not retriable), at once.
+    """
+    topic = options.topic
+    if topic is None:
+        return
+    from spark_kafka_py.admin.configs import broker_creates_topics
+    from spark_kafka_py.producer.producer import missing_topic_error
+    from spark_kafka_py.protocol.error_codes import UNKNOWN_TOPIC_OR_PARTITION
+
+    config = options.producer.client
+    with KafkaClient(config) as client:
+        metadata = client.metadata_retrying(
+            [topic], timeout_ms=options.producer.max_block_ms, bound="kafka.max.block.ms"
+        )
+        info = metadata.topics.get(topic)
+        if info is not None and info.error_code != UNKNOWN_TOPIC_OR_PARTITION.code:
+            return
+        answer = broker_creates_topics(client, timeout_ms=config.request_timeout_ms)
+    if answer is not None and not answer[0]:
+        servers = ",".join(f"{h}:{p}" for h, p in config.bootstrap_servers)
+        raise missing_topic_error(topic, answer[1], servers)
 
 
 def options_for_write(

@@ -62,6 +62,7 @@ from spark_kafka_py.spark.pushdown import Pushdown
 from spark_kafka_py.spark.sink import (
     KafkaArrowWriter,
     KafkaStreamArrowWriter,
+    check_topic_exists,
     options_for_write,
     save_mode_error,
 )
@@ -515,8 +516,15 @@ class PyKafkaDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> KafkaArrowWriter:
         """``df.write.format("pykafka")`` (mode Append; Spark's sink refuses Overwrite)."""
         save_mode_error(overwrite)
-        return KafkaArrowWriter(options_for_write(self.options, schema, streaming=False))
+        options = options_for_write(self.options, schema, streaming=False)
+        check_topic_exists(options)
+        return KafkaArrowWriter(options)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamArrowWriter:
         """``writeStream.format("pykafka")`` in any output mode Spark's sink accepts."""
-        return KafkaStreamArrowWriter(options_for_write(self.options, schema, streaming=True))
+        from spark_kafka_py.spark.exactly_once import at_query_start
+
+        options = options_for_write(self.options, schema, streaming=True)
+        if at_query_start():  # PySpark creates the writer again for every commit
+            check_topic_exists(options)
+        return KafkaStreamArrowWriter(options)

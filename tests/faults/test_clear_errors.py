@@ -6,18 +6,26 @@ topic deleted mid-query; the log ending below a planned range (data loss after
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
+from spark_kafka_py.admin import list_topics
+from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.consumer.types import TopicPartition
-from spark_kafka_py.errors import DataLossError
+from spark_kafka_py.errors import DataLossError, KafkaTimeoutError
+from spark_kafka_py.producer.producer import KafkaProducer
+from spark_kafka_py.producer.settings import ProducerSettings
+from spark_kafka_py.spark.options import parse_options
+from spark_kafka_py.spark.source import KafkaBatchReader
 from spark_kafka_py.testing.tools import delete_topic
 
 from .helpers import expected_values, fetcher_via, produce_values, rows, settings_for
@@ -205,3 +213,112 @@ def test_log_ending_below_the_range_is_data_loss_after_poll_timeout(
             assert rows(fetcher.read(10, 60)) == expected_values(30, 1, 0)[10:]
     finally:
         client.close()
+
+
+# -- issue 24: fail fast, say it first -------------------------------------------------------
+
+
+def _write(
+    spark: SparkSession, bootstrap: str, rows: list[tuple[str, ...]], schema: str, **opts: str
+) -> Any:
+    w = spark.createDataFrame(rows, schema).write.format("pykafka").mode("append")
+    w = w.option("kafka.bootstrap.servers", bootstrap)
+    for k, v in opts.items():
+        w = w.option(k, v)
+    return w
+
+
+@pytest.mark.parametrize("via", ["topic option", "topic column"])
+def test_write_to_a_missing_topic_fails_at_once_naming_the_broker_setting(
+    spark: SparkSession, kafka_bootstrap: str, via: str
+) -> None:
+    # The session broker runs with auto.create.topics.enable=false. Before issue 24 every task
+    # waited kafka.max.block.ms (here 300 s) for the topic and failed with the same error; now
+    # the driver (topic option) or the task (topic column) fails on the broker's answer, in
+    # 3-10 s on an idle machine; the bound below only has to tell that from 300 s.
+    missing = f"no-such-topic-{via.split()[1]}-{time.monotonic_ns()}"
+    if via == "topic option":
+        w = _write(spark, kafka_bootstrap, [("v",)], "value string", topic=missing)
+    else:
+        w = _write(spark, kafka_bootstrap, [(missing, "v")], "topic string, value string")
+    w = w.option("kafka.max.block.ms", "300000")
+    started = time.monotonic()
+    with pytest.raises(Exception) as info:
+        w.save()
+    elapsed = time.monotonic() - started
+    text = str(info.value)
+    assert f"topic '{missing}' does not exist" in text, text[:2000]
+    assert "auto.create.topics.enable=false" in text
+    assert f"spark-kafka-py topics create {missing}" in text
+    assert elapsed < 150, f"waited {elapsed:.1f} s: kafka.max.block.ms, not the broker's answer"
+    # Nothing was created by the check (Metadata without allow_auto_topic_creation).
+    with KafkaClient(ClientConfig.from_bootstrap(kafka_bootstrap)) as client:
+        assert missing not in list_topics(client, timeout_ms=10_000)
+
+
+class _Timed(logging.Handler):
+    """Records (seconds since ``start``, level, message) of every log record."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.start = time.monotonic()
+        self.lines: list[tuple[float, str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((time.monotonic() - self.start, record.levelname, record.getMessage()))
+
+
+@pytest.fixture()
+def timed_log() -> Iterator[_Timed]:
+    handler = _Timed()
+    root = logging.getLogger("spark_kafka_py")
+    old = root.level
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    yield handler
+    root.removeHandler(handler)
+    root.setLevel(old)
+
+
+def _warnings(handler: _Timed) -> list[tuple[float, str]]:
+    return [(t, m) for t, level, m in handler.lines if level == "WARNING"]
+
+
+def test_refused_read_planning_warns_at_once_naming_the_bound(timed_log: _Timed) -> None:
+    # What the driver's planning runs in PySpark's Python worker, in this process: nothing
+    # listens at the bootstrap address. Before issue 24 only INFO lines, then the error after
+    # default.api.timeout.ms (60 s by default).
+    port = _closed_port()
+    reader = KafkaBatchReader(
+        parse_options(
+            {
+                "kafka.bootstrap.servers": f"127.0.0.1:{port}",
+                "subscribe": "t",
+                "kafka.default.api.timeout.ms": "4000",
+            },
+            streaming=False,
+        )
+    )
+    with pytest.raises(KafkaTimeoutError, match=r"default\.api\.timeout\.ms=4000"):
+        reader.partitions()
+    warned = _warnings(timed_log)
+    assert len(warned) == 1, timed_log.lines  # once, the retries at INFO
+    at, message = warned[0]
+    assert at < 2.0, f"the WARN line came {at:.1f} s after the start"
+    assert f"127.0.0.1:{port}" in message and "Connection refused" in message
+    assert "retrying for up to 4000 ms (default.api.timeout.ms)" in message
+
+
+def test_refused_write_warns_at_once_naming_max_block_ms(timed_log: _Timed) -> None:
+    port = _closed_port()
+    settings = ProducerSettings(
+        client=ClientConfig.from_bootstrap(f"127.0.0.1:{port}"), max_block_ms=3000
+    )
+    with KafkaProducer(settings) as producer, pytest.raises(Exception, match="3000 ms"):
+        producer.partition_count("t")
+    warned = _warnings(timed_log)
+    assert len(warned) == 1, timed_log.lines
+    at, message = warned[0]
+    assert at < 2.0, f"the WARN line came {at:.1f} s after the start"
+    assert f"127.0.0.1:{port}" in message and "Connection refused" in message
+    assert "(kafka.max.block.ms)" in message
