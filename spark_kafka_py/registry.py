@@ -21,6 +21,7 @@ kind of text they take; their structure is parsed where its types live
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -504,6 +505,31 @@ def default(name: str) -> Any:
     (:class:`~spark_kafka_py.client.cluster.ClientConfig`, the consumer and group settings)
     use when built without options."""
     return _BY_KEY[name.lower()].default
+
+
+#: Options Spark itself passes to a data source with the user's: never warned about.
+SPARK_PASSED = frozenset({"path", "paths", "checkpointlocation"})
+
+
+def is_registered(key: str) -> bool:
+    """Whether ``key`` (lower-cased, as PySpark passes option keys) is a registered option."""
+    return key in _BY_KEY
+
+
+def did_you_mean(key: str) -> str:
+    """The registered option closest to ``key`` as a hint for a message
+    (``"; did you mean 'startingOffsets'?"``), or ``""`` when none is close: the nearest
+    name by :func:`difflib.get_close_matches` (ratio >= 0.8) among the options of the same kind
+    (``kafka.*`` settings for a ``kafka.*`` key, the others otherwise).
+
+    Args:
+        key: an option key, any case.
+    """
+    low = key.lower()
+    kafka = low.startswith("kafka.")
+    names = {o.key: o.name for o in OPTIONS if o.key.startswith("kafka.") == kafka}
+    found = difflib.get_close_matches(low, list(names), n=1, cutoff=0.8)
+    return f"; did you mean '{names[found[0]]}'?" if found else ""
 
 
 def kafka_settings(scope: str | None = None) -> frozenset[str]:

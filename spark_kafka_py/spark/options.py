@@ -43,7 +43,10 @@ from spark_kafka_py.registry import (
     OPTIONS,
     REJECTED,
     SINK,
+    SPARK_PASSED,
     STREAM,
+    did_you_mean,
+    is_registered,
     option,
     parse_time_ms,
 )
@@ -528,8 +531,11 @@ def check_kafka_options(
     user: str,
 ) -> None:
     """Checks shared by reads and writes (``KafkaSourceProvider``): bootstrap servers given,
-    Spark's rejected settings refused with Spark's reasons, and a warning for every ``kafka.*``
-    setting not in ``known`` (as the Java clients warn about unused settings).
+    Spark's rejected settings refused with Spark's reasons, a warning for every ``kafka.*``
+    setting not in ``known`` (as the Java clients warn about unused settings), and one for
+    every other option that is not registered at all (Spark ignores it silently), each with
+    the closest registered name when one is close (:func:`~spark_kafka_py.registry.did_you_mean`:
+    ``startingOffset`` -> ``startingOffsets``). Never a failure: we accept what Spark accepts.
 
     Args:
         opts: the options, keys lower-cased.
@@ -539,17 +545,35 @@ def check_kafka_options(
         user: who ignores unknown settings, for the warning.
 
     Raises:
-        ConfigError: no bootstrap servers, or a rejected setting.
+        ConfigError: no bootstrap servers (naming a near miss such as
+            ``kafka.bootstrap.server`` when one is given), or a rejected setting.
     """
     if not opts.get("kafka.bootstrap.servers", "").strip():
+        hint = did_you_mean("kafka.bootstrap.servers")  # what a misspelling of it is told
+        near = [
+            k for k in sorted(opts) if k != "kafka.bootstrap.servers" and did_you_mean(k) == hint
+        ]
         raise ConfigError(
             f"Option 'kafka.bootstrap.servers' must be specified for configuring Kafka {client}"
+            + (f"; option '{near[0]}' is given{hint}" if near else "")
         )
     for key, reason in rejected.items():
         if key in opts:
             raise ConfigError(reason)
     for key in sorted(k for k in opts if k.startswith(KAFKA_PREFIX) and k not in known):
-        log.warning("Kafka option '%s' is not used by %s; ignoring it", key, user)
+        log.warning(
+            "Kafka option '%s' is not used by %s; ignoring it%s", key, user, did_you_mean(key)
+        )
+    for key in sorted(
+        k
+        for k in opts
+        if not k.startswith(KAFKA_PREFIX) and not is_registered(k) and k not in SPARK_PASSED
+    ):
+        log.warning(
+            "Option '%s' is not an option of format('pykafka'); ignoring it, as Spark does%s",
+            key,
+            did_you_mean(key),
+        )
 
 
 def _check_general(opts: Mapping[str, str]) -> None:

@@ -252,3 +252,47 @@ def test_check_crcs_is_honoured_without_the_ignoring_warning(
     assert "ignoring it" not in caplog.text
     with pytest.raises(ConfigError, match=r"kafka\.check\.crcs"):
         parse_options(opts(subscribe="t", **{"kafka.check.crcs": "maybe"}), streaming=streaming)
+
+
+# -- issue 24: a misspelled option gets a warning naming the closest known one ---------------
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_misspelled_options_are_warned_about_with_the_closest_name(
+    caplog: pytest.LogCaptureFixture, streaming: bool
+) -> None:
+    given = {
+        "startingOffset": "earliest",  # startingOffsets
+        "failOnDataLos": "false",  # failOnDataLoss
+        "kafka.fetch.max.byte": "1",  # kafka.fetch.max.bytes
+        "noSuchThing": "1",  # nothing close
+    }
+    with caplog.at_level("WARNING", logger="spark_kafka_py.spark.options"):
+        parsed = parse_options(opts(subscribe="t", **given), streaming=streaming)
+    text = caplog.text
+    assert "Option 'startingoffset' is not an option of format('pykafka')" in text
+    assert "did you mean 'startingOffsets'?" in text
+    assert "did you mean 'failOnDataLoss'?" in text
+    assert "Kafka option 'kafka.fetch.max.byte' is not used" in text
+    assert "did you mean 'kafka.fetch.max.bytes'?" in text
+    assert "Option 'nosuchthing' is not an option" in text
+    assert len(caplog.records) == 4
+    assert parsed.fail_on_data_loss is True  # ignored, as Spark ignores it
+
+
+def test_options_spark_passes_and_sink_options_on_a_read_are_not_warned_about(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level("WARNING", logger="spark_kafka_py.spark.options"):
+        parse_options(opts(subscribe="t", path="/x", checkpointLocation="/cp"), streaming=True)
+        parse_options(opts(subscribe="t", topic="out"), streaming=False)
+    assert caplog.records == []
+
+
+def test_misspelled_bootstrap_servers_is_named_in_the_error() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"must be specified for configuring Kafka consumer; option "
+        r"'kafka\.bootstrap\.server' is given; did you mean 'kafka\.bootstrap\.servers'\?",
+    ):
+        parse_options({"kafka.bootstrap.server": "h:1", "subscribe": "t"}, streaming=False)
