@@ -57,6 +57,7 @@ from spark_kafka_py.producer.partitioner import StickyPartitioner, partitions_fo
 from spark_kafka_py.producer.producer import KafkaProducer
 from spark_kafka_py.producer.settings import ProducerSettings
 from spark_kafka_py.spark.sink_options import SinkOptions, parse_sink_options
+from spark_kafka_py.spark.user_errors import user_facing
 
 __all__ = [
     "HEADERS_TYPE",
@@ -359,9 +360,11 @@ class KafkaArrowWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:
         return write_batches(self.options, iterator)
 
+    @user_facing
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         _log_commit(messages, "batch write")
 
+    @user_facing
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         written = sum(m.records for m in messages if isinstance(m, KafkaWriteMessage))
         log.warning(
@@ -465,12 +468,14 @@ class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
             return write_transaction(self.options, iterator)
         return write_batches(self.options, iterator)
 
+    @user_facing
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         if self.options.exactly_once:
             with _committer(self.options) as committer:
                 committer.commit(_handles(messages), batchId)
         _log_commit(messages, f"micro-batch {batchId}")
 
+    @user_facing
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         if self.options.exactly_once:
             with _committer(self.options) as committer:

@@ -66,6 +66,7 @@ from spark_kafka_py.spark.sink import (
     options_for_write,
     save_mode_error,
 )
+from spark_kafka_py.spark.user_errors import user_facing
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +241,7 @@ class KafkaBatchReader(DataSourceReader):
             self.pushdown = Pushdown.of(filters)
         return filters
 
+    @user_facing
     def partitions(self) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
         planner = Planner(self.options)
         try:
@@ -339,6 +341,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_trigger_ms = 0
         self._timings_path = os.environ.get(STREAM_TIMINGS_ENV) or None
 
+    @user_facing
     @_timed
     def initialOffset(self) -> dict:
         if self._group is not None:
@@ -391,6 +394,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         self._available_now = self._fetch_latest()
 
+    @user_facing
     @_timed
     def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
         end = self._latest_offset(start, limit)
@@ -439,6 +443,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             latest = rate_limit(max_rows, begin, latest)
         return to_offset_dict(latest)
 
+    @user_facing
     @_timed
     def reportLatestOffset(self) -> dict | None:
         """The latest offsets of the last look-up (query progress: ``latestOffset``); Spark
@@ -450,6 +455,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._reported = (latest, to_offset_dict(latest))
         return self._reported[1]
 
+    @user_facing
     @_timed
     def partitions(self, start: dict, end: dict) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
         if self._group is not None:
@@ -467,6 +473,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         path = getattr(self, "_timings_path", None)
         return batches if path is None else _timed_read(path, batches)
 
+    @user_facing
     @_timed
     def commit(self, end: dict) -> None:
         """Spark has processed every offset below ``end``: with ``kafka.group.id``, commit
@@ -493,6 +500,7 @@ class PyKafkaDataSource(DataSource):
     def name(cls) -> str:
         return "pykafka"
 
+    @user_facing
     def schema(self) -> StructType:
         return kafka_schema(include_headers(self.options))
 
@@ -505,14 +513,17 @@ class PyKafkaDataSource(DataSource):
                 "or from_json on the value column instead"
             )
 
+    @user_facing
     def reader(self, schema: StructType) -> KafkaBatchReader:
         self._check_schema(schema)
         return KafkaBatchReader(parse_options(self.options, streaming=False))
 
+    @user_facing
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         self._check_schema(schema)
         return KafkaStreamReader(parse_options(self.options, streaming=True))
 
+    @user_facing
     def writer(self, schema: StructType, overwrite: bool) -> KafkaArrowWriter:
         """``df.write.format("pykafka")`` (mode Append; Spark's sink refuses Overwrite)."""
         save_mode_error(overwrite)
@@ -520,6 +531,7 @@ class PyKafkaDataSource(DataSource):
         check_topic_exists(options)
         return KafkaArrowWriter(options)
 
+    @user_facing
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamArrowWriter:
         """``writeStream.format("pykafka")`` in any output mode Spark's sink accepts."""
         from spark_kafka_py.spark.exactly_once import at_query_start

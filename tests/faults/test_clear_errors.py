@@ -20,7 +20,8 @@ from pyspark.sql import SparkSession
 
 from spark_kafka_py.admin import list_topics
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
-from spark_kafka_py.consumer.types import TopicPartition
+from spark_kafka_py.consumer.offsets import list_offsets
+from spark_kafka_py.consumer.types import LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import DataLossError, KafkaTimeoutError
 from spark_kafka_py.producer.producer import KafkaProducer
 from spark_kafka_py.producer.settings import ProducerSettings
@@ -113,12 +114,21 @@ def batch_error(spark: SparkSession, bootstrap: str, topic: str = "t", **options
     return str(info.value)
 
 
+def _our_frames(text: str) -> list[str]:
+    """The traceback lines of spark_kafka_py's files in an error's text."""
+    return [line for line in text.splitlines() if 'File "' in line and "spark_kafka_py" in line]
+
+
 def test_bootstrap_server_down(spark: SparkSession) -> None:
     port = _closed_port()
     text = batch_error(spark, f"127.0.0.1:{port}")
     assert "KafkaTimeoutError" in text and "default.api.timeout.ms=3000" in text
     assert "no broker answered Metadata" in text
     assert f"127.0.0.1:{port}" in text and "Connection refused" in text
+    # Issue 24: the planning error shows one frame (the data source's boundary), not the
+    # planner's and the client's, and no chained KafkaConnectionError with its own frames.
+    assert len(_our_frames(text)) == 1, text
+    assert "During handling" not in text and "direct cause" not in text, text
 
 
 def test_bootstrap_server_is_http(
@@ -322,3 +332,42 @@ def test_refused_write_warns_at_once_naming_max_block_ms(timed_log: _Timed) -> N
     assert at < 2.0, f"the WARN line came {at:.1f} s after the start"
     assert f"127.0.0.1:{port}" in message and "Connection refused" in message
     assert "(kafka.max.block.ms)" in message
+
+
+def test_exactly_once_options_fail_the_query_before_its_first_batch_cause_first(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    # PySpark runs no code of a Python sink inside start(): the stream writer is created when
+    # the query initializes its first micro-batch, on the query's thread. The options are
+    # checked there, before any task runs, and the error names the option in its first line
+    # (before issue 24: five of our frames above it, from source.py to sink_options.py).
+    topic = new_topic()
+    q = (
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", 10)
+        .load()
+        .selectExpr("CAST(CAST(value AS STRING) AS BINARY) AS value")
+        .writeStream.format("pykafka")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("topic", topic)
+        .option("deliveryGuarantee", "exactly-once")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .start()
+    )
+    try:
+        with pytest.raises(StreamingQueryException) as info:
+            q.awaitTermination(120)
+        assert not q.isActive
+        assert q.recentProgress == []  # no micro-batch ran
+    finally:
+        q.stop()
+    text = str(info.value)
+    assert (
+        "ConfigError: Option 'deliveryGuarantee'='exactly-once' needs 'transactionalIdPrefix'"
+        in text
+    )
+    assert len(_our_frames(text)) == 1, text
+    assert "sink_options.py" not in text and "options_for_write" not in text
+    with KafkaClient(ClientConfig.from_bootstrap(kafka_bootstrap)) as client:
+        ends = list_offsets(client, {TopicPartition(topic, 0): LATEST_TIMESTAMP})
+    assert ends == {TopicPartition(topic, 0): 0}  # nothing written
