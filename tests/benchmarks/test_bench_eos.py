@@ -30,6 +30,7 @@ def test_latency_table_shows_the_added_cost():
 
 
 @pytest.mark.integration
+@pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
 def test_bench_eos_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
     report = tmp_path / "bench.json"
     cmd = [

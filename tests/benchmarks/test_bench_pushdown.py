@@ -47,6 +47,7 @@ def test_table_shows_fetched_matching_and_speedup():
 
 
 @pytest.mark.integration
+@pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
 def test_bench_pushdown_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
     report = tmp_path / "bench.json"
     cmd = [

@@ -72,6 +72,7 @@ def test_a_worker_is_a_pyspark_daemon_or_worker():
 
 
 @pytest.mark.integration
+@pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
 def test_bench_write_runs_at_tiny_scale(kafka_bootstrap, tmp_path):
     report = tmp_path / "bench.json"
     cmd = [

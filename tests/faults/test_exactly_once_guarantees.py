@@ -206,6 +206,7 @@ def _killed_past_deadline(
     return prefix, batch, states
 
 
+@pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
 def test_driver_killed_after_recording_committing_restart_past_deadline_redoes_batch(
     spark: SparkSession,
     kafka_bootstrap: str,
@@ -231,6 +232,7 @@ def test_driver_killed_after_recording_committing_restart_past_deadline_redoes_b
     assert_exactly_once(spark, kafka_bootstrap, out_topic, prefix, RECORDS)
 
 
+@pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
 def test_driver_killed_after_first_endtxn_fails_loudly_until_recover_partial_batch(
     spark: SparkSession,
     kafka_bootstrap: str,
@@ -312,6 +314,7 @@ def test_prefix_reused_by_new_checkpoint_at_equal_batch_id_is_refused(
 # ---- 5. fewer tasks after a restart ----------------------------------------------------------
 
 
+@pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
 def test_fewer_tasks_after_restart_leave_no_transaction_open(
     spark: SparkSession,
     kafka_bootstrap: str,
