@@ -143,10 +143,18 @@ from benchmarks.streaming import (
     format_stream_table,
 )
 from benchmarks.write import WriteMemory, bench_write, format_memory_table
+from spark_kafka_py.discovery import ensure_registered
 from spark_kafka_py.testing.spark import local_spark_session
 from spark_kafka_py.testing.spark_cluster import StandaloneCluster, cluster_spark_session
 
 __all__ = ["add_parser", "main", "run"]
+
+#: The ``--help`` description (plain text: argparse prints it as it is).
+DESCRIPTION = (
+    'spark-kafka-py bench: format("pykafka") side by side with its peers (Spark\'s '
+    'format("kafka"), Kafka clients, the limit of a Python data source), as ratios of two '
+    "systems measured in the same run on the same local broker and topic."
+)
 
 #: ``--records`` and ``--partitions`` when not given, for every benchmark but ``pushdown``.
 DEFAULT_RECORDS = 5_000_000
@@ -167,9 +175,15 @@ def _bench_session(master: str) -> tuple[Any, StandaloneCluster | None]:
     cluster), or ``standalone``: a cluster of :data:`STANDALONE_WORKERS` 1-core workers
     (:class:`~spark_kafka_py.testing.spark_cluster.StandaloneCluster`) started here, one
     1-core executor per worker with a :data:`STANDALONE_EXECUTOR_MEMORY` heap.
+
+    When PySpark does not find ``format("pykafka")`` by itself (a plain ``pip install -e .``),
+    the session registers it and one line on stderr says so and how to install instead
+    (:func:`spark_kafka_py.discovery.ensure_registered`).
     """
     if master.startswith("local"):
-        return local_spark_session("spark-kafka-py bench", master=master), None
+        spark = local_spark_session("spark-kafka-py bench", master=master)
+        ensure_registered(spark)
+        return spark, None
     cluster = None
     if master == "standalone":
         cluster = StandaloneCluster(
@@ -183,6 +197,7 @@ def _bench_session(master: str) -> tuple[Any, StandaloneCluster | None]:
             executor_memory=STANDALONE_EXECUTOR_MEMORY,
             with_kafka_connector=True,
         )
+        ensure_registered(spark)
     except BaseException:
         if cluster is not None:
             cluster.stop()
@@ -547,7 +562,7 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "bench",
         help="benchmark format('pykafka') against Spark's format('kafka') and Kafka clients",
-        description=__doc__.split("\n\n")[0],
+        description=DESCRIPTION,
     )
     p.add_argument(
         "which",

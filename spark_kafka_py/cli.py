@@ -31,7 +31,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BENCH_MODULE", "COMMAND_MODULES", "build_parser", "main", "source_checkout"]
+from spark_kafka_py.discovery import CHECKOUT_INSTALL
+
+__all__ = [
+    "BENCH_MODULE",
+    "BENCH_NEEDS_CHECKOUT",
+    "COMMAND_MODULES",
+    "DESCRIPTION",
+    "build_parser",
+    "main",
+    "source_checkout",
+]
 
 #: Modules providing ``add_parser(subparsers)``, in the order shown by ``--help``. A module
 #: that does not exist (yet) is left out; any other import error is raised.
@@ -44,11 +54,21 @@ COMMAND_MODULES: list[str] = [
 #: The module of ``spark-kafka-py bench`` in a source checkout (``benchmarks/cli.py``).
 BENCH_MODULE = "benchmarks.cli"
 
-#: Why ``bench`` cannot run from an installed wheel, and what to do instead.
+#: Why ``bench`` cannot run from an installed wheel, and what to do instead: the README's
+#: install command (:data:`spark_kafka_py.discovery.CHECKOUT_INSTALL`).
 BENCH_NEEDS_CHECKOUT = (
     "spark-kafka-py bench runs the benchmarks of a source checkout (benchmarks/ is not part of "
-    "the installed package): clone the spark-kafka-py repository and install it from there "
-    '(pip install -e ".[test,bench]"), then run spark-kafka-py bench again.'
+    "the installed package): clone the spark-kafka-py repository and install it from its root "
+    f"as the README says, {CHECKOUT_INSTALL} (add bench to the extras for the peers "
+    "confluent-kafka and kafka-python), then run spark-kafka-py bench again."
+)
+
+#: The top-level ``--help`` description (plain text: argparse prints it as it is).
+DESCRIPTION = (
+    "spark-kafka-py: a Kafka source and sink for Apache Spark, written in Python "
+    '(format("pykafka")). This console script starts a local Kafka broker; creates, lists, '
+    "describes and deletes topics and describes consumer groups and transactions as Kafka's "
+    "own tools do; runs the demo job and, from a source checkout, the benchmarks."
 )
 
 
@@ -84,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every available subcommand registered."""
     parser = argparse.ArgumentParser(
         prog="spark-kafka-py",
-        description="A Kafka source for Apache Spark written in Python: tools.",
+        description=DESCRIPTION,
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:

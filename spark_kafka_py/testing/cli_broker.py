@@ -1,13 +1,15 @@
-"""``spark-kafka-py broker start|stop|status``: a local Kafka cluster that outlives the command.
+"""spark-kafka-py broker start|stop|status: a local Kafka cluster that outlives the command.
 
-``start`` launches a :class:`LocalKafkaCluster` detached from the CLI process, writes its state
-(pids, ports, bootstrap servers, data directory) to ``<cache>/broker/state.json`` and prints the
-bootstrap servers alone on stdout, so that::
+start launches a local Kafka cluster (KRaft, from Apache Kafka's Maven jars) detached from the
+command, writes its state (pids, ports, bootstrap servers, data directory) to
+<cache>/broker/state.json (<cache> is $SPARK_KAFKA_PY_CACHE or ~/.cache/spark-kafka-py) and
+prints the bootstrap servers alone on stdout, so that
 
     export KAFKA_BOOTSTRAP_SERVERS=$(spark-kafka-py broker start)
 
-works. ``stop`` terminates those processes (SIGTERM, SIGKILL after a timeout) and removes the
-state and data; ``status`` prints whether it is up (exit code 0 up, 1 not).
+works. stop terminates those processes (SIGTERM, SIGKILL after a timeout) and removes the state
+and data; status prints whether it is up (exit code 0 up, 1 not). The broker does not create
+topics on first use: create them with spark-kafka-py topics create NAME --partitions N.
 """
 
 from __future__ import annotations
@@ -158,7 +160,8 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``broker start|stop|status`` on the CLI's subparsers."""
+    """Register ``broker start|stop|status`` on the CLI's subparsers; the module docstring,
+    plain text without markup, is its ``--help`` description."""
     broker = subparsers.add_parser(
         "broker",
         help="run a local Apache Kafka cluster (KRaft, from Maven jars) in the background",

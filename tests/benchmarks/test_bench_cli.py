@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from spark_kafka_py import cli
+from spark_kafka_py.discovery import CHECKOUT_INSTALL
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,3 +24,7 @@ def test_bench_without_a_checkout_says_so(
     err = capsys.readouterr().err
     assert err.strip() == cli.BENCH_NEEDS_CHECKOUT
     assert "source checkout" in err and "pip install -e" in err
+    # the README's install command, which PySpark's look-up of pyspark_pykafka needs
+    assert CHECKOUT_INSTALL in err and "editable_mode=compat" in CHECKOUT_INSTALL
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert CHECKOUT_INSTALL in readme
