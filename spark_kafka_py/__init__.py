@@ -1,4 +1,4 @@
-"""spark-kafka-py: a Kafka source for Apache Spark written in Python (``format("pykafka")``).
+"""spark-kafka-py: a Kafka source and sink for Apache Spark in Python (``format("pykafka")``).
 
 Installing the package registers the source with PySpark automatically (see
 :mod:`pyspark_pykafka`); :func:`register` does it explicitly for a given session.
