@@ -2,12 +2,13 @@
 
 The layout of every field is written out in :mod:`spark_kafka_py.records.format`.
 
-Hot-path notes: the per-record loop in :func:`_decode_v2_records` reads varints inline
-(one byte, the common case, costs an index and a compare), appends straight into the
-column lists of :class:`~spark_kafka_py.records.arrow.ColumnBuilder`, and is bounds-checked
-once per record (its stated length) plus one ``except IndexError`` around the loop: a read
-past the end of the buffer becomes a :class:`~spark_kafka_py.errors.CorruptRecordError`,
-in the franz-go style of "read, then check once".
+It reads like the spec: one :func:`_varint` call per varint field, in the order of the record
+layout; speed belongs to its accelerated twin (``_accel.pyx``), which must decode the same
+bytes to the same columns and errors. The per-record loop appends straight into the column
+lists of :class:`~spark_kafka_py.records.arrow.ColumnBuilder` and is bounds-checked once per
+record (its stated length) plus one ``except IndexError`` around the loop: a read past the end
+of the buffer becomes a :class:`~spark_kafka_py.errors.CorruptRecordError` ("read, then check
+once").
 """
 
 from __future__ import annotations
@@ -363,6 +364,25 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
     return (u >> 1) ^ -(u & 1), pos
 
 
+def _nullable_bytes(
+    buf: bytes, pos: int, end: int, what: str, topic: str, partition: int, base_offset: int
+) -> tuple[bytes | None, int]:
+    """A record's key or value at ``pos``: a varint length (-1 for null) and that many bytes,
+    which must end by ``end`` (the record's end): ``(bytes or None, new_pos)``.
+
+    Raises:
+        CorruptRecordError: a length below -1 or past the record's end.
+    """
+    size, pos = _varint(buf, pos)
+    if size >= 0:
+        if size > end - pos:
+            raise _past_record(what, size, topic, partition, base_offset)
+        return buf[pos : pos + size], pos + size
+    if size == -1:
+        return None, pos
+    raise _bad_record(f"{what} length {size}", topic, partition, base_offset)
+
+
 def _decode_v2_records(
     buf: bytes,
     count: int,
@@ -396,101 +416,32 @@ def _decode_v2_records(
         h_offsets = cols.header_offsets.append
         h_nulls = cols.header_nulls.append
         header_keys = cols.header_keys
-    tail = _uvarint_tail
     first_row = len(cols.offsets)
     row = first_row
     pos = 0
     stopped = False
     try:
         for _ in range(count):
-            # length: varint
-            b = buf[pos]
-            if b < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                pos += 2
-            else:
-                b, pos = tail(buf, pos + 1, b)
-            length = (b >> 1) ^ -(b & 1)
+            # Record (KIP-98): length varint, attributes int8, timestampDelta varlong,
+            # offsetDelta varint, key and value (varint length, -1 for null, then bytes),
+            # headers (varint count, then each key and value the same way).
+            length, pos = _varint(buf, pos)
             end = pos + length
             if length < MIN_RECORD_BODY or end > n:
                 raise _bad_record(f"record length {length}", topic, partition, base_offset)
-            pos += 1  # attributes: int8, unused
-            # timestampDelta: varlong
-            b = buf[pos]
-            if b < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                pos += 2
-            else:
-                b, pos = tail(buf, pos + 1, b)
-            ts_delta = (b >> 1) ^ -(b & 1)
-            # offsetDelta: varint
-            b = buf[pos]
-            if b < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                pos += 2
-            else:
-                b, pos = tail(buf, pos + 1, b)
-            offset = base_offset + ((b >> 1) ^ -(b & 1))
+            pos += 1  # attributes: unused
+            ts_delta, pos = _varint(buf, pos)
+            offset_delta, pos = _varint(buf, pos)
+            offset = base_offset + offset_delta
             if offset < start_offset:
                 pos = end
                 continue
             if offset >= end_offset:
                 stopped = True
                 break
-            # key: varint length (-1 null) + bytes
-            b = buf[pos]
-            if b < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                pos += 2
-            else:
-                b, pos = tail(buf, pos + 1, b)
-            size = (b >> 1) ^ -(b & 1)
-            if size >= 0:
-                if size > end - pos:
-                    raise _past_record("key", size, topic, partition, base_offset)
-                key: bytes | None = buf[pos : pos + size]
-                pos += size
-            elif size == -1:
-                key = None
-            else:
-                raise _bad_record(f"key length {size}", topic, partition, base_offset)
-            # value: varint length (-1 null) + bytes
-            b = buf[pos]
-            if b < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                pos += 2
-            else:
-                b, pos = tail(buf, pos + 1, b)
-            size = (b >> 1) ^ -(b & 1)
-            if size >= 0:
-                if size > end - pos:
-                    raise _past_record("value", size, topic, partition, base_offset)
-                value: bytes | None = buf[pos : pos + size]
-                pos += size
-            elif size == -1:
-                value = None
-            else:
-                raise _bad_record(f"value length {size}", topic, partition, base_offset)
-            # headers: varint count + entries
-            b = buf[pos]
-            if b < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:  # two bytes: 64..8191 after zigzag, inline too
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                pos += 2
-            else:
-                b, pos = tail(buf, pos + 1, b)
-            header_count = (b >> 1) ^ -(b & 1)
+            key, pos = _nullable_bytes(buf, pos, end, "key", topic, partition, base_offset)
+            value, pos = _nullable_bytes(buf, pos, end, "value", topic, partition, base_offset)
+            header_count, pos = _varint(buf, pos)
             if header_count:
                 if header_count < 0 or header_count > (end - pos) // 2:
                     raise _bad_record(f"header count {header_count}", topic, partition, base_offset)
@@ -505,20 +456,10 @@ def _decode_v2_records(
                             raise _past_record("header key", hk_len, topic, partition, base_offset)
                         h_keys(buf[pos : pos + hk_len].decode("utf-8", "replace"))
                         pos += hk_len
-                        hv_len, pos = _varint(buf, pos)
-                        if hv_len >= 0:
-                            if hv_len > end - pos:
-                                raise _past_record(
-                                    "header value", hv_len, topic, partition, base_offset
-                                )
-                            h_values(buf[pos : pos + hv_len])
-                            pos += hv_len
-                        elif hv_len == -1:
-                            h_values(None)
-                        else:
-                            raise _bad_record(
-                                f"header value length {hv_len}", topic, partition, base_offset
-                            )
+                        header_value, pos = _nullable_bytes(
+                            buf, pos, end, "header value", topic, partition, base_offset
+                        )
+                        h_values(header_value)
                 else:
                     pos = end  # headers are not wanted: skip them
             elif include_headers:
