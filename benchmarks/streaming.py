@@ -30,7 +30,7 @@ if __name__ == "__main__" and not __package__:  # run as a file: the checkout's 
 from benchmarks.harness import BenchResult
 from benchmarks.limit_stream_source import LIMIT_FORMAT
 from benchmarks.limit_stream_source import register as register_limit
-from spark_kafka_py.spark.source import STREAM_TIMINGS_ENV
+from spark_kafka_py.spark.stream_timings import STREAM_TIMINGS_ENV
 
 __all__ = [
     "DURATION_KEYS",
@@ -66,9 +66,10 @@ PROGRESS_KEPT = 100_000
 
 def enable_driver_timings() -> Path:
     """Make ``format("pykafka")``'s stream readers of Spark sessions started from now on time
-    their driver-side calls (:data:`~spark_kafka_py.spark.source.STREAM_TIMINGS_ENV`, one JSON
-    line per call). Call before the session starts: its JVM passes its environment on to the
-    driver-side Python process of each stream reader. Returns the file."""
+    their driver-side calls (one JSON line per call, in the file of
+    :data:`~spark_kafka_py.spark.stream_timings.STREAM_TIMINGS_ENV`). Call before the session
+    starts: its JVM passes its environment on to the driver-side Python process of each stream
+    reader. Returns the file."""
     existing = os.environ.get(STREAM_TIMINGS_ENV)
     if existing:
         return Path(existing)

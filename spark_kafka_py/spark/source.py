@@ -11,13 +11,10 @@ Integration Guide for option names, schema and semantics.
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -66,66 +63,10 @@ from spark_kafka_py.spark.sink import (
     options_for_write,
     save_mode_error,
 )
+from spark_kafka_py.spark.stream_timings import STREAM_TIMINGS_ENV, timed, timed_read
 from spark_kafka_py.spark.user_errors import user_facing
 
 log = logging.getLogger(__name__)
-
-#: Debug switch of the stream reader: a file path. When it is set in the environment of the
-#: driver-side Python process that holds a ``format("pykafka")`` stream reader, each call of
-#: ``initialOffset``, ``latestOffset``, ``partitions``, ``commit``, ``reportLatestOffset`` and
-#: ``prepareForTriggerAvailableNow`` appends one JSON line ``{"call": name, "ms": duration,
-#: "at": epoch seconds}`` to it (``spark-kafka-py bench stream`` sets it to find where a
-#: micro-batch's driver time goes). The executors' copies of the reader (local mode: the same
-#: file system) add one ``read`` line per task: the ms spent fetching and decoding its range.
-#: Unset: nothing is timed.
-STREAM_TIMINGS_ENV = "SPARK_KAFKA_PY_STREAM_TIMINGS"
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _timed(method: _Method) -> _Method:
-    """Time ``method`` of :class:`KafkaStreamReader` into :data:`STREAM_TIMINGS_ENV`'s file."""
-    name = method.__name__
-
-    @functools.wraps(method)
-    def timed(self: KafkaStreamReader, *args: Any, **kwargs: Any) -> Any:
-        path = self._timings_path
-        if path is None:
-            return method(self, *args, **kwargs)
-        start = time.perf_counter()
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            ms = (time.perf_counter() - start) * 1000
-            line = json.dumps({"call": name, "ms": round(ms, 3), "at": round(time.time(), 3)})
-            with open(path, "a", encoding="utf-8") as out:
-                out.write(line + "\n")
-
-    return timed  # type: ignore[return-value]
-
-
-def _timed_read(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``batches``, and one timing line ``{"call": "read", "ms": ..., "batches": n, "rows": n}``
-    in ``path`` when they end: the time spent producing them (fetching and decoding, on the
-    executor), not the time Spark held each batch between them."""
-    own = 0.0
-    count = rows = 0
-    start = time.perf_counter()
-    try:
-        for batch in batches:
-            own += time.perf_counter() - start
-            count += 1
-            rows += batch.num_rows
-            yield batch
-            start = time.perf_counter()
-        own += time.perf_counter() - start
-    finally:
-        line = {"call": "read", "ms": round(own * 1000, 3), "batches": count, "rows": rows}
-        try:
-            with open(path, "a", encoding="utf-8") as out:
-                out.write(json.dumps(line) + "\n")
-        except OSError as exc:  # e.g. an executor on another machine: timings are a debug aid
-            log.warning("%s: cannot write read timings to %s: %s", STREAM_TIMINGS_ENV, path, exc)
 
 
 def kafka_schema(include_headers: bool) -> StructType:
@@ -342,7 +283,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._timings_path = os.environ.get(STREAM_TIMINGS_ENV) or None
 
     @user_facing
-    @_timed
+    @timed
     def initialOffset(self) -> dict:
         if self._group is not None:
             return to_offset_dict(self._group.initial_offsets())
@@ -390,12 +331,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest = latest
         return latest
 
-    @_timed
+    @timed
     def prepareForTriggerAvailableNow(self) -> None:
         self._available_now = self._fetch_latest()
 
     @user_facing
-    @_timed
+    @timed
     def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
         end = self._latest_offset(start, limit)
         if end == start:
@@ -444,7 +385,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return to_offset_dict(latest)
 
     @user_facing
-    @_timed
+    @timed
     def reportLatestOffset(self) -> dict | None:
         """The latest offsets of the last look-up (query progress: ``latestOffset``); Spark
         asks after every micro-batch, so the dict of one look-up is built once."""
@@ -456,7 +397,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._reported[1]
 
     @user_facing
-    @_timed
+    @timed
     def partitions(self, start: dict, end: dict) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
         if self._group is not None:
             ends = from_offset_dict(end)
@@ -471,10 +412,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         batches = read_partition(self.options, partition)
         path = getattr(self, "_timings_path", None)
-        return batches if path is None else _timed_read(path, batches)
+        return batches if path is None else timed_read(path, batches)
 
     @user_facing
-    @_timed
+    @timed
     def commit(self, end: dict) -> None:
         """Spark has processed every offset below ``end``: with ``kafka.group.id``, commit
         them to the group (OffsetCommit); nothing to do without a group."""

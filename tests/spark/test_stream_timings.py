@@ -14,7 +14,8 @@ from pyspark.sql.streaming.datasource import ReadMaxRows
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.spark.options import parse_options
 from spark_kafka_py.spark.planner import KafkaInputPartition
-from spark_kafka_py.spark.source import STREAM_TIMINGS_ENV, KafkaStreamReader
+from spark_kafka_py.spark.source import KafkaStreamReader
+from spark_kafka_py.spark.stream_timings import STREAM_TIMINGS_ENV
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t"}
 A, B = TopicPartition("t", 0), TopicPartition("t", 1)
