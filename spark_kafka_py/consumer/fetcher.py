@@ -40,8 +40,8 @@ Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
-import struct
 import threading
 import time
 import uuid
@@ -51,11 +51,11 @@ from typing import Any
 import pyarrow as pa
 
 from spark_kafka_py.client.cluster import KafkaClient
-from spark_kafka_py.client.connection import BrokerConnection, Pipelined
 from spark_kafka_py.consumer.offsets import list_offsets
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, READ_COMMITTED, TopicPartition
 from spark_kafka_py.errors import (
+    KafkaApiError,
     KafkaConnectionError,
     KafkaProtocolError,
     KafkaTimeoutError,
@@ -76,9 +76,15 @@ from spark_kafka_py.protocol.error_codes import (
     error_for_code,
     raise_for_error,
 )
-from spark_kafka_py.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from spark_kafka_py.protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchTopic,
+    PartitionData,
+)
 from spark_kafka_py.protocol.primitives import ZERO_UUID
 from spark_kafka_py.records import DecodedStream
+from spark_kafka_py.records.format import NO_PARTITION_LEADER_EPOCH, last_batch_leader_epoch
 
 log = logging.getLogger(__name__)
 
@@ -100,14 +106,203 @@ REFRESH_METADATA_ERRORS = frozenset(
 #: ReplicaId of a consumer in Fetch (not a follower).
 CONSUMER_REPLICA_ID = -1
 #: An Arrow batch is closed once it holds this many times ``max.partition.fetch.bytes`` of
-#: decoded data (:mod:`spark_kafka_py.records.bounds`): a full uncompressed response of
-#: ~100-byte records decodes to ~1.4 times its size and stays one batch, a compressed one is
-#: yielded in pieces (closing at 1x cost ~8% of decode-only throughput on uncompressed data).
+#: decoded data (:mod:`spark_kafka_py.records.bounds`): a full uncompressed response of small
+#: records stays one batch, a compressed one is yielded in pieces (the choice is measured in
+#: docs/performance.md).
 ARROW_BATCH_FETCHES = 2
+
+
+# -- what one Fetch response means for the read: pure, no I/O ---------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class Retry:
+    """No progress; fetch ``pos`` again. ``problem`` is what a timeout will report.
+
+    Attributes:
+        problem: why, as the ``KafkaTimeoutError`` after ``kafkaConsumer.pollTimeoutMs``
+            without progress says it.
+        refresh_metadata: look the leader up again first (Metadata).
+        back_off: sleep ``retry.backoff.ms`` first (not when the broker's ``max_wait_ms`` has
+            already waited, or the next Fetch differs from this one).
+        lost_if_lasting: the log ends below ``pos``; if that lasts until the timeout, the
+            range is reported as data loss instead of a timeout.
+    """
+
+    problem: str
+    refresh_metadata: bool = True
+    back_off: bool = True
+    lost_if_lasting: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decode:
+    """The response carries no error: decode its records from ``pos``."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Advance:
+    """The decoder read up to ``next_offset`` (past records yielded, and past control batches,
+    aborted transactions and compacted gaps); ``leader_epoch`` is the partition leader epoch
+    of the last batch read, -1 when unknown (legacy message sets), for KIP-320."""
+
+    next_offset: int
+    leader_epoch: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GrowFetch:
+    """A record batch larger than ``partition_max_bytes`` was cut short (brokers before
+    KIP-74): fetch again with ``max_bytes``."""
+
+    max_bytes: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SwitchReplica:
+    """KIP-392 (Fetch v11+): the leader names ``node`` as the replica to fetch from (given
+    ``rack_id``, ``kafka.client.rack``) and returned no records."""
+
+    node: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OutOfRange:
+    """OFFSET_OUT_OF_RANGE from the leader: ``pos`` is no longer (or not yet) in the log;
+    ``log_start_offset`` as the response gives it (-1: look it up with ListOffsets)."""
+
+    log_start_offset: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Truncated:
+    """KIP-320: the leader's log for our ``last_fetched_epoch`` ends at ``end_offset``
+    (``diverging_epoch``, Fetch v12+), below ``pos``: records already read are gone."""
+
+    epoch: int
+    end_offset: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Fail:
+    """A partition error that waiting cannot mend (e.g. TOPIC_AUTHORIZATION_FAILED)."""
+
+    error: KafkaApiError
+
+
+#: What to do with one partition's Fetch response, before decoding.
+ResponseStep = Retry | Decode | SwitchReplica | OutOfRange | Truncated | Fail
+#: What to do after decoding it.
+DecodedStep = Advance | GrowFetch | Retry
+
+
+def classify_response(
+    part: PartitionData | None,
+    tp: TopicPartition,
+    pos: int,
+    *,
+    leader: int,
+    read_replica: int,
+) -> ResponseStep:
+    """What ``part`` (this partition of a Fetch at offset ``pos``, ``None`` when the response
+    left it out) means, before its records are decoded.
+
+    The order is the Java consumer's (``FetchCollector``: errors, then a successful
+    partition's diverging epoch and preferred read replica): the error code first
+    (``FetchResponse.json``: a partition with an error carries no records), then
+    ``diverging_epoch`` (KIP-320), then ``preferred_read_replica`` (KIP-392), else decode.
+
+    Args:
+        part: the partition's ``PartitionData`` (checked by :func:`answered_partition`).
+        tp: the partition (for messages).
+        pos: the ``fetch_offset`` asked.
+        leader: the leader's node id as last looked up.
+        read_replica: the node the Fetch went to when not the leader (KIP-392), else -1.
+    """
+    if part is None:
+        return Retry("the partition was missing from the Fetch response")
+    code = part.error_code
+    if code in REFRESH_METADATA_ERRORS:
+        return Retry(str(error_for_code(code, f"fetching {tp} at offset {pos}")))
+    if code == OFFSET_OUT_OF_RANGE and read_replica >= 0:
+        # A follower that lags; the leader decides (as the Java consumer does).
+        return Retry(f"read replica {read_replica}: offset {pos} out of range", back_off=False)
+    if code == OFFSET_OUT_OF_RANGE:
+        return OutOfRange(part.log_start_offset)
+    if code:
+        return Fail(error_for_code(code, f"fetching {tp} at offset {pos}"))
+    diverging = part.diverging_epoch
+    if diverging is not None and diverging.epoch >= 0:
+        return Truncated(diverging.epoch, diverging.end_offset)
+    preferred = part.preferred_read_replica
+    if read_replica < 0 and preferred >= 0 and preferred != leader and not part.records:
+        return SwitchReplica(preferred)
+    return Decode()
+
+
+def classify_decoded(
+    part: PartitionData,
+    tp: TopicPartition,
+    pos: int,
+    end: int,
+    *,
+    next_offset: int,
+    incomplete_tail: bool,
+    read_committed: bool,
+    max_bytes: int,
+    fetch_max_bytes: int,
+) -> DecodedStep:
+    """What decoding ``part`` (a Fetch at ``pos`` of the range ``[pos, end)``) up to
+    ``next_offset`` means: progress, or why there was none.
+
+    Args:
+        part: the partition's ``PartitionData``, classified :class:`Decode`.
+        tp, pos, end: the partition and what is left of the range (for messages).
+        next_offset: the decoder's ``next_offset`` (``pos`` when nothing was read).
+        incomplete_tail: the records ended inside a batch the decoder could not read.
+        read_committed: ``isolation.level=read_committed`` (bounded by the last stable
+            offset, KIP-98).
+        max_bytes: the ``partition_max_bytes`` asked (bytes).
+        fetch_max_bytes: ``fetch.max.bytes``, the most that may be asked (bytes).
+    """
+    if next_offset > pos:
+        epoch = last_batch_leader_epoch(part.records or b"", next_offset)
+        return Advance(next_offset, epoch)
+    if incomplete_tail:
+        # A batch larger than partition_max_bytes (brokers before KIP-74 cut it).
+        if max_bytes >= fetch_max_bytes:
+            return Retry(
+                f"a record batch at offset {pos} is larger than fetch.max.bytes={fetch_max_bytes}",
+                refresh_metadata=False,
+                back_off=False,
+            )
+        return GrowFetch(min(max_bytes * 2, fetch_max_bytes))
+    upper = part.high_watermark
+    if read_committed and part.last_stable_offset >= 0:
+        upper = min(upper, part.last_stable_offset)
+    if upper <= pos and not read_committed:
+        # The log ends below the planned range: records were truncated away, or a new
+        # leader's high watermark still lags the old leader's (for a moment after a
+        # failover, until the followers fetch again). As Spark's KafkaDataConsumer (which
+        # polls for pollTimeoutMs before comparing with the latest offset), it is data loss
+        # only if it lasts pollTimeoutMs; meanwhile look for the leader.
+        return Retry(
+            f"Cannot fetch offsets [{pos}, {end}) of {tp}: the high watermark is {upper}",
+            lost_if_lasting=True,
+        )
+    # Nothing there yet: the broker has already waited fetch.max.wait.ms.
+    return Retry(
+        f"fetch at offset {pos} returned no records (high watermark {part.high_watermark},"
+        f" last stable offset {part.last_stable_offset})",
+        refresh_metadata=False,
+        back_off=False,
+    )
 
 
 class PartitionFetcher:
     """Reads offset ranges of one partition; see the module docstring for the rules.
+
+    The attributes hold what the next Fetch is built from (node, leader epoch, topic id,
+    size, ``last_fetched_epoch``); :meth:`read` holds the progress of one range (position,
+    time of the last progress, the last reason for none).
 
     Args:
         client: the client to use (not closed by the fetcher).
@@ -118,15 +313,6 @@ class PartitionFetcher:
         poll_timeout_ms: how long to keep retrying without progress before failing.
         leader_hint: the leader's node id known at planning time, or -1.
     """
-
-    #: Write the next Fetch on the connection (``send_pipelined``, same thread) before the
-    #: current response is decoded and its Arrow batches are handed to Spark, so that the
-    #: broker serves it meanwhile; its response is read when the loop gets there. At most one
-    #: Fetch is ahead, so at most one more response (<= ``max.partition.fetch.bytes``, or one
-    #: batch, KIP-74) waits in the socket. Off: on a 2-core machine shared with the broker it
-    #: used the same CPU and was not faster (the broker then competes with the decoding for
-    #: the cores instead of working while the worker waits); see docs/performance.md.
-    prefetch: bool = False
 
     def __init__(
         self,
@@ -148,18 +334,14 @@ class PartitionFetcher:
         self._leader = leader_hint
         self._leader_epoch = -1
         # KIP-320: partition leader epoch of the last record batch read, or -1.
-        self._last_fetched_epoch = -1
+        self._last_fetched_epoch = NO_PARTITION_LEADER_EPOCH
         # KIP-392: the replica the leader told us to fetch from (kafka.client.rack), or -1.
         self._read_replica = -1
-        # Node id -> serves Fetch v12+ (asked once per node, not per Fetch; see _fetch_call).
+        # Node id -> serves Fetch v12+ (asked once per node, not per Fetch; see _fetch_request).
         self._fetch_v12: dict[int, bool] = {}
         self._topic_id: uuid.UUID | None = None  # None: unknown or the broker has none
         self._max_bytes = settings.max_partition_fetch_bytes
         self._need_metadata = True
-        # The next Fetch, sent while the current response is decoded (see _send_fetch).
-        self._pending: _Prefetch | None = None
-        # Node id of the broker that answered the last Fetch (see _send_fetch).
-        self._fetched_from = -1
 
     # -- metadata -------------------------------------------------------------------------
     def _refresh_leader(self) -> None:
@@ -189,7 +371,9 @@ class PartitionFetcher:
         """Yield the records with offsets in ``[start, end)`` as Arrow batches.
 
         Every offset of the range is either yielded, or was never a data record (control
-        batches, aborted transactions, compacted away), or is reported as data loss.
+        batches, aborted transactions, compacted away), or is reported as data loss. Each
+        round: one Fetch (:meth:`_fetch`), what its answer means (:func:`classify_response`,
+        :func:`classify_decoded`), and that carried out here.
 
         Raises:
             DataLossError: records of the range are gone and ``failOnDataLoss`` is true.
@@ -201,130 +385,98 @@ class PartitionFetcher:
         """
         pos = start
         read_committed = self.settings.isolation_level == READ_COMMITTED
-        last_progress = time.monotonic()
-        last_problem: str = "no records returned"
         backoff = self.settings.client.retry_backoff_ms / 1000
-        # Set while the log's end (high watermark) is below the range; see below.
-        log_end_below: str | None = None
+        last_progress = time.monotonic()
+        stalled = Retry("no records returned")  # the last reason for no progress
+        step: ResponseStep | DecodedStep = Decode()  # the last round's outcome
         while pos < end:
             if (time.monotonic() - last_progress) * 1000 > self.poll_timeout_ms:
-                if log_end_below is not None:
-                    self._data_loss(log_end_below)
+                if isinstance(step, Retry) and step.lost_if_lasting:
+                    self._data_loss(step.problem)
                     return
                 raise KafkaTimeoutError(
                     f"Cannot fetch records in [{pos}, {end}) of {self.tp} within "
-                    f"kafkaConsumer.pollTimeoutMs={self.poll_timeout_ms} ms: {last_problem}"
+                    f"kafkaConsumer.pollTimeoutMs={self.poll_timeout_ms} ms: {stalled.problem}"
                 )
-            log_end_below = None
-            if self._need_metadata or self._leader < 0:
-                try:
-                    self._refresh_leader()
-                except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                    if not getattr(exc, "retriable", True):
-                        raise
-                    last_problem = str(exc)
-                    time.sleep(backoff)
-                    continue
-                if self._leader < 0:
-                    last_problem = f"{self.tp} has no leader in the metadata"
-                    time.sleep(backoff)
-                    continue
-            try:
-                response = self._send_fetch(pos)
-            except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                if not getattr(exc, "retriable", True):
-                    raise
-                last_problem = str(exc)
-                self._need_metadata = True
-                time.sleep(backoff)
-                continue
-            part = answered_partition(
-                response, self.tp, self._topic_id, lambda: self._broker(self._fetched_from)
-            )
-            if part is None:
-                last_problem = "the partition was missing from the Fetch response"
-                self._need_metadata = True
-                time.sleep(backoff)
-                continue
-            code = part.error_code
-            if code in REFRESH_METADATA_ERRORS:
-                last_problem = str(error_for_code(code, f"fetching {self.tp} at offset {pos}"))
-                self._need_metadata = True
-                time.sleep(backoff)
-                continue
-            if code == OFFSET_OUT_OF_RANGE and self._read_replica >= 0:
-                # A follower that lags; the leader decides (as the Java consumer does).
-                last_problem = f"read replica {self._read_replica}: offset {pos} out of range"
-                self._need_metadata = True
-                continue
-            if code == OFFSET_OUT_OF_RANGE:
-                pos = self._out_of_range(pos, end, part.log_start_offset)
-                last_progress = time.monotonic()
-                continue
-            if code:
-                raise error_for_code(code, f"fetching {self.tp} at offset {pos}")
-            diverging = part.diverging_epoch
-            if diverging is not None and diverging.epoch >= 0:
-                self._log_truncated(pos, diverging.epoch, diverging.end_offset)
-                self._last_fetched_epoch = -1  # learned again from the next batch read
-                last_progress = time.monotonic()
-                continue
-            preferred = part.preferred_read_replica
-            if (
-                self._read_replica < 0
-                and preferred >= 0
-                and preferred != self._leader
-                and not part.records
-            ):
-                # KIP-392 (Fetch v11+): the leader, given our rack_id (kafka.client.rack),
-                # names a replica closer to us and returns no records; fetch from it.
-                self._read_replica = preferred
-                continue
-            self._prefetch_after(part.records, pos, end)
-            decoded = self._decode(part, pos, end, read_committed)
-            yield from decoded
-            if decoded.next_offset > pos:
-                epoch = last_batch_epoch(part.records or b"", decoded.next_offset)
-                if epoch >= 0:
-                    self._last_fetched_epoch = epoch
-                pos = decoded.next_offset
+            part = self._fetch(pos)
+            if isinstance(part, Retry):
+                step = part
+            else:
+                step = classify_response(
+                    part, self.tp, pos, leader=self._leader, read_replica=self._read_replica
+                )
+            if isinstance(step, Decode):
+                assert part is not None and not isinstance(part, Retry)  # as classified
+                decoded = self._decode(part, pos, end, read_committed)
+                yield from decoded
+                step = classify_decoded(
+                    part,
+                    self.tp,
+                    pos,
+                    end,
+                    next_offset=decoded.next_offset,
+                    incomplete_tail=decoded.incomplete_tail,
+                    read_committed=read_committed,
+                    max_bytes=self._max_bytes,
+                    fetch_max_bytes=self.settings.fetch_max_bytes,
+                )
+            if isinstance(step, Advance):
+                if step.leader_epoch >= 0:
+                    self._last_fetched_epoch = step.leader_epoch
+                pos = step.next_offset
                 last_progress = time.monotonic()
                 self._max_bytes = self.settings.max_partition_fetch_bytes
-                continue
-            # No progress: find out why.
-            upper = part.high_watermark
-            if read_committed and part.last_stable_offset >= 0:
-                upper = min(upper, part.last_stable_offset)
-            if decoded.incomplete_tail:
-                # A batch larger than partition_max_bytes (brokers before KIP-74 cut it).
-                if self._max_bytes >= self.settings.fetch_max_bytes:
-                    last_problem = (
-                        f"a record batch at offset {pos} is larger than fetch.max.bytes="
-                        f"{self.settings.fetch_max_bytes}"
-                    )
-                else:
-                    self._max_bytes = min(self._max_bytes * 2, self.settings.fetch_max_bytes)
-                continue
-            if upper <= pos and not read_committed:
-                # The log ends below the planned range: records were truncated away, or a new
-                # leader's high watermark still lags the old leader's (for a moment after a
-                # failover, until the followers fetch again). As Spark's KafkaDataConsumer
-                # (which polls for pollTimeoutMs before comparing with the latest offset), it
-                # is data loss only if it lasts pollTimeoutMs; meanwhile look for the leader.
-                log_end_below = (
-                    f"Cannot fetch offsets [{pos}, {end}) of {self.tp}: the high watermark is "
-                    f"{upper}"
-                )
-                last_problem = log_end_below
-                self._need_metadata = True
-                time.sleep(backoff)
-                continue
-            last_problem = (
-                f"fetch at offset {pos} returned no records (high watermark {part.high_watermark},"
-                f" last stable offset {part.last_stable_offset})"
-            )
+            elif isinstance(step, Retry):
+                stalled = step
+                if step.refresh_metadata:
+                    self._need_metadata = True
+                if step.back_off:
+                    time.sleep(backoff)
+            elif isinstance(step, GrowFetch):
+                self._max_bytes = step.max_bytes
+            elif isinstance(step, SwitchReplica):
+                self._read_replica = step.node
+            elif isinstance(step, OutOfRange):
+                pos = self._out_of_range(pos, end, step.log_start_offset)
+                last_progress = time.monotonic()
+            elif isinstance(step, Truncated):
+                self._log_truncated(pos, step.epoch, step.end_offset)
+                self._last_fetched_epoch = NO_PARTITION_LEADER_EPOCH  # learned again
+                last_progress = time.monotonic()
+            else:
+                assert isinstance(step, Fail)
+                raise step.error
 
-    def _decode(self, part: Any, pos: int, end: int, read_committed: bool) -> DecodedStream:
+    def _fetch(self, pos: int) -> PartitionData | Retry | None:
+        """One Fetch of ``pos`` (looking the leader up first when needed): this partition's
+        data (``None`` when the response left it out), or a :class:`Retry` when no Fetch could
+        be sent or answered (no leader, a connection error or timeout that is ``retriable``).
+
+        Raises:
+            KafkaConnectionError / KafkaTimeoutError: not ``retriable``.
+            KafkaApiError: a Metadata topic error that is not retriable.
+            KafkaProtocolError: a response that answers what was not asked
+                (:func:`answered_partition`), or breaks the protocol.
+        """
+        try:
+            if self._need_metadata or self._leader < 0:
+                self._refresh_leader()
+                if self._leader < 0:
+                    return Retry(f"{self.tp} has no leader in the metadata")
+            node, request, max_version = self._fetch_request(pos)
+            response = self.client.send(node, request, max_version=max_version)
+        except (KafkaConnectionError, KafkaTimeoutError) as exc:
+            if not getattr(exc, "retriable", True):
+                raise
+            return Retry(str(exc))
+        part: PartitionData | None = answered_partition(
+            response, self.tp, self._topic_id, lambda: self._broker(node)
+        )
+        return part
+
+    def _decode(
+        self, part: PartitionData, pos: int, end: int, read_committed: bool
+    ) -> DecodedStream:
         """The Arrow batches of one Fetch response's records for ``[pos, end)``, decoded as
         they are taken, within the decoding bounds (:mod:`spark_kafka_py.records.bounds`).
 
@@ -357,32 +509,18 @@ class PartitionFetcher:
             check_crcs=self.settings.check_crcs,
         )
 
-    # -- Fetch requests, one kept in flight --------------------------------------------------
-    def _fetch_key(
-        self, pos: int, last_fetched_epoch: int | None = None, max_bytes: int | None = None
-    ) -> tuple[Any, ...]:
-        """What a Fetch of ``pos`` depends on: node, offset, size, epochs, topic id (the
-        last fetched epoch and size as given, else as things stand now)."""
-        node = self._read_replica if self._read_replica >= 0 else self._leader
-        return (
-            node,
-            pos,
-            self._max_bytes if max_bytes is None else max_bytes,
-            self._leader_epoch,
-            self._last_fetched_epoch if last_fetched_epoch is None else last_fetched_epoch,
-            self._topic_id,
-        )
+    # -- Fetch requests -------------------------------------------------------------------
+    def _fetch_request(self, pos: int) -> tuple[int, FetchRequest, int | None]:
+        """Node, Fetch request and highest version for ``pos`` as things stand now.
 
-    def _fetch_request(
-        self, pos: int, last_fetched_epoch: int | None = None, max_bytes: int | None = None
-    ) -> tuple[int, FetchRequest, int | None]:
-        """Node, Fetch request and highest version for ``pos`` (see :meth:`_fetch_key`)."""
+        Raises: as :meth:`BrokerConnection.connect` (the first Fetch to a node asks its
+        versions).
+        """
         node = self._read_replica if self._read_replica >= 0 else self._leader
-        if last_fetched_epoch is None:
-            last_fetched_epoch = self._last_fetched_epoch
+        last_fetched_epoch = self._last_fetched_epoch
         # last_fetched_epoch needs Fetch v12+ (it is not ignorable); an older broker gets -1.
         if last_fetched_epoch >= 0 and not self._serves_fetch_v12(node):
-            last_fetched_epoch = -1
+            last_fetched_epoch = NO_PARTITION_LEADER_EPOCH
         request = FetchRequest(
             replica_id=CONSUMER_REPLICA_ID,
             max_wait_ms=self.settings.fetch_max_wait_ms,
@@ -401,7 +539,7 @@ class PartitionFetcher:
                             current_leader_epoch=self._leader_epoch,
                             fetch_offset=pos,
                             log_start_offset=-1,
-                            partition_max_bytes=self._max_bytes if max_bytes is None else max_bytes,
+                            partition_max_bytes=self._max_bytes,
                             last_fetched_epoch=last_fetched_epoch,
                         ),
                     ),
@@ -412,67 +550,15 @@ class PartitionFetcher:
         # Fetch v13+ names topics by id only; without one, stay at v12.
         return node, request, None if self._topic_id else 12
 
-    def _fetch_call(self, pos: int) -> Callable[[], Any]:
-        """A call sending the Fetch of ``pos`` as things stand now and returning its response."""
-        node, request, max_version = self._fetch_request(pos)
-        client = self.client
-        return lambda: client.send(node, request, max_version=max_version)
-
     def _serves_fetch_v12(self, node: int) -> bool:
         known = self._fetch_v12.get(node)
         if known is None:
             known = self._fetch_v12[node] = _fetch_v12(self.client, node)
         return known
 
-    def _send_fetch(self, pos: int) -> Any:
-        """The Fetch response for ``pos``: the one already in flight if it was sent for the
-        same offset, node, epoch and size, else a new round trip (a stale one is dropped).
-
-        Raises: as :meth:`KafkaClient.send`.
-        """
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            if pending.key == self._fetch_key(pos):
-                self._fetched_from = pending.key[0]
-                return pending.result()
-            pending.discard()
-        self._fetched_from = self._fetch_key(pos)[0]
-        return self._fetch_call(pos)()
-
     def _broker(self, node: int) -> str:
         """Broker ``node`` as error messages name it (``broker <id> at host:port``)."""
         return self.client.connection(node).description
-
-    def _prefetch_after(self, records: bytes | memoryview | None, pos: int, end: int) -> None:
-        """Write the next Fetch now, before ``records`` (the response for ``pos``) is decoded,
-        when its offset can be told from the batch headers and is still below ``end``
-        (only with :attr:`prefetch` on). It is asked as the loop will ask it once ``records``
-        is decoded: with the leader epoch of the last batch read (KIP-320) and the configured
-        size. A failure to write it is left to the Fetch the loop then sends itself."""
-        if not self.prefetch or not records:
-            return
-        nxt = next_fetch_offset(records, pos, end)
-        if nxt is None or nxt <= pos or nxt >= end:
-            return
-        epoch = last_batch_epoch(records, nxt)
-        if epoch < 0:
-            epoch = self._last_fetched_epoch
-        size = self.settings.max_partition_fetch_bytes
-        node, request, max_version = self._fetch_request(nxt, epoch, size)
-        try:
-            conn = self.client.connection(node)
-            pending = conn.send_pipelined(request, max_version=max_version)
-        except (KafkaConnectionError, KafkaTimeoutError) as exc:
-            log.debug("prefetch of %s at offset %d not sent: %s", self.tp, nxt, exc)
-            return
-        assert pending is not None  # a Fetch is always answered
-        self._pending = _Prefetch(self._fetch_key(nxt, epoch, size), conn, pending)
-
-    def close(self) -> None:
-        """Drop the Fetch in flight, if any (reads its response; see :meth:`_Prefetch.discard`)."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.discard()
 
     def _log_truncated(self, pos: int, epoch: int, end_offset: int) -> None:
         """KIP-320: the leader's log for our last fetched epoch ends at ``end_offset``, below
@@ -511,9 +597,6 @@ class PartitionFetcher:
         return end
 
 
-_BATCH_FRAME = struct.Struct(">qi")  # baseOffset, batchLength
-_LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a v2 batch
-_LEADER_EPOCH = struct.Struct(">i")  # partitionLeaderEpoch, at byte 12 of a v2 batch
 _FETCH_KEY = FetchRequest.API_KEY
 
 
@@ -523,78 +606,6 @@ def _fetch_v12(client: KafkaClient, node: int) -> bool:
     conn = client.connection(node)
     conn.connect()
     return conn.api_versions.get(_FETCH_KEY, (0, -1))[1] >= 12
-
-
-def last_batch_epoch(records: bytes | memoryview, next_offset: int) -> int:
-    """The partition leader epoch of the last v2 record batch in ``records`` that starts
-    below ``next_offset`` (the batch the last record read came from), or -1 (legacy message
-    sets carry none). Headers only; the decoder has already checked these bytes."""
-    view = memoryview(records)
-    n = len(view)
-    p = 0
-    epoch = -1
-    while p + 17 <= n:  # up to the magic byte
-        base, length = _BATCH_FRAME.unpack_from(view, p)
-        if base >= next_offset:
-            break
-        epoch = _LEADER_EPOCH.unpack_from(view, p + 12)[0] if view[p + 16] == 2 else -1
-        p += 12 + length
-    return epoch
-
-
-def next_fetch_offset(records: bytes | memoryview, pos: int, end: int) -> int | None:
-    """The offset the decoder will report as ``next_offset`` for ``records``, read from the
-    batch headers only (``baseOffset + lastOffsetDelta + 1`` of the last complete v2 batch,
-    capped at ``end``), or ``None`` when it cannot be told (legacy message sets, a header
-    that does not parse: the decoder will have its say). Layout: :mod:`spark_kafka_py.records.
-    format`."""
-    view = memoryview(records)
-    n = len(view)
-    p = 0
-    nxt = pos
-    while p + 17 <= n:  # up to the magic byte
-        base, length = _BATCH_FRAME.unpack_from(view, p)
-        if view[p + 16] != 2:
-            return None
-        if length < 49 or p + 12 + length > n:  # below the v2 header size; an incomplete tail
-            break
-        if base >= end:
-            return end
-        last = base + _LAST_OFFSET_DELTA.unpack_from(view, p + 23)[0]
-        if last + 1 > nxt:
-            nxt = last + 1
-        if nxt >= end:
-            return end
-        p += 12 + length
-    return nxt
-
-
-class _Prefetch:
-    """A Fetch written ahead on ``conn`` (:meth:`BrokerConnection.send_pipelined`), for the
-    request ``key`` (:meth:`PartitionFetcher._fetch_key`). The broker answers it while this
-    thread decodes the previous response and Spark takes its batches; the response waits in
-    the socket until :meth:`result` reads it (no thread, so no GIL hand-over)."""
-
-    __slots__ = ("_conn", "_pending", "key")
-
-    def __init__(self, key: tuple[Any, ...], conn: BrokerConnection, pending: Pipelined) -> None:
-        self.key = key
-        self._conn = conn
-        self._pending = pending
-
-    def result(self) -> Any:
-        """The response. Raises: as :meth:`BrokerConnection.receive`."""
-        return self._conn.receive(self._pending)
-
-    def discard(self) -> None:
-        """Read the response and drop it, so it does not stay in the connection's buffers.
-        A failure here closes the connection (:meth:`BrokerConnection.receive`), and the next
-        request on it reconnects and meets the cause itself; it is logged, not raised: the
-        response was not needed."""
-        try:
-            self._conn.receive(self._pending)
-        except (KafkaConnectionError, KafkaTimeoutError, KafkaProtocolError) as exc:
-            log.debug("dropped prefetched Fetch: %s", exc)
 
 
 def answered_partition(
@@ -671,7 +682,6 @@ def read_range(
         yield from fetcher.read(start, end)
         done = True
     finally:
-        fetcher.close()
         if done:
             _return_client(config, client)
         else:

@@ -62,7 +62,9 @@ Legacy message, magic 0 and 1 (``LegacyRecord``, the "message set" of Kafka < 0.
 Both layouts put the magic byte at offset 16, so a reader frames on the 12-byte
 ``offset + length`` prefix (``LOG_OVERHEAD``) and then dispatches on the magic.
 
-This module is the one source of these numbers. The accelerated decoder (``_accel.pyx``)
+This module is the one source of these numbers; code outside ``records/`` that needs a field
+of a batch header reads it with :func:`peek_batch_header` (or :func:`last_batch_leader_epoch`),
+not at a byte offset of its own. The accelerated decoder (``_accel.pyx``)
 needs them as C compile-time constants and repeats the ones it uses in its
 ``cdef enum Layout`` under the same names; ``tests/records/test_accel_layout.py`` fails when
 one of them differs from here.
@@ -71,7 +73,7 @@ one of them differs from here.
 from __future__ import annotations
 
 import struct
-from typing import Final
+from typing import Final, NamedTuple
 
 # ---- framing shared by every magic (Records.LOG_OVERHEAD, Records.MAGIC_OFFSET) ------------
 LOG_OVERHEAD: Final = 12  # baseOffset int64 + length int32
@@ -80,6 +82,7 @@ HEADER_SIZE_UP_TO_MAGIC: Final = MAGIC_OFFSET + 1
 
 # ---- magic 2 (field offsets as named in DefaultRecordBatch) --------------------------------
 MAGIC_V2: Final = 2
+PARTITION_LEADER_EPOCH_OFFSET: Final = 12
 CRC_OFFSET: Final = 17
 ATTRIBUTES_OFFSET: Final = 21  # the CRC covers attributes .. end of batch
 LAST_OFFSET_DELTA_OFFSET: Final = 23
@@ -140,3 +143,71 @@ LEGACY_TIMESTAMP_TYPE_MASK: Final = 0x08
 
 INT32: Final = struct.Struct(">i")
 INT64: Final = struct.Struct(">q")
+
+# ---- header peeks: framing fields read in place, nothing checked -------------------------
+#: ``baseOffset, batchLength`` (``LOG_OVERHEAD``), the prefix common to every magic.
+_FRAME: Final = struct.Struct(">qi")
+
+
+class BatchFrame(NamedTuple):
+    """The framing fields of one record batch (or legacy message) as they stand in a buffer.
+
+    ``batch_length`` counts the bytes after the length field (so the next batch starts
+    ``LOG_OVERHEAD + batch_length`` bytes further); ``partition_leader_epoch`` is
+    ``NO_PARTITION_LEADER_EPOCH`` (-1) unless ``magic`` is 2 (at that place a legacy message
+    holds its CRC).
+    """
+
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+
+
+def peek_batch_header(buf: bytes | memoryview, pos: int = 0) -> BatchFrame | None:
+    """The :class:`BatchFrame` of the batch starting at byte ``pos`` of ``buf``, or ``None``
+    when fewer than ``HEADER_SIZE_UP_TO_MAGIC`` (17) bytes remain there.
+
+    Reads bytes 0 .. 16 of the layout above in place; checks nothing (not the CRC, not that
+    ``batch_length`` fits in ``buf`` or is large enough): for bytes the decoder has already
+    checked, or where a wrong answer only costs a request (the Fetch loop's
+    ``last_fetched_epoch``, KIP-320).
+    """
+    if pos < 0 or len(buf) - pos < HEADER_SIZE_UP_TO_MAGIC:
+        return None
+    base_offset, batch_length = _FRAME.unpack_from(buf, pos)
+    magic = buf[pos + MAGIC_OFFSET]
+    magic = magic - 256 if magic > 127 else magic  # int8
+    epoch = NO_PARTITION_LEADER_EPOCH
+    if magic == MAGIC_V2:
+        epoch = INT32.unpack_from(buf, pos + PARTITION_LEADER_EPOCH_OFFSET)[0]
+    return BatchFrame(base_offset, batch_length, epoch, magic)
+
+
+def last_batch_leader_epoch(records: bytes | memoryview, next_offset: int) -> int:
+    """The ``partitionLeaderEpoch`` of the last batch of ``records`` whose ``baseOffset`` is
+    below ``next_offset`` (the batch the record before ``next_offset`` came from), or
+    ``NO_PARTITION_LEADER_EPOCH`` (-1): no such batch, or it is a legacy message (magic 0/1
+    carry no epoch).
+
+    ``records`` is the records field of one Fetch response partition (batches back to back,
+    the last one possibly cut short); batches are walked by their framing only
+    (:func:`peek_batch_header`). Used for the Fetch request's ``last_fetched_epoch`` (v12+,
+    KIP-320).
+    """
+    view = memoryview(records)
+    n = len(view)
+    pos = 0
+    epoch = NO_PARTITION_LEADER_EPOCH
+    # peek_batch_header inlined: one Fetch response holds many batches
+    while n - pos >= HEADER_SIZE_UP_TO_MAGIC:
+        base_offset, batch_length = _FRAME.unpack_from(view, pos)
+        if base_offset >= next_offset:
+            break
+        epoch = NO_PARTITION_LEADER_EPOCH
+        if view[pos + MAGIC_OFFSET] == MAGIC_V2:
+            epoch = INT32.unpack_from(view, pos + PARTITION_LEADER_EPOCH_OFFSET)[0]
+        if batch_length < 0:  # not a batch; the walk would go backwards
+            break
+        pos += LOG_OVERHEAD + batch_length
+    return epoch

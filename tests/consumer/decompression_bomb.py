@@ -100,10 +100,7 @@ def serve(
         settings = dataclasses.replace(settings, client=ClientConfig.from_bootstrap(bootstrap))
         with KafkaClient(settings.client) as client:
             fetcher = PartitionFetcher(client, TP, settings, poll_timeout_ms=10_000)
-            try:
-                yield from fetcher.read(0, end)
-            finally:
-                fetcher.close()
+            yield from fetcher.read(0, end)
 
 
 def settings_for(max_partition_fetch_bytes: int, ratio: int | None) -> ConsumerSettings:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
-from spark_kafka_py.consumer.fetcher import PartitionFetcher, last_batch_epoch
+from spark_kafka_py.consumer.fetcher import PartitionFetcher
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import DataLossError
@@ -34,7 +34,7 @@ from spark_kafka_py.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from tests.client.fake_broker import FakeBroker, api_versions_for
-from tests.records.encoder import Rec, batch_v2, legacy_message
+from tests.records.encoder import Rec, batch_v2
 
 TP = TopicPartition("t", 0)
 
@@ -46,16 +46,6 @@ def _recs(first: int, n: int) -> list[Rec]:
 #: Offsets 0-4 written at leader epoch 3, then 5-9 at leader epoch 4 (a later leader).
 BATCH_A = batch_v2(_recs(0, 5), base_offset=0, leader_epoch=3)
 BATCH_B = batch_v2(_recs(5, 5), base_offset=5, leader_epoch=4)
-
-
-def test_last_batch_epoch_reads_the_batch_of_the_last_record_read() -> None:
-    log = BATCH_A + BATCH_B
-    assert last_batch_epoch(log, 5) == 3
-    assert last_batch_epoch(log, 7) == 4  # a batch read in part
-    assert last_batch_epoch(log, 10) == 4
-    assert last_batch_epoch(log, 0) == -1
-    assert last_batch_epoch(BATCH_A + BATCH_B[:30], 10) == 4  # an incomplete tail
-    assert last_batch_epoch(legacy_message(0, None, b"x"), 1) == -1
 
 
 class _TruncatingLeader:
