@@ -8,8 +8,9 @@ hands over into a value. Names, meanings and defaults follow Spark's Structured 
 Integration Guide (``KafkaSourceProvider``) and the Java clients' ``ConsumerConfig`` /
 ``CommonClientConfigs``.
 
-This module sits below every layer (like :mod:`spark_kafka_py.errors`): the client, consumer
-and group configurations take their defaults from it (:func:`default`), the Spark layer parses a
+This module sits below the consumer, producer and Spark layers: the consumer, producer and
+group configurations take their defaults from it (:func:`default`); the client layer's defaults
+are defined in :mod:`spark_kafka_py.client_defaults` and read from there, the Spark layer parses a
 read's options through it once (:mod:`spark_kafka_py.spark.options`), and the README's option
 table is generated from it (:func:`markdown_table`; ``python -m spark_kafka_py.registry
 README.md`` rewrites it, and a test fails when it drifts).
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spark_kafka_py import client_defaults as _client
 from spark_kafka_py.errors import ConfigError
 
 __all__ = [
@@ -299,23 +301,24 @@ OPTIONS: tuple[Option, ...] = (
          "assignors, preferred first: `range`, `roundrobin`, `cooperative-sticky` (or their Java "
          "class names)", {GROUP}, spark="ours only"),
     # -- Kafka client settings ------------------------------------------------------------------
-    _opt("kafka.client.id", "string", "spark-kafka-py", "sent in every request header", CLIENT),
+    _opt("kafka.client.id", "string", _client.CLIENT_ID, "sent in every request header", CLIENT),
     _opt("kafka.client.rack", "string", "",
          "sent with every Fetch: read from the preferred replica the leader names (KIP-392)",
          READ, default_text="none"),
-    _opt("kafka.request.timeout.ms", "int", 30_000, "bound on one request's round trip", CLIENT,
+    _opt("kafka.request.timeout.ms", "int", _client.REQUEST_TIMEOUT_MS,
+         "bound on one request's round trip", CLIENT, unit="ms", minimum=1),
+    _opt("kafka.socket.connection.setup.timeout.ms", "int",
+         _client.SOCKET_CONNECTION_SETUP_TIMEOUT_MS, "bound on opening one connection", CLIENT,
          unit="ms", minimum=1),
-    _opt("kafka.socket.connection.setup.timeout.ms", "int", 10_000,
-         "bound on opening one connection", CLIENT, unit="ms", minimum=1),
     _opt("kafka.default.api.timeout.ms", "int", 60_000,
          "how long the driver retries while brokers are unreachable (Metadata, ListOffsets, "
          "group requests)", READ, unit="ms", minimum=1),
-    _opt("kafka.retry.backoff.ms", "int", 100,
+    _opt("kafka.retry.backoff.ms", "int", _client.RETRY_BACKOFF_MS,
          "pause before retrying a failed request; the driver's retries double it up to 1 s",
          CLIENT, unit="ms", minimum=0),
-    _opt("kafka.reconnect.backoff.ms", "int", 50,
+    _opt("kafka.reconnect.backoff.ms", "int", _client.RECONNECT_BACKOFF_MS,
          "pause before reconnecting to a broker that just failed", CLIENT, unit="ms", minimum=0),
-    _opt("kafka.metadata.max.age.ms", "int", 300_000,
+    _opt("kafka.metadata.max.age.ms", "int", _client.METADATA_MAX_AGE_MS,
          "cached cluster metadata older than this is refreshed", CLIENT, unit="ms", minimum=1),
     _opt("kafka.fetch.max.bytes", "int", 52_428_800, "Fetch response bound", READ,
          unit="bytes", minimum=1),
@@ -501,9 +504,8 @@ def option(name: str) -> Option:
 
 
 def default(name: str) -> Any:
-    """The default of the option called ``name``: what the lower layers' configurations
-    (:class:`~spark_kafka_py.client.cluster.ClientConfig`, the consumer and group settings)
-    use when built without options."""
+    """The default of the option called ``name``: what the consumer, producer and group
+    settings use when built without options."""
     return _BY_KEY[name.lower()].default
 
 

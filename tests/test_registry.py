@@ -21,7 +21,9 @@ from spark_kafka_py.spark.sink_options import parse_sink_options
 README = Path(__file__).resolve().parents[1] / "README.md"
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
 
-# Each lower-layer field and the registered option it takes its default from.
+# Each lower-layer field and the registered option whose default it equals: the client's
+# defaults are defined in spark_kafka_py.client_defaults (the registry reads them there), the
+# consumer, group and producer settings take theirs from the registry.
 CLIENT_FIELDS = {
     "client_id": "kafka.client.id",
     "request_timeout_ms": "kafka.request.timeout.ms",

@@ -21,6 +21,14 @@ from typing import Any
 
 from spark_kafka_py.client.connection import Authenticator, BrokerConnection, SocketFactory
 from spark_kafka_py.client.security import PLAINTEXT, SecurityConfig, ssl_socket_factory
+from spark_kafka_py.client_defaults import (
+    CLIENT_ID,
+    METADATA_MAX_AGE_MS,
+    RECONNECT_BACKOFF_MS,
+    REQUEST_TIMEOUT_MS,
+    RETRY_BACKOFF_MS,
+    SOCKET_CONNECTION_SETUP_TIMEOUT_MS,
+)
 from spark_kafka_py.errors import (
     ConfigError,
     KafkaApiError,
@@ -37,7 +45,6 @@ from spark_kafka_py.protocol.messages.metadata import (
 )
 from spark_kafka_py.protocol.primitives import ZERO_UUID
 from spark_kafka_py.protocol.schema import Request
-from spark_kafka_py.registry import default
 
 __all__ = [
     "BrokerInfo",
@@ -93,7 +100,8 @@ def parse_bootstrap_servers(servers: str) -> tuple[tuple[str, int], ...]:
 class ClientConfig:
     """Settings of a :class:`KafkaClient` (all times in ms, sizes in bytes).
 
-    Defaults are those of the ``kafka.*`` options in :mod:`spark_kafka_py.registry`.
+    Defaults are the Java client's (:mod:`spark_kafka_py.client_defaults`), which the
+    ``kafka.*`` options of :mod:`spark_kafka_py.registry` document.
 
     Attributes:
         bootstrap_servers: ``((host, port), ...)``; a list is accepted and stored as a tuple.
@@ -109,12 +117,12 @@ class ClientConfig:
     """
 
     bootstrap_servers: tuple[tuple[str, int], ...]
-    client_id: str = default("kafka.client.id")
-    request_timeout_ms: int = default("kafka.request.timeout.ms")
-    connect_timeout_ms: int = default("kafka.socket.connection.setup.timeout.ms")
-    retry_backoff_ms: int = default("kafka.retry.backoff.ms")
-    reconnect_backoff_ms: int = default("kafka.reconnect.backoff.ms")
-    metadata_max_age_ms: int = default("kafka.metadata.max.age.ms")
+    client_id: str = CLIENT_ID
+    request_timeout_ms: int = REQUEST_TIMEOUT_MS
+    connect_timeout_ms: int = SOCKET_CONNECTION_SETUP_TIMEOUT_MS
+    retry_backoff_ms: int = RETRY_BACKOFF_MS
+    reconnect_backoff_ms: int = RECONNECT_BACKOFF_MS
+    metadata_max_age_ms: int = METADATA_MAX_AGE_MS
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     security: SecurityConfig = PLAINTEXT
 
@@ -370,8 +378,10 @@ class KafkaClient:
         )
 
     def least_loaded_node(self) -> int:
-        """A broker to send a cluster-wide request to: one already connected if any, else a
-        random known broker (fetching metadata from the bootstrap servers if none is known).
+        """A broker to send a cluster-wide request to, as Java's ``NetworkClient.
+        leastLoadedNode``: the connected broker with the fewest requests in flight (ties broken
+        at random, as Java starts its scan at a random node), else a random known broker
+        (fetching metadata from the bootstrap servers if none is known).
 
         Raises:
             KafkaConnectionError: no broker reachable.
@@ -379,14 +389,13 @@ class KafkaClient:
         if not self._brokers:
             self.metadata([])
         with self._lock:
-            connected = [n for n, c in self._connections.items() if c.connected]
+            connected = [(n, c) for n, c in self._connections.items() if c.connected]
             if connected:
-                return random.choice(connected)
+                random.shuffle(connected)
+                return min(connected, key=lambda nc: nc[1].in_flight_requests)[0]
             if self._brokers:
                 return random.choice(list(self._brokers))
         raise KafkaConnectionError("the cluster metadata lists no brokers")
-
-    any_node = least_loaded_node
 
     def close(self) -> None:
         """Close every connection. The client stays usable (connections reopen lazily)."""

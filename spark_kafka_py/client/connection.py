@@ -196,6 +196,12 @@ class BrokerConnection:
         return self._sock is not None
 
     @property
+    def in_flight_requests(self) -> int:
+        """Requests written to the broker whose responses are not read yet (pipelined ones
+        included): the load Java's ``NetworkClient.leastLoadedNode`` compares."""
+        return self._protocol.in_flight_count
+
+    @property
     def api_versions(self) -> dict[int, tuple[int, int]]:
         """Broker's supported ``{api_key: (min_version, max_version)}`` (empty until connected)."""
         return dict(self._api_versions)

@@ -1,25 +1,21 @@
-"""Small value types shared by the consumer and Spark layers."""
+"""Small value types shared by the consumer and Spark layers.
+
+Each is defined once, where the lowest layer needs it, and re-exported here: the ListOffsets
+timestamps in :mod:`spark_kafka_py.protocol.messages.list_offsets`, the isolation levels in
+:mod:`spark_kafka_py.protocol.messages.fetch`, :class:`TopicPartition` in
+:mod:`spark_kafka_py.protocol.topic_partition`.
+"""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from spark_kafka_py.protocol.messages.fetch import READ_COMMITTED, READ_UNCOMMITTED
+from spark_kafka_py.protocol.messages.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from spark_kafka_py.protocol.topic_partition import TopicPartition
 
-#: ListOffsets timestamp that asks for the log start offset (Kafka's ``EARLIEST_TIMESTAMP``).
-EARLIEST_TIMESTAMP = -2
-#: ListOffsets timestamp that asks for the high watermark, or the last stable offset under
-#: ``read_committed`` (Kafka's ``LATEST_TIMESTAMP``).
-LATEST_TIMESTAMP = -1
-
-#: Isolation levels of Fetch v4+ and ListOffsets v2+ (KIP-98).
-READ_UNCOMMITTED = 0
-READ_COMMITTED = 1
-
-
-class TopicPartition(NamedTuple):
-    """A partition of a topic, as Kafka's ``TopicPartition``; prints as ``topic-partition``."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
+__all__ = [
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "READ_COMMITTED",
+    "READ_UNCOMMITTED",
+    "TopicPartition",
+]

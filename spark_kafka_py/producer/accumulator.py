@@ -26,6 +26,7 @@ import crc32c
 import pyarrow as pa
 
 from spark_kafka_py.errors import KafkaTimeoutError
+from spark_kafka_py.protocol.topic_partition import TopicPartition
 from spark_kafka_py.records.decoder import decode_records
 from spark_kafka_py.records.encoder import build_batch, encode_records_section
 from spark_kafka_py.records.format import (
@@ -38,9 +39,7 @@ from spark_kafka_py.records.format import (
     RECORD_BATCH_OVERHEAD,
 )
 
-__all__ = ["ProducerBatch", "RecordAccumulator", "TopicPartition", "stamp_batch"]
-
-TopicPartition = tuple[str, int]
+__all__ = ["ProducerBatch", "RecordAccumulator", "restamp_crc", "stamp_batch"]
 
 #: ``producerId:int64 producerEpoch:int16 baseSequence:int32`` at :data:`PRODUCER_ID_OFFSET`
 #: of a record batch v2 (``DefaultRecordBatch``).
@@ -50,12 +49,18 @@ _CRC = struct.Struct(">I")
 _SEQUENCE_MODULO = 1 << 31
 
 
+def restamp_crc(batch: bytearray) -> None:
+    """Recompute, in place, the CRC-32C of ``batch`` (one record batch v2) over attributes ..
+    end, after header fields were patched (``DefaultRecordBatch``, KIP-98)."""
+    _CRC.pack_into(batch, CRC_OFFSET, crc32c.crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
+
+
 def stamp_batch(data: bytes | bytearray, producer_id: int, epoch: int, base_sequence: int) -> bytes:
     """``data`` (one record batch v2) with its producer id, epoch and base sequence replaced
     and its CRC-32C recomputed over attributes .. end (KIP-98)."""
     out = bytearray(data)
     _PRODUCER_FIELDS.pack_into(out, PRODUCER_ID_OFFSET, producer_id, epoch, base_sequence)
-    _CRC.pack_into(out, CRC_OFFSET, crc32c.crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    restamp_crc(out)
     return bytes(out)
 
 
@@ -99,7 +104,7 @@ class ProducerBatch:
     @property
     def tp(self) -> TopicPartition:
         """``(topic, partition)``."""
-        return (self.topic, self.partition)
+        return TopicPartition(self.topic, self.partition)
 
     @property
     def held_bytes(self) -> int:
@@ -174,7 +179,7 @@ class RecordAccumulator:
             InvalidRecordError: from the encoder (wrong column type, null header key).
         """
         n = len(values) if values is not None else len(keys) if keys is not None else 0
-        tp = (topic, partition)
+        tp = TopicPartition(topic, partition)
         row = 0
         cond = self.cond
         while row < n:

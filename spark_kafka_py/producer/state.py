@@ -29,8 +29,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import crc32c
-
 from spark_kafka_py.errors import (
     KafkaApiError,
     KafkaConnectionError,
@@ -41,16 +39,16 @@ from spark_kafka_py.errors import (
 from spark_kafka_py.producer.accumulator import (
     ProducerBatch,
     RecordAccumulator,
-    TopicPartition,
+    restamp_crc,
     stamp_batch,
 )
 from spark_kafka_py.producer.settings import ProducerSettings
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.init_producer_id import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from spark_kafka_py.protocol.messages.produce import PartitionProduceResponse, ProduceResponse
+from spark_kafka_py.protocol.topic_partition import TopicPartition
 from spark_kafka_py.records.format import (
     ATTRIBUTES_OFFSET,
-    CRC_OFFSET,
     PRODUCER_ID_OFFSET,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -60,7 +58,6 @@ __all__ = ["PRODUCE_BY_TOPIC_ID_VERSION", "ProducerState", "ProducerStats", "mar
 log = logging.getLogger(__name__)
 
 _ATTRIBUTES = struct.Struct(">h")
-_CRC = struct.Struct(">I")
 
 #: Produce v13 names topics by id (KIP-516); without a topic id we stay at v12.
 PRODUCE_BY_TOPIC_ID_VERSION = 13
@@ -204,7 +201,7 @@ class ProducerState:
         for topic in response.responses:
             name = names_by_id.get(topic.topic_id, "") if by_version else topic.name
             for part in topic.partition_responses:
-                results[(name, part.index)] = part
+                results[TopicPartition(name, part.index)] = part
         with self.cond:
             self._node_in_flight[node] -= 1
             for batch in batches:
@@ -382,7 +379,7 @@ def mark_transactional(data: bytes) -> bytes:
         return data
     out = bytearray(data)
     _ATTRIBUTES.pack_into(out, ATTRIBUTES_OFFSET, attributes | TRANSACTIONAL_FLAG_MASK)
-    _CRC.pack_into(out, CRC_OFFSET, crc32c.crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    restamp_crc(out)
     return bytes(out)
 
 

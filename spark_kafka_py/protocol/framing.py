@@ -184,6 +184,12 @@ class KafkaProtocol:
         return tuple(self._in_flight)
 
     @property
+    def in_flight_count(self) -> int:
+        """How many requests are sent and not yet answered (``len`` of :attr:`in_flight`, read
+        without copying, so another thread's send does not disturb it)."""
+        return len(self._in_flight)
+
+    @property
     def buffered_bytes(self) -> int:
         """Bytes received and not yet part of a complete frame."""
         if self._frame is not None:

@@ -164,9 +164,9 @@ class GroupOptions:
 
     config: GroupConfig | None = None
     start_from_group: bool = False
-    fallback: Literal["earliest", "latest"] = "earliest"
+    fallback: Literal["earliest", "latest"] = option("groupOffsetsFallback").default
     join: bool = True
-    commit_batch_reads: bool = False
+    commit_batch_reads: bool = option("commitGroupOffsets").default
 
 
 @dataclass(frozen=True)
@@ -209,9 +209,9 @@ class SourceOptions:
     max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
-    poll_timeout_ms: int = 120_000
-    fetch_offset_num_retries: int = 3
-    fetch_offset_retry_interval_ms: int = 1000
+    poll_timeout_ms: int = option("kafkaConsumer.pollTimeoutMs").default
+    fetch_offset_num_retries: int = option("fetchOffset.numRetries").default
+    fetch_offset_retry_interval_ms: int = option("fetchOffset.retryIntervalMs").default
     kafka_params: Mapping[str, str] = field(default_factory=dict)
     group: GroupOptions = field(default_factory=GroupOptions)
 

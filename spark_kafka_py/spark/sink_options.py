@@ -15,7 +15,8 @@ from typing import Any
 
 from spark_kafka_py.client.security import redact_options
 from spark_kafka_py.errors import ConfigError
-from spark_kafka_py.producer.settings import ProducerSettings
+from spark_kafka_py.producer.settings import ProducerSettings, parse_acks
+from spark_kafka_py.protocol.messages.produce import ACKS_ALL
 from spark_kafka_py.records.compression import (
     CODEC_GZIP,
     CODEC_LZ4,
@@ -45,8 +46,6 @@ _LEVEL_OPTION = {
     CODEC_LZ4: "kafka.compression.lz4.level",
     CODEC_ZSTD: "kafka.compression.zstd.level",
 }
-#: ``kafka.acks`` -> the ProduceRequest ``acks`` field.
-_ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
 #: Option keys (lower case) a write honours.
 _KNOWN = frozenset(o.key for o in OPTIONS if SINK in o.scopes or SECURITY in o.scopes)
 
@@ -78,10 +77,10 @@ class SinkOptions:
 
     producer: ProducerSettings
     topic: str | None = None
-    partitioner_ignore_keys: bool = False
+    partitioner_ignore_keys: bool = option("kafka.partitioner.ignore.keys").default
     exactly_once: bool = False
     transactional_id_prefix: str | None = None
-    commit_log_topic: str = "spark-kafka-py-commits"
+    commit_log_topic: str = option("commitLogTopic").default
     transaction_timeout_set: bool = False
     transaction_max_timeout_ms: int | None = None
     checkpoint_location: str | None = None
@@ -133,7 +132,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) ->
         _check_exactly_once(opts, prefix, streaming=streaming)
     producer = ProducerSettings(
         client=parse_client_config(opts, kafka),
-        acks=_ACKS[str(_value(opts, "kafka.acks"))],
+        acks=parse_acks(_value(opts, "kafka.acks")),
         enable_idempotence=bool(_value(opts, "kafka.enable.idempotence")),
         compression_type=codec,
         compression_level=level,
@@ -179,7 +178,7 @@ def _check_exactly_once(opts: Mapping[str, str], prefix: str | None, *, streamin
             "Option 'deliveryGuarantee'='exactly-once' needs 'transactionalIdPrefix': a name "
             "stable across restarts of this query and used by no other query"
         )
-    if _ACKS[str(_value(opts, "kafka.acks"))] != -1:
+    if parse_acks(_value(opts, "kafka.acks")) != ACKS_ALL:
         raise ConfigError(
             "Option 'deliveryGuarantee'='exactly-once' needs 'kafka.acks'='all' (transactions "
             f"are idempotent), got {opts.get('kafka.acks')!r}"

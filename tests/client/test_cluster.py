@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from spark_kafka_py.client.cluster import (
+    BrokerInfo,
     ClientConfig,
     ClusterMetadata,
     KafkaClient,
@@ -113,10 +114,34 @@ def test_metadata_send_and_pool() -> None:
             assert req.allow_auto_topic_creation is False
             assert client.send(5, ListOffsetsRequest()) == ListOffsetsResponse()
             assert client.least_loaded_node() == 5
-            assert client.any_node() == 5
             assert client.cached_metadata is not None
             with pytest.raises(KafkaConnectionError, match="broker 99"):
                 client.send(99, ListOffsetsRequest())
+
+
+class _Loaded:
+    """A stand-in connection: connected or not, with some requests in flight."""
+
+    def __init__(self, connected: bool, in_flight: int) -> None:
+        self.connected = connected
+        self.in_flight_requests = in_flight
+
+    def close(self) -> None:
+        pass
+
+
+def test_least_loaded_node_is_the_connected_broker_with_fewest_in_flight() -> None:
+    """As Java's ``NetworkClient.leastLoadedNode``: fewest in-flight requests among connected
+    brokers; ties at random; with none connected, any known broker."""
+    client = KafkaClient(ClientConfig(bootstrap_servers=(("127.0.0.1", 1),)))
+    client._brokers = {n: BrokerInfo(n, "127.0.0.1", 1) for n in (1, 2, 3, 4)}
+    fake: dict[int, Any] = {1: _Loaded(True, 3), 2: _Loaded(True, 1), 3: _Loaded(False, 0)}
+    client._connections = fake
+    assert {client.least_loaded_node() for _ in range(20)} == {2}
+    fake[4] = _Loaded(True, 1)
+    assert {client.least_loaded_node() for _ in range(60)} == {2, 4}
+    client._connections = {3: _Loaded(False, 0)}
+    assert {client.least_loaded_node() for _ in range(60)} <= {1, 2, 3, 4}
 
 
 def test_metadata_error_names_everything_tried() -> None:

@@ -60,7 +60,8 @@ __all__ = [
 ]
 
 FETCH_KEY = 1
-#: ``isolation_level`` values (KIP-98).
+#: ``isolation_level`` values of Fetch v4+ and ListOffsets v2+ (KIP-98; Java's
+#: ``IsolationLevel``).
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 #: Default of the request's ``high_watermark`` tagged field (v18+): ``Long.MAX_VALUE``.
