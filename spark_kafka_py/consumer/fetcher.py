@@ -40,13 +40,12 @@ Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -113,8 +112,9 @@ ARROW_BATCH_FETCHES = 2
 
 
 # -- what one Fetch response means for the read: pure, no I/O ---------------------------------
-@dataclasses.dataclass(frozen=True, slots=True)
-class Retry:
+# NamedTuples, not dataclasses: a Python worker may import this module for each Spark task, and
+# a frozen dataclass costs milliseconds to create. Read them by type (isinstance), not by ==.
+class Retry(NamedTuple):
     """No progress; fetch ``pos`` again. ``problem`` is what a timeout will report.
 
     Attributes:
@@ -133,13 +133,11 @@ class Retry:
     lost_if_lasting: bool = False
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Decode:
+class Decode(NamedTuple):
     """The response carries no error: decode its records from ``pos``."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Advance:
+class Advance(NamedTuple):
     """The decoder read up to ``next_offset`` (past records yielded, and past control batches,
     aborted transactions and compacted gaps); ``leader_epoch`` is the partition leader epoch
     of the last batch read, -1 when unknown (legacy message sets), for KIP-320."""
@@ -148,32 +146,28 @@ class Advance:
     leader_epoch: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class GrowFetch:
+class GrowFetch(NamedTuple):
     """A record batch larger than ``partition_max_bytes`` was cut short (brokers before
     KIP-74): fetch again with ``max_bytes``."""
 
     max_bytes: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class SwitchReplica:
+class SwitchReplica(NamedTuple):
     """KIP-392 (Fetch v11+): the leader names ``node`` as the replica to fetch from (given
     ``rack_id``, ``kafka.client.rack``) and returned no records."""
 
     node: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class OutOfRange:
+class OutOfRange(NamedTuple):
     """OFFSET_OUT_OF_RANGE from the leader: ``pos`` is no longer (or not yet) in the log;
     ``log_start_offset`` as the response gives it (-1: look it up with ListOffsets)."""
 
     log_start_offset: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Truncated:
+class Truncated(NamedTuple):
     """KIP-320: the leader's log for our ``last_fetched_epoch`` ends at ``end_offset``
     (``diverging_epoch``, Fetch v12+), below ``pos``: records already read are gone."""
 
@@ -181,8 +175,7 @@ class Truncated:
     end_offset: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Fail:
+class Fail(NamedTuple):
     """A partition error that waiting cannot mend (e.g. TOPIC_AUTHORIZATION_FAILED)."""
 
     error: KafkaApiError
