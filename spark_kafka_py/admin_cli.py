@@ -1,6 +1,6 @@
 """``spark-kafka-py topics|groups|transactions``: the cluster from the command line, on our own
 Admin requests (:mod:`spark_kafka_py.admin`), as Kafka's ``kafka-topics.sh``,
-``kafka-consumer-groups.sh`` and ``kafka-transactions.sh`` show it (issue 24)::
+``kafka-consumer-groups.sh`` and ``kafka-transactions.sh`` show it::
 
     spark-kafka-py topics create NAME [--partitions N] [--replication-factor R] [--config k=v]
     spark-kafka-py topics list | describe [NAME...] | delete NAME...

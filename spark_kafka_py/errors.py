@@ -202,7 +202,7 @@ class KafkaApiError(KafkaError):
 
 
 class ProduceError(KafkaApiError):
-    """Records could not be written to a topic or topic-partition (the producer, issue 12).
+    """Records could not be written to a topic or topic-partition (the producer).
 
     The Kafka error the broker returned in its Produce response (``ProduceResponse.json``,
     e.g. TOPIC_AUTHORIZATION_FAILED, INVALID_RECORD with the broker's message), or the one the
@@ -230,7 +230,7 @@ class ProduceError(KafkaApiError):
 
 
 class TransactionError(KafkaApiError):
-    """A Kafka transaction could not be begun, extended or ended (issue 13).
+    """A Kafka transaction could not be begun, extended or ended.
 
     The Kafka error a transaction coordinator returned to InitProducerId, AddPartitionsToTxn,
     EndTxn or DescribeTransactions (KIP-98, KIP-664), e.g. INVALID_TXN_STATE for a transaction
@@ -307,7 +307,7 @@ def report_data_loss(fail_on_data_loss: bool, message: str, log: logging.Logger)
 
 class ExactlyOnceError(KafkaError):
     """The exactly-once sink cannot keep its guarantee for a micro-batch, and stops the query
-    rather than write it twice or make it part visible (issue 13; docs/sink.md).
+    rather than write it twice or make it part visible (docs/sink.md).
 
     Raised by the driver's commit: a task's transaction was aborted by the broker
     (``kafka.transaction.timeout.ms``) or fenced before the commit (then nothing of the batch is

@@ -1,6 +1,6 @@
-"""Topics: creating one with CreateTopics (issue 13), deleting them with DeleteTopics, listing
+"""Topics: creating one with CreateTopics, deleting them with DeleteTopics, listing
 and describing them with Metadata and DescribeConfigs (the settings that are not Kafka's
-defaults), as ``kafka-topics.sh --create|--delete|--list|--describe`` do (issue 24).
+defaults), as ``kafka-topics.sh --create|--delete|--list|--describe`` do.
 
 Facts from Kafka's ``CreateTopicsRequest``/``CreateTopicsResponse`` specs; no code taken. Any
 broker takes the request (KRaft forwards it to the controller); lost connections and retriable

@@ -1,6 +1,6 @@
 """Transactions as an administrator sees them: the state of a transactional id at its
 coordinator (DescribeTransactions) and every transactional id the cluster knows
-(ListTransactions) (issue 13).
+(ListTransactions).
 
 Facts from Kafka's message specs, KIP-98 (transactions), KIP-664 (DescribeTransactions,
 ListTransactions) and Kafka's ``TransactionCoordinator``; no code taken. The coordinator is

@@ -1,5 +1,5 @@
 """The transaction coordinator of a transactional id (or the group coordinator of a group id):
-finding it and asking it until it gives an answer worth acting on (issue 13).
+finding it and asking it until it gives an answer worth acting on.
 
 FindCoordinator with key type 1 (transaction, KIP-98) names the broker; NOT_COORDINATOR and
 COORDINATOR_NOT_AVAILABLE send the request through a new lookup, COORDINATOR_LOAD_IN_PROGRESS

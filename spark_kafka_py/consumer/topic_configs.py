@@ -1,7 +1,7 @@
 """The timestamp type of topics, read with DescribeConfigs
 (:func:`spark_kafka_py.admin.configs.describe_topic_configs`).
 
-The pushdown planner (issue 14) needs to know, per topic, whether record timestamps are the
+The pushdown planner needs to know, per topic, whether record timestamps are the
 broker's (``message.timestamp.type=LogAppendTime``: assigned when the batch is appended, so
 non-decreasing along the log and an upper timestamp bound may narrow the end of an offset
 range) or the producers' (``CreateTime``: any order, the end is never pruned).

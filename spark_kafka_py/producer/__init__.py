@@ -1,4 +1,4 @@
-"""The producer layer of the sink (issue 12): partitioning, batching, Produce, idempotence.
+"""The producer layer of the sink: partitioning, batching, Produce, idempotence.
 
 It may import ``admin/``, ``client/``, ``protocol/`` and ``records/``, never ``spark/`` or
 ``testing/`` (``tests/test_layers.py``). Public API: :class:`KafkaProducer` with its

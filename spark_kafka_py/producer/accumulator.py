@@ -1,4 +1,4 @@
-"""The producer's batches: one queue per partition, bounded by ``buffer.memory`` (issue 12).
+"""The producer's batches: one queue per partition, bounded by ``buffer.memory``.
 
 Kafka's Java ``RecordAccumulator`` is the model (no code taken): records of a partition are
 appended to its open batch until ``batch.size`` bytes (uncompressed, the 61-byte batch header

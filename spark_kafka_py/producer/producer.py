@@ -105,7 +105,7 @@ def _header_bytes(headers: pa.Array | None) -> int:
 
 
 class KafkaProducer:
-    """A Kafka producer for the sink (issue 12).
+    """A Kafka producer for the sink.
 
     Args:
         settings: :class:`~spark_kafka_py.producer.settings.ProducerSettings`.
@@ -430,7 +430,7 @@ class KafkaProducer:
         if failure is not None:
             raise failure
 
-    # -- transactions (issue 13) --------------------------------------------------------------
+    # -- transactions ---------------------------------------------------------------------------
     def begin_transaction(self) -> None:
         """Begin a transaction (``settings.transactional_id`` must be set).
 

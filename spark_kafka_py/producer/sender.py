@@ -1,5 +1,5 @@
 """The producer's sender: Produce requests from the accumulator's batches, their responses,
-retries, idempotence (issue 12).
+retries, idempotence.
 
 Kafka's Java ``Sender`` and ``TransactionManager`` (idempotent part) are the model; facts
 from Kafka's source, KIP-98 (producer id, epoch, sequences), KIP-360 (epoch bump after an

@@ -1,5 +1,5 @@
 """The producer's state between its threads, and what a Produce response does to it
-(sans-I/O: no sockets, no threads; issue 12).
+(sans-I/O: no sockets, no threads).
 
 :class:`ProducerState` holds the idempotence bookkeeping (KIP-98: producer id, epoch, each
 partition's next sequence), the requests in flight per partition and per broker, the first

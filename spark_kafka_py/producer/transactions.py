@@ -1,5 +1,5 @@
 """Kafka transactions from any process: begin (fence), extend and end a transaction by
-transactional id, producer id and epoch (issue 13). Describing and listing them, and creating a
+transactional id, producer id and epoch. Describing and listing them, and creating a
 topic, are Admin requests: :mod:`spark_kafka_py.admin`.
 
 A Spark task writes its rows in a transaction it flushes but does not end, and hands the driver

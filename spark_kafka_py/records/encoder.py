@@ -1,6 +1,6 @@
 """Record batch v2 encoder: Arrow rows into the bytes of Kafka record batches (pure Python).
 
-The reference encoder of the sink (issue 12); sans-I/O, pure functions over bytes and Arrow.
+The reference encoder of the sink; sans-I/O, pure functions over bytes and Arrow.
 The layout is Kafka's record batch v2 (KIP-98, headers KIP-82), described in
 :mod:`spark_kafka_py.records.format`, as written by Kafka's Java producer
 (``MemoryRecordsBuilder``, ``DefaultRecordBatch.writeHeader``, ``DefaultRecord.writeTo``,

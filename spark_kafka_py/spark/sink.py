@@ -381,7 +381,7 @@ def write_transaction(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -
     attempt, with the task attempt number appended for any other
     (:func:`~spark_kafka_py.spark.exactly_once.transactional_id`): attempts of one task never
     fence each other, and the driver fences every transaction of the prefix other than those it
-    commits (issue 23).
+    commits.
 
     Raises:
         KafkaError: the write failed; the transaction is aborted (best effort: the retry's

@@ -163,7 +163,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) ->
 
 
 def _check_exactly_once(opts: Mapping[str, str], prefix: str | None, *, streaming: bool) -> None:
-    """The combinations ``deliveryGuarantee=exactly-once`` needs (issue 13).
+    """The combinations ``deliveryGuarantee=exactly-once`` needs.
 
     Raises:
         ConfigError: naming the option in conflict.

@@ -15,7 +15,7 @@ The plan (:func:`plan`):
 - per release of :data:`MATRIX_VERSIONS`: the ``broker_matrix`` tests of ``tests/integration``
   (:data:`MATRIX_PYTEST_ARGS`), the release's default feature levels;
 - per release of :data:`TV2_VERSIONS`: the exactly-once tests (:data:`EXACTLY_ONCE_TESTS`: the
-  integration tests, issue 13's crash matrix and every ``tests/faults/test_exactly_once*.py``
+  integration tests, the exactly-once crash matrix and every ``tests/faults/test_exactly_once*.py``
   present, so a new one joins when it lands) and the check that the session broker finalized
   the levels asked, on brokers formatted with :data:`TV2_FEATURES` (KIP-890 part 2; ``kafka-
   storage format --feature``, KIP-1022).
