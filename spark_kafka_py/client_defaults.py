@@ -14,6 +14,7 @@ __all__ = [
     "METADATA_MAX_AGE_MS",
     "RECONNECT_BACKOFF_MS",
     "REQUEST_TIMEOUT_MS",
+    "RETRY_BACKOFF_MAX_MS",
     "RETRY_BACKOFF_MS",
     "SOCKET_CONNECTION_SETUP_TIMEOUT_MS",
 ]
@@ -28,6 +29,9 @@ REQUEST_TIMEOUT_MS = 30_000
 SOCKET_CONNECTION_SETUP_TIMEOUT_MS = 10_000
 #: ``retry.backoff.ms``: ``CommonClientConfigs.DEFAULT_RETRY_BACKOFF_MS`` (100 ms).
 RETRY_BACKOFF_MS = 100
+#: ``retry.backoff.max.ms``: ``CommonClientConfigs.DEFAULT_RETRY_BACKOFF_MAX_MS`` (1 s, KIP-580):
+#: the cap of the exponential backoff between retries.
+RETRY_BACKOFF_MAX_MS = 1_000
 #: ``reconnect.backoff.ms``: the Java clients' default (50 ms).
 RECONNECT_BACKOFF_MS = 50
 #: ``metadata.max.age.ms``: the Java clients' default (5 min).

@@ -18,7 +18,18 @@ if TYPE_CHECKING:  # the error table imports this module: only for annotations
 
 
 class KafkaError(Exception):
-    """Base class of every error raised by spark-kafka-py."""
+    """Base class of every error raised by spark-kafka-py.
+
+    Attributes:
+        retriable: whether asking again (after a backoff, within the caller's timeout) can
+            succeed. False for this base class and for local errors (a bad option, a request
+            we cannot encode, malformed bytes); True for timeouts and, unless the failure
+            cannot mend, lost connections; for :class:`KafkaApiError` Kafka's own flag for
+            the error code (``Errors.java``, as ``RetriableException`` subclasses). The one
+            policy that acts on it is :mod:`spark_kafka_py.client.retry`.
+    """
+
+    retriable: bool = False
 
 
 class ConfigError(KafkaError, ValueError):
@@ -164,8 +175,11 @@ class KafkaConnectionError(KafkaError):
 class KafkaTimeoutError(KafkaError, TimeoutError):
     """A request got no complete answer within ``request.timeout.ms`` (or another bound).
 
-    The message names the request, the broker and the timeout in ms.
+    The message names the request, the broker and the timeout in ms. Retriable, as Java's
+    ``org.apache.kafka.common.errors.TimeoutException`` (a ``RetriableException``).
     """
+
+    retriable = True
 
 
 class KafkaApiError(KafkaError):
