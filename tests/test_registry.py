@@ -40,6 +40,8 @@ CONSUMER_FIELDS = {
     "fetch_max_wait_ms": "kafka.fetch.max.wait.ms",
     "max_decompression_ratio": "maxDecompressionRatio",
     "client_rack": "kafka.client.rack",
+    "check_crcs": "kafka.check.crcs",
+    "poll_timeout_ms": "kafkaConsumer.pollTimeoutMs",
 }
 PRODUCER_FIELDS = {
     "enable_idempotence": "kafka.enable.idempotence",
@@ -51,6 +53,7 @@ PRODUCER_FIELDS = {
     "max_in_flight_requests_per_connection": "kafka.max.in.flight.requests.per.connection",
     "delivery_timeout_ms": "kafka.delivery.timeout.ms",
     "retries": "kafka.retries",
+    "transaction_timeout_ms": "kafka.transaction.timeout.ms",
 }
 GROUP_FIELDS = {
     "session_timeout_ms": "kafka.session.timeout.ms",

@@ -93,6 +93,10 @@ class Retries:
             ``default.api.timeout.ms``; the deadline starts now.
         timeout_option: the option that sets ``timeout_ms``, named in the timeout error.
         backoff: the pauses (:class:`Backoff`).
+        deadline: a ``clock()`` time (s) to end at instead of ``timeout_ms`` from now: one
+            deadline shared by nested retries (a coordinator lookup inside a request's retries).
+        timeout_error: builds the error raised at the deadline from the last failure, for
+            callers whose timeout message is their own; by default the message below.
         clock, sleep: ``time.monotonic`` and ``time.sleep`` (seconds), injectable for tests.
 
     Attributes:
@@ -107,6 +111,8 @@ class Retries:
         *,
         timeout_option: str = "default.api.timeout.ms",
         backoff: Backoff | None = None,
+        deadline: float | None = None,
+        timeout_error: Callable[[BaseException], KafkaTimeoutError] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -116,7 +122,8 @@ class Retries:
         self.backoff = backoff if backoff is not None else Backoff()
         self._clock = clock
         self._sleep = sleep
-        self.deadline = clock() + timeout_ms / 1000
+        self._timeout_error = timeout_error
+        self.deadline = clock() + timeout_ms / 1000 if deadline is None else deadline
         self.attempts = 0
         self.last: BaseException | None = None
 
@@ -129,9 +136,9 @@ class Retries:
 
         Raises:
             BaseException: ``exc`` itself when it is not :func:`retriable`.
-            KafkaTimeoutError: the deadline has passed (or would before the next try could
-                start); the message names the operation, the timeout, its option and the last
-                failure, which is also the ``__cause__``.
+            KafkaTimeoutError: the deadline has passed; the message names the operation, the
+                timeout, its option and the last failure, which is also the ``__cause__``
+                (``timeout_error``'s error instead, when given).
         """
         self.last = exc
         if not retriable(exc):
@@ -140,6 +147,8 @@ class Retries:
         self.attempts += 1
         left_ms = self.remaining_ms()
         if left_ms <= 0:
+            if self._timeout_error is not None:
+                raise self._timeout_error(exc) from exc
             raise KafkaTimeoutError(
                 f"{self.what}: still failing after {self.timeout_ms:g} ms "
                 f"({self.timeout_option}), {self.attempts} attempt(s); last error: {exc}"

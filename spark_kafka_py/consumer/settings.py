@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_kafka_py import client_defaults as _defaults
 from spark_kafka_py.client.cluster import ClientConfig
 from spark_kafka_py.consumer.types import READ_UNCOMMITTED
-from spark_kafka_py.registry import default
 
 __all__ = ["ConsumerSettings"]
 
@@ -17,7 +17,8 @@ class ConsumerSettings:
     """The Kafka consumer settings we honour, with the Java consumer's defaults.
 
     Built from a read's options by :func:`spark_kafka_py.spark.options.parse_options`; each
-    default is the option's in :mod:`spark_kafka_py.registry` (``kafka.<Java name>``).
+    default is the Java consumer's, from :mod:`spark_kafka_py.client_defaults` (as the option
+    registry's, :mod:`spark_kafka_py.registry`, ``kafka.<Java name>``).
     Units: bytes for ``*_bytes``, milliseconds for ``*_ms``.
 
     Attributes:
@@ -37,17 +38,20 @@ class ConsumerSettings:
             one (``False`` skips only that comparison, see
             :func:`spark_kafka_py.records.decoder.decode_records`).
         client_rack: sent as Fetch ``rack_id`` (KIP-392), ``""`` for none.
+        poll_timeout_ms: ``kafkaConsumer.pollTimeoutMs``: how long an executor retries a range
+            without progress before failing.
         group_id: ``group.id`` or ``None``.
     """
 
     client: ClientConfig
-    default_api_timeout_ms: int = default("kafka.default.api.timeout.ms")
-    fetch_max_bytes: int = default("kafka.fetch.max.bytes")
-    max_partition_fetch_bytes: int = default("kafka.max.partition.fetch.bytes")
-    fetch_min_bytes: int = default("kafka.fetch.min.bytes")
-    fetch_max_wait_ms: int = default("kafka.fetch.max.wait.ms")
-    max_decompression_ratio: int = default("maxDecompressionRatio")
+    default_api_timeout_ms: int = _defaults.DEFAULT_API_TIMEOUT_MS
+    fetch_max_bytes: int = _defaults.FETCH_MAX_BYTES
+    max_partition_fetch_bytes: int = _defaults.MAX_PARTITION_FETCH_BYTES
+    fetch_min_bytes: int = _defaults.FETCH_MIN_BYTES
+    fetch_max_wait_ms: int = _defaults.FETCH_MAX_WAIT_MS
+    max_decompression_ratio: int = _defaults.MAX_DECOMPRESSION_RATIO
     isolation_level: int = READ_UNCOMMITTED
-    check_crcs: bool = default("kafka.check.crcs")
-    client_rack: str = default("kafka.client.rack")
+    check_crcs: bool = _defaults.CHECK_CRCS
+    client_rack: str = _defaults.CLIENT_RACK
     group_id: str | None = None
+    poll_timeout_ms: int = _defaults.POLL_TIMEOUT_MS

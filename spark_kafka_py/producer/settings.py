@@ -1,8 +1,9 @@
 """Kafka producer settings honoured by the sink: the client's configuration plus the producer's
 own (acks, idempotence, compression, batching, memory, timeouts, retries).
 
-Defaults are those of the ``kafka.*`` options of :mod:`spark_kafka_py.registry` (the Java
-producer's, ``ProducerConfig``); :meth:`ProducerSettings.__post_init__` applies the Java
+Defaults are the Java producer's (``ProducerConfig``), from
+:mod:`spark_kafka_py.client_defaults` (as the ``kafka.*`` options' of
+:mod:`spark_kafka_py.registry`); :meth:`ProducerSettings.__post_init__` applies the Java
 producer's cross-checks (``ProducerConfig.postProcessAndValidateIdempotenceConfigs`` and
 ``KafkaProducer.configureDeliveryTimeout``).
 """
@@ -11,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_kafka_py import client_defaults as _defaults
 from spark_kafka_py.client.cluster import ClientConfig
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.protocol.messages.produce import ACKS_ALL, ACKS_LEADER, ACKS_NONE
 from spark_kafka_py.records.compression import CODEC_NONE, CODEC_ZSTD
-from spark_kafka_py.registry import default
 
 __all__ = ["MAX_IN_FLIGHT_IDEMPOTENT", "ProducerSettings", "parse_acks"]
 
@@ -78,21 +79,19 @@ class ProducerSettings:
 
     client: ClientConfig
     acks: int = ACKS_ALL
-    enable_idempotence: bool = default("kafka.enable.idempotence")
+    enable_idempotence: bool = _defaults.ENABLE_IDEMPOTENCE
     compression_type: int = CODEC_NONE
     compression_level: int | None = None
-    batch_size: int = default("kafka.batch.size")
-    linger_ms: int = default("kafka.linger.ms")
-    buffer_memory: int = default("kafka.buffer.memory")
-    max_block_ms: int = default("kafka.max.block.ms")
-    max_request_size: int = default("kafka.max.request.size")
-    max_in_flight_requests_per_connection: int = default(
-        "kafka.max.in.flight.requests.per.connection"
-    )
-    delivery_timeout_ms: int = default("kafka.delivery.timeout.ms")
-    retries: int = default("kafka.retries")
+    batch_size: int = _defaults.BATCH_SIZE
+    linger_ms: int = _defaults.LINGER_MS
+    buffer_memory: int = _defaults.BUFFER_MEMORY
+    max_block_ms: int = _defaults.MAX_BLOCK_MS
+    max_request_size: int = _defaults.MAX_REQUEST_SIZE
+    max_in_flight_requests_per_connection: int = _defaults.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION
+    delivery_timeout_ms: int = _defaults.DELIVERY_TIMEOUT_MS
+    retries: int = _defaults.RETRIES
     transactional_id: str | None = None
-    transaction_timeout_ms: int = default("kafka.transaction.timeout.ms")
+    transaction_timeout_ms: int = _defaults.TRANSACTION_TIMEOUT_MS
 
     def __post_init__(self) -> None:
         if self.acks not in (ACKS_ALL, ACKS_LEADER, ACKS_NONE):
