@@ -110,8 +110,8 @@ def capture_seeds(bootstrap: str, *, records: int = 40) -> list[tuple[int, int, 
     """
     from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
     from spark_kafka_py.consumer.fetcher import PartitionFetcher
+    from spark_kafka_py.consumer.group.classic.member import GroupMember
     from spark_kafka_py.consumer.group.config import GroupConfig
-    from spark_kafka_py.consumer.group.membership import GroupMember
     from spark_kafka_py.consumer.offsets import list_offsets
     from spark_kafka_py.consumer.settings import ConsumerSettings
     from spark_kafka_py.consumer.types import TopicPartition

@@ -1,6 +1,7 @@
 """Consumer groups for ``format("pykafka")``: the glue between the stream reader and a
-:class:`~spark_kafka_py.consumer.group.membership.GroupMember` (classic protocol) or a
-:class:`~spark_kafka_py.consumer.group.consumer_member.ConsumerGroupMember`
+:class:`~spark_kafka_py.consumer.group.member.Member`: a
+:class:`~spark_kafka_py.consumer.group.classic.member.GroupMember` (classic protocol) or a
+:class:`~spark_kafka_py.consumer.group.consumer.member.ConsumerGroupMember`
 (``kafka.group.protocol=consumer``, KIP-848: the same boundary calls; revoked partitions are
 released and the new assignment acknowledged in ``ensure_active``, after the commit of
 ``start``).
@@ -48,17 +49,18 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.consumer.group.classic.member import GroupMember
 from spark_kafka_py.consumer.group.config import CONSUMER_PROTOCOL, GroupConfig
-from spark_kafka_py.consumer.group.consumer_member import ConsumerGroupMember
-from spark_kafka_py.consumer.group.membership import GroupMember
+from spark_kafka_py.consumer.group.consumer.member import ConsumerGroupMember
+from spark_kafka_py.consumer.group.member import Member
 from spark_kafka_py.consumer.group.offsets import GroupOffsets
 from spark_kafka_py.consumer.group.transport import CoordinatorChannel
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
-from spark_kafka_py.spark.options import GroupOptions, SourceOptions
+from spark_kafka_py.spark.options import GroupOptions, OffsetSpec, SourceOptions
 from spark_kafka_py.spark.planner import KafkaInputPartition
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "KafkaOffsetStore",
     "OffsetStore",
     "StreamGroup",
+    "StreamPlanner",
     "commit_after_read",
     "commit_read_range",
     "plan_commits",
@@ -101,22 +104,61 @@ def _leave_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, terminate)
 
 
+class _HasTopicId(Protocol):
+    """What :class:`StreamGroup` reads of a topic's metadata (``TopicInfo``)."""
+
+    @property
+    def topic_id(self) -> uuid.UUID | None:
+        """The topic id (Metadata v10+), ``None`` before."""
+        ...
+
+
+class StreamPlanner(Protocol):
+    """What :class:`StreamGroup` needs of the stream reader's planner
+    (:class:`~spark_kafka_py.spark.planner.Planner` has it): metadata and ListOffsets."""
+
+    def topic_partitions(self) -> tuple[Mapping[TopicPartition, int], Mapping[str, _HasTopicId]]:
+        """``({topic-partition: leader node id}, {topic name: its metadata})`` of the
+        subscription now (Metadata).
+
+        Raises:
+            KafkaApiError: a subscribed or assigned topic does not exist (and the like).
+        """
+        ...
+
+    def list_offsets(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """ListOffsets: the offset per partition for ``timestamps`` (ms, or -2 earliest /
+        -1 latest)."""
+        ...
+
+    def resolve(
+        self, spec: OffsetSpec, partitions: Mapping[TopicPartition, int], option: str
+    ) -> dict[TopicPartition, int]:
+        """Concrete offsets for ``partitions`` (-> leader node id) from the offset spec of
+        option ``option`` (``startingOffsets``, ...).
+
+        Raises:
+            ConfigError: a spec that does not fit ``partitions``.
+        """
+        ...
+
+
 class StreamGroup:
     """Driver-side group state of one streaming query (lazy; pickles without it).
 
     Args:
         options: the read's source options.
         group: its :class:`GroupOptions` (with ``config`` set).
-        planner: the reader's planner (metadata and ListOffsets).
+        planner: the reader's planner (metadata and ListOffsets), a :class:`StreamPlanner`.
     """
 
-    def __init__(self, options: SourceOptions, group: GroupOptions, planner: Any) -> None:
+    def __init__(self, options: SourceOptions, group: GroupOptions, planner: StreamPlanner) -> None:
         assert group.config is not None
         self.options = options
         self.group = group
         self._planner = planner
         self._client: KafkaClient | None = None
-        self._member: GroupMember | ConsumerGroupMember | None = None
+        self._member: Member | None = None
         self._committed: dict[TopicPartition, int] = {}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -127,7 +169,7 @@ class StreamGroup:
         return state
 
     @property
-    def member(self) -> GroupMember | ConsumerGroupMember:
+    def member(self) -> Member:
         """The group member, created (not yet joined) on first use; heartbeats start at the
         first join. With ``kafka.group.protocol=consumer`` (and ``subscribe``) a KIP-848
         :class:`ConsumerGroupMember`, else a classic :class:`GroupMember`."""
@@ -136,17 +178,18 @@ class StreamGroup:
             self._client = KafkaClient(self.options.consumer.client)
             planner = self._planner
 
-            def counts(topics: Any) -> dict[str, int]:
+            def counts(topics: Iterable[str]) -> dict[str, int]:
+                wanted = set(topics)
                 leaders, _ = planner.topic_partitions()
                 out: dict[str, int] = {}
                 for tp in leaders:
-                    if tp.topic in topics:
+                    if tp.topic in wanted:
                         out[tp.topic] = out.get(tp.topic, 0) + 1
                 return out
 
             if self.group.join and self.group.config.protocol == CONSUMER_PROTOCOL:
 
-                def topic_names(topics: Any) -> dict[uuid.UUID, str]:
+                def topic_names(topics: Iterable[str]) -> dict[uuid.UUID, str]:
                     _, infos = planner.topic_partitions()
                     return {i.topic_id: n for n, i in infos.items() if i.topic_id is not None}
 

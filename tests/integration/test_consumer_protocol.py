@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.client.connection import BrokerConnection
 from spark_kafka_py.consumer.group.config import GroupConfig
-from spark_kafka_py.consumer.group.consumer_member import (
+from spark_kafka_py.consumer.group.consumer.member import (
     ConsumerGroupMember,
     describe_consumer_group,
 )

@@ -626,8 +626,8 @@ def test_spark_read_over_sasl_ssl_and_no_secret_leaks(env: Env, tmp_path: Any) -
 
 def test_group_authorization_failed_names_the_group(env: Env) -> None:
     """Bob may read the topic but has no rights on a group that has ACLs (alice's)."""
+    from spark_kafka_py.consumer.group.classic.member import GroupMember
     from spark_kafka_py.consumer.group.config import GroupConfig
-    from spark_kafka_py.consumer.group.membership import GroupMember
 
     group = "acl-group"
     env.kafka.allow("User:alice", "Read", group=group)

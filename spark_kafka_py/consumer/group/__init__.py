@@ -8,13 +8,14 @@ KIP-848 consumer group protocol (``group.protocol=consumer``).
 * :mod:`.config` - :class:`~.config.GroupConfig`, the settings of one member;
 * :mod:`.transport` - :class:`~.transport.CoordinatorChannel`: FindCoordinator, requests to
   the coordinator, retries within ``default.api.timeout.ms``;
-* :mod:`.membership` - :class:`~.membership.GroupMember`: JoinGroup, SyncGroup, Heartbeat
-  thread, LeaveGroup (the member state machine, as Java's ``AbstractCoordinator``);
 * :mod:`.offsets` - :class:`~.offsets.GroupOffsets`: OffsetCommit, OffsetFetch (as Java's
   ``ConsumerCoordinator``), with a member's generation or as "simple" commits;
-* :mod:`.consumer_membership` - :class:`~.consumer_membership.ConsumerGroupMembership`: the
-  sans-I/O member state machine of the KIP-848 consumer group protocol (ConsumerGroupHeartbeat);
-* :mod:`.consumer_member` - :class:`~.consumer_member.ConsumerGroupMember`: that machine over the
-  coordinator (heartbeat thread, reconciliation at micro-batch boundaries, offsets with the member
-  epoch, leaving), with the interface of :class:`~.membership.GroupMember`.
+* :mod:`.member` - :class:`~.member.Member`: what a member offers its caller (``ensure_active``
+  at micro-batch boundaries, heartbeats, offsets, leaving), whichever protocol it speaks;
+* :mod:`.classic` - the classic protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup; Java's
+  ``AbstractCoordinator``): ``classic.membership`` the sans-I/O join/sync state machine,
+  ``classic.member`` (:class:`~.classic.member.GroupMember`) its I/O;
+* :mod:`.consumer` - the KIP-848 consumer group protocol (ConsumerGroupHeartbeat):
+  ``consumer.membership`` (:class:`~.consumer.membership.ConsumerGroupMembership`) the sans-I/O
+  state machine, ``consumer.member`` (:class:`~.consumer.member.ConsumerGroupMember`) its I/O.
 """

@@ -4,7 +4,7 @@
 :class:`GroupOffsets` sends its requests through a
 :class:`~spark_kafka_py.consumer.group.transport.CoordinatorChannel`. With a member (anything
 with the :class:`Membership` methods, in production a
-:class:`~spark_kafka_py.consumer.group.membership.GroupMember`) commits carry the member's
+:class:`~spark_kafka_py.consumer.group.classic.member.GroupMember`) commits carry the member's
 generation id, member id and instance id; REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION and
 UNKNOWN_MEMBER_ID are handled by rejoining and committing again the offsets of the partitions
 still assigned (the others are reported, never dropped silently). Without one, a commit is a
@@ -12,7 +12,7 @@ still assigned (the others are reported, never dropped silently). Without one, a
 active members. OffsetFetch asks with ``require_stable`` (KIP-447).
 
 A member of a KIP-848 consumer group (a
-:class:`~spark_kafka_py.consumer.group.consumer_member.ConsumerGroupMember`) commits with its
+:class:`~spark_kafka_py.consumer.group.consumer.member.ConsumerGroupMember`) commits with its
 member id and member epoch (OffsetCommit v9+: ``generation_id_or_member_epoch``) and, with
 ``member_fetch=True``, fetches with them too (OffsetFetch v9+ ``member_id`` /
 ``member_epoch``). Its errors STALE_MEMBER_EPOCH (the epoch moved on: refresh it, retry),

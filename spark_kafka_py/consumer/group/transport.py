@@ -6,7 +6,7 @@
 * :class:`CoordinatorChannel` - FindCoordinator (key type group), re-discovered after
   NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS and connection
   errors, requests sent to the coordinator, and retries bounded by ``default.api.timeout.ms``;
-* the error codes both :mod:`.membership` and :mod:`.offsets` act on.
+* the error codes the members (:mod:`.classic`, :mod:`.consumer`) and :mod:`.offsets` act on.
 
 Sources: FindCoordinator message spec (v0-6, KIP-699 batched keys), Java's
 ``AbstractCoordinator`` (``lookupCoordinator``, ``markCoordinatorUnknown``).

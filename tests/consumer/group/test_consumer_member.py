@@ -1,4 +1,4 @@
-"""The KIP-848 I/O member (``consumer/group/consumer_member.py``) against a scripted
+"""The KIP-848 I/O member (``consumer/group/consumer/member.py``) against a scripted
 coordinator: joining, reconciliation deferred to the micro-batch boundary, OffsetCommit /
 OffsetFetch v9 with the member id and epoch, STALE_MEMBER_EPOCH, fencing (heartbeat and
 commit), leaving with epoch -1 / -2, and the check for a Kafka 4.0+ broker. Every request and
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from spark_kafka_py.consumer.group.classic.member import GroupMember
 from spark_kafka_py.consumer.group.config import GroupConfig
-from spark_kafka_py.consumer.group.consumer_member import (
+from spark_kafka_py.consumer.group.consumer.member import (
     ConsumerGroupMember,
     describe_consumer_group,
 )
-from spark_kafka_py.consumer.group.membership import GroupMember
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import ConfigError, KafkaApiError, UnsupportedByBrokerError
 from spark_kafka_py.protocol import error_codes

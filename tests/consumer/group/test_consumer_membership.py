@@ -1,4 +1,4 @@
-"""The KIP-848 member state machine (``consumer/group/consumer_membership.py``), driven through
+"""The KIP-848 member state machine (``consumer/group/consumer/membership.py``), driven through
 joining, incremental reconciliation, topic ids waiting for their names, fencing, leaving
 (dynamic and static) and the heartbeat errors, with hand-made ConsumerGroupHeartbeat
 responses. No broker, no sockets, no clock: times are passed in ms."""
@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from spark_kafka_py.consumer.group.consumer_membership import (
+from spark_kafka_py.consumer.group.consumer.membership import (
     AssignPartitions,
     ConsumerGroupMembership,
     FindCoordinator,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from spark_kafka_py.consumer.group.classic.member import GroupMember
 from spark_kafka_py.consumer.group.config import GroupConfig
-from spark_kafka_py.consumer.group.membership import GroupMember
 from spark_kafka_py.consumer.group.protocol import (
     Assignment,
     Subscription,

@@ -1,8 +1,8 @@
 """A member of a KIP-848 consumer group, driven by the caller: the I/O around
-:class:`~spark_kafka_py.consumer.group.consumer_membership.ConsumerGroupMembership`.
+:class:`~spark_kafka_py.consumer.group.consumer.membership.ConsumerGroupMembership`.
 
-:class:`ConsumerGroupMember` has the interface of the classic
-:class:`~spark_kafka_py.consumer.group.membership.GroupMember` that
+:class:`ConsumerGroupMember` is a :class:`~spark_kafka_py.consumer.group.member.Member`, as the
+classic :class:`~spark_kafka_py.consumer.group.classic.member.GroupMember` is, the interface
 :class:`spark_kafka_py.spark.group.StreamGroup` uses (``ensure_active``, ``start_heartbeat``,
 ``generation_id``, ``assignment``, ``commit``, ``fetch_committed``, ``close``), so a streaming
 query picks one or the other with ``kafka.group.protocol``. What it does:
@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from spark_kafka_py.consumer.group.config import GroupConfig
-from spark_kafka_py.consumer.group.consumer_membership import (
+from spark_kafka_py.consumer.group.consumer.membership import (
     AssignPartitions,
     ConsumerGroupMembership,
     FindCoordinator,

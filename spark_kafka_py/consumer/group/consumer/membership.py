@@ -52,7 +52,7 @@ error the next heartbeat carries every field again.
 
 The I/O around it (heartbeat thread, coordinator connection, OffsetCommit / OffsetFetch with
 the member id and epoch, reconciliation at micro-batch boundaries) is
-:class:`~spark_kafka_py.consumer.group.consumer_member.ConsumerGroupMember`.
+:class:`~spark_kafka_py.consumer.group.consumer.member.ConsumerGroupMember`.
 """
 
 from __future__ import annotations
