@@ -15,10 +15,12 @@ as they are decoded, each about :data:`ARROW_BATCH_FETCHES` x ``max.partition.fe
 Errors, as the Java consumer and Spark's ``KafkaDataConsumer`` treat them:
 
 * leader changes (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, ...) and
-  connection failures: refresh metadata, back off ``retry.backoff.ms``, retry, for at most
-  ``kafkaConsumer.pollTimeoutMs`` without progress; a connection error that waiting cannot
-  mend (``retriable`` false: a failed TLS handshake, a peer that is not Kafka, no broker
-  answering Metadata with valid bytes) is raised at once;
+  connection failures: refresh metadata, back off, retry, for at most
+  ``kafkaConsumer.pollTimeoutMs`` without progress; the backoff is the one retry policy's
+  (:mod:`spark_kafka_py.client.retry`: ``retry.backoff.ms`` doubling per round without progress
+  up to ``retry.backoff.max.ms``, with jitter, KIP-580); an error that waiting cannot mend
+  (not ``retriable``: a failed TLS handshake, a peer that is not Kafka, no broker answering
+  Metadata with valid bytes) is raised at once;
 * a response that breaks the protocol (malformed bytes, a correlation id never sent: a
   :class:`~spark_kafka_py.errors.KafkaProtocolError` from the connection) or that answers a
   topic or partition the Fetch did not ask for, or the partition twice (a sessionless Fetch,
@@ -50,6 +52,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.retry import Backoff, retriable
 from spark_kafka_py.consumer.offsets import list_offsets
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, READ_COMMITTED, TopicPartition
@@ -121,7 +124,7 @@ class Retry(NamedTuple):
         problem: why, as the ``KafkaTimeoutError`` after ``kafkaConsumer.pollTimeoutMs``
             without progress says it.
         refresh_metadata: look the leader up again first (Metadata).
-        back_off: sleep ``retry.backoff.ms`` first (not when the broker's ``max_wait_ms`` has
+        back_off: sleep the backoff first (not when the broker's ``max_wait_ms`` has
             already waited, or the next Fetch differs from this one).
         lost_if_lasting: the log ends below ``pos``; if that lasts until the timeout, the
             range is reported as data loss instead of a timeout.
@@ -303,7 +306,8 @@ class PartitionFetcher:
         settings: consumer settings (fetch sizes in bytes, waits in ms, isolation level).
         include_headers: build the ``headers`` column.
         fail_on_data_loss: raise on missing records (``True``) or warn and skip.
-        poll_timeout_ms: how long to keep retrying without progress before failing.
+        poll_timeout_ms: how long to keep retrying without progress before failing (ms);
+            ``None`` for ``settings.poll_timeout_ms`` (``kafkaConsumer.pollTimeoutMs``).
         leader_hint: the leader's node id known at planning time, or -1.
     """
 
@@ -315,7 +319,7 @@ class PartitionFetcher:
         *,
         include_headers: bool = False,
         fail_on_data_loss: bool = True,
-        poll_timeout_ms: int = 120_000,
+        poll_timeout_ms: int | None = None,
         leader_hint: int = -1,
     ) -> None:
         self.client = client
@@ -323,7 +327,10 @@ class PartitionFetcher:
         self.settings = settings
         self.include_headers = include_headers
         self.fail_on_data_loss = fail_on_data_loss
-        self.poll_timeout_ms = poll_timeout_ms
+        self.poll_timeout_ms = (
+            settings.poll_timeout_ms if poll_timeout_ms is None else poll_timeout_ms
+        )
+        self._backoff = Backoff(settings.client.retry_backoff_ms)
         self._leader = leader_hint
         self._leader_epoch = -1
         # KIP-320: partition leader epoch of the last record batch read, or -1.
@@ -378,8 +385,8 @@ class PartitionFetcher:
         """
         pos = start
         read_committed = self.settings.isolation_level == READ_COMMITTED
-        backoff = self.settings.client.retry_backoff_ms / 1000
         last_progress = time.monotonic()
+        stalls = 0  # rounds backed off since the last progress: the backoff's exponent
         stalled = Retry("no records returned")  # the last reason for no progress
         step: ResponseStep | DecodedStep = Decode()  # the last round's outcome
         while pos < end:
@@ -418,13 +425,15 @@ class PartitionFetcher:
                     self._last_fetched_epoch = step.leader_epoch
                 pos = step.next_offset
                 last_progress = time.monotonic()
+                stalls = 0
                 self._max_bytes = self.settings.max_partition_fetch_bytes
             elif isinstance(step, Retry):
                 stalled = step
                 if step.refresh_metadata:
                     self._need_metadata = True
                 if step.back_off:
-                    time.sleep(backoff)
+                    time.sleep(self._backoff.pause_ms(stalls) / 1000)
+                    stalls += 1
             elif isinstance(step, GrowFetch):
                 self._max_bytes = step.max_bytes
             elif isinstance(step, SwitchReplica):
@@ -432,10 +441,12 @@ class PartitionFetcher:
             elif isinstance(step, OutOfRange):
                 pos = self._out_of_range(pos, end, step.log_start_offset)
                 last_progress = time.monotonic()
+                stalls = 0
             elif isinstance(step, Truncated):
                 self._log_truncated(pos, step.epoch, step.end_offset)
                 self._last_fetched_epoch = NO_PARTITION_LEADER_EPOCH  # learned again
                 last_progress = time.monotonic()
+                stalls = 0
             else:
                 assert isinstance(step, Fail)
                 raise step.error
@@ -459,7 +470,7 @@ class PartitionFetcher:
             node, request, max_version = self._fetch_request(pos)
             response = self.client.send(node, request, max_version=max_version)
         except (KafkaConnectionError, KafkaTimeoutError) as exc:
-            if not getattr(exc, "retriable", True):
+            if not retriable(exc):
                 raise
             return Retry(str(exc))
         part: PartitionData | None = answered_partition(
@@ -648,7 +659,7 @@ def read_range(
     *,
     include_headers: bool = False,
     fail_on_data_loss: bool = True,
-    poll_timeout_ms: int = 120_000,
+    poll_timeout_ms: int | None = None,
     leader_hint: int = -1,
 ) -> Iterator[pa.RecordBatch]:
     """Read ``[start, end)`` of ``tp``; see :class:`PartitionFetcher`.
