@@ -15,7 +15,8 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping
 
-from spark_kafka_py.client.cluster import RETRY_BACKOFF_MAX_MS, ClusterMetadata, KafkaClient
+from spark_kafka_py.client.cluster import ClusterMetadata, KafkaClient
+from spark_kafka_py.client.retry import Backoff, Retries, retriable
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import (
@@ -66,14 +67,16 @@ def list_offsets(
         isolation_level: 0 read_uncommitted, 1 read_committed.
         retries: attempts after the first for partitions that failed with a retriable
             error (Spark's ``fetchOffset.numRetries``).
-        retry_interval_ms: pause between attempts (``fetchOffset.retryIntervalMs``).
+        retry_interval_ms: pause between attempts (``fetchOffset.retryIntervalMs``; a fixed
+            interval, as Spark's ``KafkaOffsetReader``).
         api_timeout_ms: how long brokers may stay unreachable (connection refused or reset,
             request timeouts, Metadata unanswered) before the look-up fails
             (``default.api.timeout.ms``, as the Java admin client Spark uses waits). Such
             attempts do not count against ``retries``; the metadata is asked again before
             each one, so a moved leader is found.
         retry_backoff_ms: first pause after an unreachable broker (``retry.backoff.ms``),
-            doubled per attempt up to 1,000 ms (``retry.backoff.max.ms``).
+            then the one retry policy's (:mod:`spark_kafka_py.client.retry`): doubled per
+            attempt up to ``retry.backoff.max.ms`` (1,000 ms), with KIP-580's jitter.
 
     Returns:
         ``{TopicPartition: offset}`` for every partition asked.
@@ -81,14 +84,28 @@ def list_offsets(
     Raises:
         KafkaApiError: a non-retriable error, or a retriable one that outlived the retries;
             the message names the topic-partition.
+        KafkaConnectionError: a broker that waiting cannot mend (not ``retriable``: a failed
+            TLS handshake, a peer that is not Kafka), at once.
         KafkaTimeoutError: brokers stayed unreachable for ``api_timeout_ms``; the message
             names a topic-partition and the last connection error.
     """
     remaining = dict(timestamps)
     result: dict[TopicPartition, int] = {}
     attempt = 0
-    deadline = time.monotonic() + api_timeout_ms / 1000
-    backoff_ms = retry_backoff_ms
+
+    def unreachable_for(last: BaseException) -> KafkaTimeoutError:
+        tp = min(remaining)
+        return KafkaTimeoutError(
+            f"ListOffsets for {len(remaining)} partition(s), e.g. {tp}: brokers "
+            f"unreachable for default.api.timeout.ms={api_timeout_ms} ms; last error: {last}"
+        )
+
+    unreachable = Retries(
+        "ListOffsets",
+        api_timeout_ms,
+        backoff=Backoff(retry_backoff_ms),
+        timeout_error=unreachable_for,
+    )
     # The leaders the client knows already (e.g. from the Metadata the planner just asked),
     # as the Java client does; any failure then asks Metadata again before a retry.
     cached = client.cached_metadata
@@ -141,19 +158,12 @@ def list_offsets(
             use_cache = False
             continue
         for err in failures.values():  # a TLS handshake or non-Kafka peer: waiting cannot help
-            if isinstance(err, KafkaConnectionError) and not err.retriable:
+            if not retriable(err):
                 raise err
         if all(isinstance(e, _UNREACHABLE) for e in failures.values()):
-            tp, err = min(failures.items())
-            if time.monotonic() >= deadline:
-                raise KafkaTimeoutError(
-                    f"ListOffsets for {len(remaining)} partition(s), e.g. {tp}: brokers "
-                    f"unreachable for default.api.timeout.ms={api_timeout_ms} ms; last error: "
-                    f"{err}"
-                ) from err
-            log.info("ListOffsets: %s; retrying in %d ms", err, backoff_ms)
-            time.sleep(max(0.0, min(backoff_ms / 1000, deadline - time.monotonic())))
-            backoff_ms = min(max(1, backoff_ms) * 2, RETRY_BACKOFF_MAX_MS)
+            _, err = min(failures.items())
+            log.info("ListOffsets: %s; retrying (attempt %d)", err, unreachable.attempts + 1)
+            unreachable.after(err)  # the backoff, or the timeout past default.api.timeout.ms
             continue
         attempt += 1
         if attempt > retries:

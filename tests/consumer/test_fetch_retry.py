@@ -1,13 +1,14 @@
 """The Fetch loop's retries follow the one retry policy (spark_kafka_py.client.retry): the pause
 after a leader error doubles per round without progress up to retry.backoff.max.ms, with
 KIP-580's jitter, and starts again at retry.backoff.ms after progress; the poll timeout comes
-from the consumer settings."""
+from the consumer settings. ListOffsets backs off the same way while brokers are unreachable."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -16,9 +17,10 @@ from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
 from spark_kafka_py.client.retry import JITTER
 from spark_kafka_py.client_defaults import POLL_TIMEOUT_MS, RETRY_BACKOFF_MAX_MS
 from spark_kafka_py.consumer.fetcher import PartitionFetcher
+from spark_kafka_py.consumer.offsets import list_offsets
 from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import TopicPartition
-from spark_kafka_py.errors import KafkaTimeoutError
+from spark_kafka_py.errors import KafkaConnectionError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import NOT_LEADER_OR_FOLLOWER
 from spark_kafka_py.protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -133,3 +135,38 @@ def test_the_poll_timeout_defaults_to_the_consumer_settings_and_still_bounds_the
     # a leader that never recovers: the read ends with a timeout naming the option
     with pytest.raises(KafkaTimeoutError, match=r"kafkaConsumer.pollTimeoutMs=1 ms"):
         _read(_FlakyLeader({0: 10**6}), monkeypatch, poll_timeout_ms=1)
+
+
+class _Unreachable:
+    """A client whose Metadata always fails with ``error`` (no broker answers)."""
+
+    cached_metadata = None
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.calls: list[float] = []  # time.monotonic() of each Metadata
+
+    def metadata_is_stale(self) -> bool:
+        return True
+
+    def metadata(self, topics: list[str]) -> Any:
+        self.calls.append(time.monotonic())
+        raise self.error
+
+
+def test_list_offsets_backs_off_exponentially_while_brokers_are_unreachable() -> None:
+    client = _Unreachable(KafkaConnectionError("connection refused by 127.0.0.1:9"))
+    with pytest.raises(KafkaTimeoutError, match=r"unreachable for default.api.timeout.ms=1200 ms"):
+        list_offsets(cast(KafkaClient, client), {TP: -1}, api_timeout_ms=1_200, retry_backoff_ms=50)
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(client.calls)]
+    # 50, 100, 200, 400 ms (+-20 %), the last pause cut at the deadline
+    assert len(gaps) >= 4
+    for n, gap in enumerate(gaps[:4]):
+        assert 50 * 2**n * (1 - JITTER) <= gap < 50 * 2**n * (1 + JITTER) + 100, (n, gaps)
+
+
+def test_list_offsets_does_not_retry_what_waiting_cannot_mend() -> None:
+    client = _Unreachable(KafkaConnectionError("TLS handshake failed", retriable=False))
+    with pytest.raises(KafkaConnectionError, match="TLS handshake failed"):
+        list_offsets(cast(KafkaClient, client), {TP: -1}, api_timeout_ms=60_000)
+    assert len(client.calls) == 1
