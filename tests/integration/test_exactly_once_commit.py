@@ -220,6 +220,33 @@ def test_recovery_of_a_batch_the_broker_aborted_records_it_aborted(
     assert _read_committed(bootstrap, topic) == Counter(["replay-0", "replay-1"])
 
 
+def test_recovery_of_a_batch_recorded_committing_with_time_left_commits_it(
+    setup: tuple[str, str, str],
+) -> None:
+    """The driver died after recording COMMITTING and before any EndTxn; the restart comes
+    while every transaction is still open with time left: recovery commits them all (rolls
+    forward, nothing replayed twice) and records the batch as committed. The Spark-level run
+    (the driver SIGKILLed at ``committing``) is in the long run of
+    ``tests/faults/test_exactly_once.py``."""
+    bootstrap, topic, prefix = setup
+    options = _options(bootstrap, topic, prefix)
+    handles = [
+        _open(options, transactional_id(prefix, t), topic, t, [f"b3-t{t}"], 600_000) for t in (0, 1)
+    ]
+    committer = ExactlyOnceCommitter(options)
+    try:
+        committer.log.ensure_topic(committer.client)
+        committer.log.append(CommitRecord(prefix, 3, COMMITTING, tuple(handles)))
+        committer.recover()
+        last = committer.log.last(committer.client)
+        assert last is not None and (last.batch_id, last.state) == (3, COMMITTED)
+        for h in handles:
+            assert _wait_state(committer, h.transactional_id, {"CompleteCommit"})
+    finally:
+        committer.close()
+    assert _read_committed(bootstrap, topic) == Counter(["b3-t0", "b3-t1"])
+
+
 def test_a_part_visible_batch_fails_every_restart_until_recover_partial_batch(
     setup: tuple[str, str, str],
 ) -> None:
