@@ -9,10 +9,10 @@ loaded node. A broker resource goes to that broker itself, as Kafka's admin clie
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.retry import Backoff, Retries
 from spark_kafka_py.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 from spark_kafka_py.protocol.error_codes import raise_for_error
 from spark_kafka_py.protocol.messages.describe_configs import (
@@ -50,7 +50,8 @@ def describe_topic_configs(
         names: the configuration names wanted; ``None`` for all of them. A name the broker does
             not know is left out of the answer (the broker's rule), not an error.
         timeout_ms: bound on the whole call, retries included (ms). Unreachable brokers and
-            request timeouts are retried after ``retry.backoff.ms`` until then.
+            request timeouts are retried until then, after a backoff from ``retry.backoff.ms``
+            growing to ``retry.backoff.max.ms`` (KIP-580).
 
     Returns:
         ``{topic: {config name: value}}`` for every topic asked; a value is ``None`` when the
@@ -208,10 +209,30 @@ def _send(
     client: KafkaClient, request: DescribeConfigsRequest, topics: tuple[str, ...], timeout_ms: int
 ) -> DescribeConfigsResponse:
     """``request`` to the least loaded broker, retried on unreachable brokers and timeouts
-    every ``retry.backoff.ms`` until ``timeout_ms`` (ms) has passed."""
-    deadline = time.monotonic() + timeout_ms / 1000
+    until ``timeout_ms`` (ms) has passed, with the one retry policy's backoff
+    (:mod:`spark_kafka_py.client.retry`: ``retry.backoff.ms`` doubling up to
+    ``retry.backoff.max.ms`` with jitter, KIP-580).
+
+    Raises:
+        KafkaConnectionError: a broker that waiting cannot mend (not ``retriable``), at once.
+        KafkaTimeoutError: no broker answered within ``timeout_ms``; the message names the
+            topics and the last error.
+    """
+
+    def unanswered(last: BaseException) -> KafkaTimeoutError:
+        return KafkaTimeoutError(
+            f"DescribeConfigs for topic(s) {', '.join(repr(t) for t in topics)}: no "
+            f"broker answered within {timeout_ms} ms; last error: {last}"
+        )
+
+    retries = Retries(
+        "DescribeConfigs",
+        timeout_ms,
+        backoff=Backoff(client.config.retry_backoff_ms),
+        timeout_error=unanswered,
+    )
     while True:
-        left_ms = int((deadline - time.monotonic()) * 1000)
+        left_ms = int(retries.remaining_ms())
         try:
             response: DescribeConfigsResponse = client.send(
                 client.least_loaded_node(),
@@ -220,13 +241,5 @@ def _send(
             )
             return response
         except (KafkaConnectionError, KafkaTimeoutError) as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            left_s = deadline - time.monotonic()
-            if left_s <= 0:
-                raise KafkaTimeoutError(
-                    f"DescribeConfigs for topic(s) {', '.join(repr(t) for t in topics)}: no "
-                    f"broker answered within {timeout_ms} ms; last error: {exc}"
-                ) from exc
             log.info("DescribeConfigs: %s; retrying", exc)
-            time.sleep(min(client.config.retry_backoff_ms / 1000, left_s))
+            retries.after(exc)

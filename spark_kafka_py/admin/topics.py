@@ -4,8 +4,9 @@ defaults), as ``kafka-topics.sh --create|--delete|--list|--describe`` do.
 
 Facts from Kafka's ``CreateTopicsRequest``/``CreateTopicsResponse`` specs; no code taken. Any
 broker takes the request (KRaft forwards it to the controller); lost connections and retriable
-errors are asked again after ``retry.backoff.ms`` within the caller's timeout
-(:func:`spark_kafka_py.client.coordinator.backoff`).
+errors are asked again after a backoff within the caller's timeout (the one retry policy,
+:func:`spark_kafka_py.client.coordinator.retries_until`: ``retry.backoff.ms`` doubling up to
+``retry.backoff.max.ms`` with jitter, KIP-580).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 
 from spark_kafka_py.admin.configs import non_default_topic_configs
 from spark_kafka_py.client.cluster import KafkaClient, PartitionInfo
-from spark_kafka_py.client.coordinator import NETWORK_ERRORS, backoff, deadline_after
-from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaError
+from spark_kafka_py.client.coordinator import NETWORK_ERRORS, retries_until
+from spark_kafka_py.errors import KafkaApiError, KafkaError
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.create_topics import (
     CreatableTopic,
@@ -71,31 +72,26 @@ def create_topic(
         ),
         timeout_ms=timeout_ms,
     )
-    deadline = deadline_after(timeout_ms)
     what = f"CreateTopics for topic {name!r}"
+    retries = retries_until(client, what, timeout_ms)
     while True:
         try:
             response: CreateTopicsResponse = client.send(client.least_loaded_node(), request)
         except NETWORK_ERRORS as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            last: object = exc
-        else:
-            result = next((t for t in response.topics if t.name == name), None)
-            if result is None:
-                raise KafkaError(f"{what}: the broker answered no result for the topic")
-            code = ec.error_for(result.error_code)
-            if code == ec.NONE:
-                return True
-            if code == ec.TOPIC_ALREADY_EXISTS:
-                return False
-            if not code.retriable:
-                detail = code.description
-                if result.error_message:
-                    detail += f" Broker: {result.error_message}"
-                raise KafkaApiError(code, f"creating topic {name!r}", detail)
-            last = code.name
-        backoff(client, deadline, what, last, timeout_ms)
+            retries.after(exc)  # raised at once when not retriable
+            continue
+        result = next((t for t in response.topics if t.name == name), None)
+        if result is None:
+            raise KafkaError(f"{what}: the broker answered no result for the topic")
+        code = ec.error_for(result.error_code)
+        if code == ec.NONE:
+            return True
+        if code == ec.TOPIC_ALREADY_EXISTS:
+            return False
+        detail = code.description
+        if result.error_message:
+            detail += f" Broker: {result.error_message}"
+        retries.after(KafkaApiError(code, f"creating topic {name!r}", detail))
 
 
 def delete_topics(client: KafkaClient, names: Sequence[str], *, timeout_ms: int) -> None:
@@ -110,8 +106,8 @@ def delete_topics(client: KafkaClient, names: Sequence[str], *, timeout_ms: int)
         KafkaTimeoutError: not done within ``timeout_ms``.
     """
     left = list(dict.fromkeys(names))
-    deadline = deadline_after(timeout_ms)
     what = f"DeleteTopics for {', '.join(repr(n) for n in left)}"
+    retries = retries_until(client, what, timeout_ms)
     while left:
         request = DeleteTopicsRequest(
             topics=tuple(DeleteTopicState(name=n) for n in left),
@@ -121,31 +117,30 @@ def delete_topics(client: KafkaClient, names: Sequence[str], *, timeout_ms: int)
         try:
             response: DeleteTopicsResponse = client.send(client.least_loaded_node(), request)
         except NETWORK_ERRORS as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            last: object = exc
-        else:
-            results = {r.name: r for r in response.responses}
-            retry: list[str] = []
-            for name in left:
-                result = results.get(name)
-                if result is None:
-                    raise KafkaError(f"{what}: the broker answered no result for {name!r}")
-                code = ec.error_for(result.error_code)
-                if code == ec.NONE:
-                    continue
-                if code.retriable and code != ec.UNKNOWN_TOPIC_OR_PARTITION:
-                    retry.append(name)
-                    continue
-                detail = code.description
-                if result.error_message:
-                    detail += f" Broker: {result.error_message}"
-                raise KafkaApiError(code, f"deleting topic {name!r}", detail)
-            left = retry
-            if not left:
-                return
-            last = "retriable errors"
-        backoff(client, deadline, what, last, timeout_ms)
+            retries.after(exc)  # raised at once when not retriable
+            continue
+        results = {r.name: r for r in response.responses}
+        retry: list[tuple[str, KafkaApiError]] = []
+        for name in left:
+            result = results.get(name)
+            if result is None:
+                raise KafkaError(f"{what}: the broker answered no result for {name!r}")
+            code = ec.error_for(result.error_code)
+            if code == ec.NONE:
+                continue
+            detail = code.description
+            if result.error_message:
+                detail += f" Broker: {result.error_message}"
+            error = KafkaApiError(code, f"deleting topic {name!r}", detail)
+            # UNKNOWN_TOPIC_OR_PARTITION is retriable in Kafka's table; to DeleteTopics it
+            # means the topic is not there, which asking again does not change
+            if not error.retriable or code == ec.UNKNOWN_TOPIC_OR_PARTITION:
+                raise error
+            retry.append((name, error))
+        if not retry:
+            return
+        left = [name for name, _ in retry]
+        retries.after(retry[0][1])
 
 
 def list_topics(

@@ -4,8 +4,11 @@ finding it and asking it until it gives an answer worth acting on.
 FindCoordinator with key type 1 (transaction, KIP-98) names the broker; NOT_COORDINATOR and
 COORDINATOR_NOT_AVAILABLE send the request through a new lookup, COORDINATOR_LOAD_IN_PROGRESS
 and CONCURRENT_TRANSACTIONS (the markers of the id's previous transaction still being written)
-are asked again after ``retry.backoff.ms``, lost connections too; everything bounded by the
-caller's timeout (Kafka's Java ``TransactionManager`` retries the same errors).
+are asked again after a backoff, lost connections too; everything bounded by the caller's
+timeout (Kafka's Java ``TransactionManager`` retries the same errors). The backoff is the one
+retry policy's (:mod:`spark_kafka_py.client.retry`: ``retry.backoff.ms`` doubling up to
+``retry.backoff.max.ms``, with jitter, KIP-580); an error that is not ``retriable`` (a failed TLS
+handshake, an authorization error) ends the retries at once.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.retry import Backoff, Retries
 from spark_kafka_py.errors import KafkaApiError, KafkaConnectionError, KafkaTimeoutError
 from spark_kafka_py.protocol import error_codes as ec
 from spark_kafka_py.protocol.messages.find_coordinator import (
@@ -28,11 +32,11 @@ __all__ = [
     "KEY_TYPE_GROUP",
     "KEY_TYPE_TRANSACTION",
     "NETWORK_ERRORS",
-    "backoff",
     "call_coordinator",
     "deadline_after",
     "find_coordinator",
     "find_transaction_coordinator",
+    "retries_until",
 ]
 
 #: The coordinator moved or is not known yet: look it up again.
@@ -49,12 +53,30 @@ def deadline_after(timeout_ms: int) -> float:
     return time.monotonic() + timeout_ms / 1000
 
 
-def backoff(client: KafkaClient, deadline: float, what: str, last: object, timeout_ms: int) -> None:
-    """Sleep ``retry.backoff.ms`` or raise :class:`KafkaTimeoutError` past ``deadline``."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise KafkaTimeoutError(f"{what}: not done within {timeout_ms} ms (last: {last})")
-    time.sleep(min(client.config.retry_backoff_ms / 1000, left))
+def retries_until(
+    client: KafkaClient, what: str, timeout_ms: int, deadline: float | None = None
+) -> Retries:
+    """The retries of one request (:class:`~spark_kafka_py.client.retry.Retries`): the
+    client's ``retry.backoff.ms`` growing to ``retry.backoff.max.ms`` with jitter (KIP-580,
+    ``ExponentialBackoff.java``), until ``deadline`` (``time.monotonic()``, s; by default
+    ``timeout_ms`` ms from now).
+
+    Its :meth:`~spark_kafka_py.client.retry.Retries.after` raises an error that is not
+    ``retriable`` as it is, and past the deadline a :class:`KafkaTimeoutError`
+    ``"<what>: not done within <timeout_ms> ms (last: <error name or message>)"``.
+    """
+
+    def timed_out(last: BaseException) -> KafkaTimeoutError:
+        name = last.name if isinstance(last, KafkaApiError) else str(last)
+        return KafkaTimeoutError(f"{what}: not done within {timeout_ms} ms (last: {name})")
+
+    return Retries(
+        what,
+        timeout_ms,
+        backoff=Backoff(client.config.retry_backoff_ms),
+        deadline=deadline,
+        timeout_error=timed_out,
+    )
 
 
 def find_transaction_coordinator(
@@ -82,6 +104,7 @@ def find_coordinator(
     """
     kind = "transactional id" if key_type == KEY_TYPE_TRANSACTION else "group"
     what = f"FindCoordinator for {kind} {key!r}"
+    retries = retries_until(client, what, timeout_ms, deadline)
     while True:
         try:
             response: FindCoordinatorResponse = client.send(
@@ -89,21 +112,16 @@ def find_coordinator(
                 FindCoordinatorRequest(key=key, key_type=key_type, coordinator_keys=(key,)),
             )
         except NETWORK_ERRORS as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            last: object = exc
+            retries.after(exc)
+            continue
+        if response.coordinators:
+            c = response.coordinators[0]
+            code, node = ec.error_for(c.error_code), c.node_id
         else:
-            if response.coordinators:
-                c = response.coordinators[0]
-                code, node = ec.error_for(c.error_code), c.node_id
-            else:
-                code, node = ec.error_for(response.error_code), response.node_id
-            if code == ec.NONE:
-                return node
-            if not code.retriable:
-                raise KafkaApiError(code, f"in {what}")
-            last = code.name
-        backoff(client, deadline, what, last, timeout_ms)
+            code, node = ec.error_for(response.error_code), response.node_id
+        if code == ec.NONE:
+            return node
+        retries.after(KafkaApiError(code, f"in {what}"))  # raised when not retriable
 
 
 def call_coordinator(
@@ -125,9 +143,11 @@ def call_coordinator(
 
     Raises:
         KafkaTimeoutError: still retrying after ``timeout_ms``.
-        KafkaApiError / KafkaConnectionError: from the coordinator lookup.
+        KafkaApiError / KafkaConnectionError: from the coordinator lookup, or a connection
+            error that is not ``retriable``.
     """
     deadline = deadline_after(timeout_ms) if deadline is None else deadline
+    retries = retries_until(client, what, timeout_ms, deadline)
     node: int | None = None
     while True:
         try:
@@ -135,14 +155,12 @@ def call_coordinator(
                 node = find_coordinator(client, transactional_id, key_type, deadline, timeout_ms)
             response = client.send(node, request, max_version=max_version)
         except NETWORK_ERRORS as exc:
-            if isinstance(exc, KafkaConnectionError) and not exc.retriable:
-                raise
-            node, last = None, str(exc)
-        else:
-            code = ec.error_for(error_of(response))
-            if code in _FIND_AGAIN:
-                node = None
-            elif code not in _WAIT:
-                return response, code
-            last = code.name
-        backoff(client, deadline, what, last, timeout_ms)
+            node = None
+            retries.after(exc)
+            continue
+        code = ec.error_for(error_of(response))
+        if code in _FIND_AGAIN:
+            node = None
+        elif code not in _WAIT:
+            return response, code
+        retries.after(KafkaApiError(code, f"in {what}"))  # all retriable (Kafka's table)
