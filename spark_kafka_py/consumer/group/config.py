@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_kafka_py.client_defaults import RETRY_BACKOFF_MAX_MS
 from spark_kafka_py.consumer.group.assignors import ASSIGNORS
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.registry import default
@@ -43,7 +44,11 @@ class GroupConfig:
             JoinGroup rebalance timeout.
         request_timeout_ms: bound on one request (JoinGroup gets the rebalance timeout + 5 s
             more, as Java's consumer).
-        retry_backoff_ms: pause between retries of retriable errors.
+        retry_backoff_ms: the first pause before retrying a retriable error
+            (``retry.backoff.ms``); it doubles per failed attempt (KIP-580, with jitter) up
+            to ``retry_backoff_max_ms``, see :class:`~spark_kafka_py.client.retry.Backoff`.
+        retry_backoff_max_ms: the cap of that pause (``retry.backoff.max.ms``, default
+            1,000).
         default_api_timeout_ms: bound on retrying one commit/fetch/coordinator lookup
             (``default.api.timeout.ms``, default 60,000).
         client_rack: sent as ``rack_id`` in the subscription (v3), or ``None``.
@@ -63,6 +68,7 @@ class GroupConfig:
     max_poll_interval_ms: int = default("kafka.max.poll.interval.ms")
     request_timeout_ms: int = default("kafka.request.timeout.ms")
     retry_backoff_ms: int = default("kafka.retry.backoff.ms")
+    retry_backoff_max_ms: int = RETRY_BACKOFF_MAX_MS
     default_api_timeout_ms: int = default("kafka.default.api.timeout.ms")
     client_rack: str | None = None
     protocol: str = CLASSIC_PROTOCOL

@@ -140,7 +140,7 @@ class GroupOffsets:
             member.raise_fatal()
         pending = dict(offsets)
         done: dict[TopicPartition, int] = {}
-        deadline = channel.deadline()
+        retries = channel.retries("OffsetCommit")
         rejoins = 0
         last: KafkaError | None = None
         while pending:
@@ -167,7 +167,7 @@ class GroupOffsets:
             try:
                 response = channel.send(request)
             except NETWORK_ERRORS as exc:
-                channel.retry_or_raise(deadline, exc, "OffsetCommit")
+                retries.after(exc)
                 continue
             rejoin: int | None = None
             retry = False
@@ -216,7 +216,7 @@ class GroupOffsets:
                         pending.pop(tp)
                 continue
             if retry and pending and last is not None:
-                channel.retry_or_raise(deadline, last, "OffsetCommit")
+                retries.after(last)
         return done
 
     def fetch_committed(
@@ -254,7 +254,7 @@ class GroupOffsets:
         for tp in wanted:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         group = channel.config.group_id
-        deadline = channel.deadline()
+        retries = channel.retries("OffsetFetch")
         rejoins = 0
         while True:
             member_id: str | None = None
@@ -285,7 +285,7 @@ class GroupOffsets:
             try:
                 response = channel.send(request)
             except NETWORK_ERRORS as exc:
-                channel.retry_or_raise(deadline, exc, "OffsetFetch")
+                retries.after(exc)
                 continue
             if response.groups:
                 top = response.groups[0].error_code
@@ -309,7 +309,7 @@ class GroupOffsets:
             ):
                 if bad in COORDINATOR_ERRORS:
                     channel.mark_unknown(error_for(bad).name)
-                channel.retry_or_raise(deadline, error_for_code(bad, context), "OffsetFetch")
+                retries.after(error_for_code(bad, context))
                 continue
             for name, ps in topics:
                 for p in ps:

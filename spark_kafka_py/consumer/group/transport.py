@@ -5,7 +5,9 @@
   encoded response bytes, no sockets);
 * :class:`CoordinatorChannel` - FindCoordinator (key type group), re-discovered after
   NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS and connection
-  errors, requests sent to the coordinator, and retries bounded by ``default.api.timeout.ms``;
+  errors, requests sent to the coordinator, and retries bounded by ``default.api.timeout.ms``
+  (:meth:`CoordinatorChannel.retries`: the project's one retry policy,
+  :mod:`spark_kafka_py.client.retry`);
 * the error codes the members (:mod:`.classic`, :mod:`.consumer`) and :mod:`.offsets` act on.
 
 Sources: FindCoordinator message spec (v0-6, KIP-699 batched keys), Java's
@@ -19,10 +21,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from spark_kafka_py.client.retry import Backoff, Retries
 from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.errors import (
     KafkaConnectionError,
-    KafkaError,
     KafkaProtocolError,
     KafkaTimeoutError,
 )
@@ -118,24 +120,47 @@ class CoordinatorChannel:
                 log.info("%s: coordinator %s lost (%s)", self.where, self._coordinator, why)
             self._coordinator = None
 
-    def deadline(self) -> float:
-        """The clock time (s) at which ``default.api.timeout.ms`` from now has passed."""
-        return self.clock() + self.config.default_api_timeout_ms / 1000
+    def backoff(self) -> Backoff:
+        """The group's backoff: ``retry.backoff.ms`` doubling up to ``retry.backoff.max.ms``
+        with jitter (KIP-580, :class:`~spark_kafka_py.client.retry.Backoff`)."""
+        return Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
 
-    def retry_or_raise(self, deadline: float, error: KafkaError, what: str) -> None:
-        """Sleep ``retry.backoff.ms`` before another try of ``what``, unless ``deadline``
-        (clock seconds) has passed.
+    def retries(
+        self, what: str, *, timeout_ms: int | None = None, timeout_option: str | None = None
+    ) -> Retries:
+        """The retries of one request ``what`` to the coordinator, starting now.
 
-        Raises:
-            KafkaTimeoutError: past ``deadline``, naming ``what``, the group and ``error``.
+        Args:
+            what: the request, for messages (``"OffsetCommit"``).
+            timeout_ms: how long it may keep retrying (ms); default ``default.api.timeout.ms``.
+            timeout_option: the option(s) that set ``timeout_ms``, for messages.
+
+        Returns:
+            a :class:`~spark_kafka_py.client.retry.Retries` whose ``after(error)`` sleeps the
+            backoff (:meth:`backoff`) before the next try, and raises ``error`` when it is not
+            retriable, or :class:`KafkaTimeoutError` past the deadline, naming ``what``, the
+            group, the timeout and the last error.
         """
-        if self.clock() >= deadline:
-            raise KafkaTimeoutError(
-                f"{what} for {self.where} did not succeed within "
-                f"{self.config.default_api_timeout_ms} ms (default.api.timeout.ms); last "
-                f"error: {error}"
-            ) from error
-        self.sleep(self.config.retry_backoff_ms / 1000)
+        if timeout_ms is None:
+            timeout_ms = self.config.default_api_timeout_ms
+            timeout_option = "default.api.timeout.ms"
+        option = timeout_option or "default.api.timeout.ms"
+
+        def timeout(error: BaseException) -> KafkaTimeoutError:
+            return KafkaTimeoutError(
+                f"{what} for {self.where} did not succeed within {timeout_ms} ms ({option}); "
+                f"last error: {error}"
+            )
+
+        return Retries(
+            what,
+            timeout_ms,
+            timeout_option=option,
+            backoff=self.backoff(),
+            timeout_error=timeout,
+            clock=self.clock,
+            sleep=self.sleep,
+        )
 
     def coordinator(self) -> int:
         """The coordinator's broker node id, looked up with FindCoordinator if unknown.
@@ -144,11 +169,14 @@ class CoordinatorChannel:
             KafkaApiError: a non-retriable error (e.g. GROUP_AUTHORIZATION_FAILED,
                 INVALID_GROUP_ID) naming the group.
             KafkaTimeoutError: retriable errors for longer than ``default.api.timeout.ms``.
+            KafkaConnectionError / KafkaProtocolError: a failure that is not retriable (a TLS
+                handshake that cannot succeed, a peer that is not a Kafka listener, bytes that
+                do not follow the protocol).
         """
         with self._lock:
             if self._coordinator is not None:
                 return self._coordinator
-        deadline = self.deadline()
+        retries = self.retries("FindCoordinator")
         group = self.config.group_id
         while True:
             try:
@@ -159,7 +187,7 @@ class CoordinatorChannel:
                     ),
                 )
             except NETWORK_ERRORS as exc:
-                self.retry_or_raise(deadline, exc, "FindCoordinator")
+                retries.after(exc)
                 continue
             if response.coordinators:
                 c = response.coordinators[0]
@@ -173,7 +201,7 @@ class CoordinatorChannel:
             error = error_for_code(code, f"in FindCoordinator for {self.where}")
             if not error.retriable:
                 raise error
-            self.retry_or_raise(deadline, error, "FindCoordinator")
+            retries.after(error)
 
     def send(self, request: Request, timeout_ms: int | None = None) -> Any:
         """Send ``request`` to the coordinator (looked up first if unknown) and return the

@@ -78,7 +78,9 @@ def send(member: ConsumerGroupMembership, now_ms: float) -> ConsumerGroupHeartbe
 
 
 def stable_member(partitions: tuple[int, ...] = (0, 1, 2), **kwargs) -> ConsumerGroupMembership:
-    """A member that joined, owns ``t``'s ``partitions`` at epoch 1, and acknowledged them."""
+    """A member that joined, owns ``t``'s ``partitions`` at epoch 1, and acknowledged them.
+    Its backoff has no jitter unless ``rng`` is given (``0.5``: the factor 1)."""
+    kwargs.setdefault("rng", lambda: 0.5)
     member = ConsumerGroupMembership("g", member_id="m", server_assignor="uniform", **kwargs)
     member.update_topic_names(NAMES)
     member.subscribe(["t"])
@@ -373,6 +375,24 @@ def test_coordinator_loading_backs_off_exponentially_up_to_the_cap() -> None:
     send(member, now)
     member.on_response(response(1), now)  # success resets the backoff
     assert member.time_to_next_request_ms(now) == pytest.approx(3_000)
+
+
+@pytest.mark.parametrize(
+    ("rng", "pauses"),
+    [
+        (0.0, (80, 160, 240, 240)),  # the factor 0.8 (KIP-580's jitter -20%)
+        (0.999_999, (120, 240, 300, 300)),  # the factor 1.2, capped at retry.backoff.max.ms
+    ],
+)
+def test_coordinator_loading_backoff_has_kafkas_jitter(rng: float, pauses: tuple[int, ...]) -> None:
+    member = stable_member((0,), retry_backoff_ms=100, retry_backoff_max_ms=300, rng=lambda: rng)
+    loading = response(-1, error=error_codes.COORDINATOR_LOAD_IN_PROGRESS.code)
+    now = 3_006
+    for pause in pauses:
+        send(member, now)
+        assert member.on_response(loading, now) == []
+        assert member.time_to_next_request_ms(now) == pytest.approx(pause, abs=0.01)
+        now += pause
 
 
 def test_failed_request_finds_the_coordinator_and_backs_off() -> None:

@@ -1,94 +1,64 @@
-"""A member of a classic consumer group (protocol type ``consumer``), driven by the caller.
+"""A member of a classic consumer group (protocol type ``consumer``), driven by the caller:
+the I/O around :class:`~spark_kafka_py.consumer.group.classic.membership.ClassicMembership`.
 
-:class:`GroupMember` runs the member state machine of the classic group protocol (Java's
-``AbstractCoordinator``) through a :class:`~.transport.CoordinatorChannel` over a
-:class:`~.transport.Transport`:
+:class:`GroupMember` is a :class:`~spark_kafka_py.consumer.group.member.Member`. It runs the
+sans-I/O state machine of the classic group protocol (JoinGroup v9, SyncGroup v5, Heartbeat v4,
+LeaveGroup v5; Java's ``AbstractCoordinator``) through a
+:class:`~spark_kafka_py.consumer.group.transport.CoordinatorChannel` over a
+:class:`~spark_kafka_py.consumer.group.transport.Transport`:
 
-* FindCoordinator (in :mod:`.transport`), re-discovered on NOT_COORDINATOR /
-  COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS and connection errors;
-* JoinGroup with the ``consumer`` protocol (one protocol per configured assignor, each with
-  this member's ``ConsumerProtocolSubscription``), MEMBER_ID_REQUIRED handled (KIP-394),
-  ``group.instance.id`` for static membership (KIP-345);
-* SyncGroup: the leader runs the assignor the coordinator chose (``protocol_name``) over the
-  members' subscriptions and sends every member its ``ConsumerProtocolAssignment``;
-* Heartbeat from a background thread (:meth:`start_heartbeat`), which only *flags* a needed
-  rejoin: the caller rejoins at its next :meth:`ensure_active` (for Spark: a micro-batch
-  boundary), as Java's consumer does in ``poll``;
+* FindCoordinator (in :mod:`~spark_kafka_py.consumer.group.transport`), re-discovered on
+  NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS and connection
+  errors;
+* the join loop (:meth:`GroupMember.ensure_active`): JoinGroup, the leader's partition counts
+  and assignor run, SyncGroup, as the machine asks; the pauses between failed rounds are the
+  machine's (:class:`~spark_kafka_py.client.retry.Backoff`, KIP-580), failed requests are
+  retried under :class:`~spark_kafka_py.client.retry.Retries`, all within
+  ``max.poll.interval.ms`` + ``default.api.timeout.ms``; a cooperative rebalance's second
+  round (KIP-429) runs in the same call;
+* Heartbeat from a background thread (:meth:`GroupMember.start_heartbeat`), which only *flags*
+  a needed rejoin: the caller rejoins at its next :meth:`GroupMember.ensure_active` (for Spark:
+  a micro-batch boundary), as Java's consumer does in ``poll``;
 * LeaveGroup (dynamic members only, as Java's consumer: a static member keeps its place until
-  ``session.timeout.ms``);
-* the COOPERATIVE rebalance protocol (KIP-429) when every configured assignor supports it
-  (``cooperative-sticky``), as Java's ``ConsumerCoordinator`` decides: the subscription
-  carries the owned partitions and their generation (``generation_id``, v2; and the
-  ``CooperativeStickyAssignor`` user data, KIP-341); partitions the member keeps stay assigned
-  through the rebalance; when SyncGroup's assignment lacks partitions the member owned, those
-  are revoked (dropped from :attr:`GroupMember.assignment`) and the member rejoins at once,
-  in the same :meth:`GroupMember.ensure_active` call (the second round, in which the leader
-  can give them to their new owner). With EAGER (any other assignor configured), the
-  assignment is replaced as a whole at every rebalance, as before.
+  ``session.timeout.ms``).
 
 The member's group offsets (OffsetCommit with its generation, OffsetFetch) are a
-:class:`~.offsets.GroupOffsets` it holds (:attr:`GroupMember.offsets`);
-:meth:`GroupMember.commit` and :meth:`GroupMember.fetch_committed` use it.
+:class:`~spark_kafka_py.consumer.group.offsets.GroupOffsets` it holds
+(:attr:`GroupMember.offsets`); :meth:`GroupMember.commit` and
+:meth:`GroupMember.fetch_committed` use it.
 
 Sources: Kafka message specs of the APIs above (see :mod:`spark_kafka_py.protocol.messages`),
 Java's ``AbstractCoordinator`` / ``ConsumerCoordinator`` for which error means what,
-KIP-62 (background heartbeats, ``max.poll.interval.ms``), KIP-345, KIP-394.
+KIP-62 (background heartbeats, ``max.poll.interval.ms``), KIP-345, KIP-394, KIP-429.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from spark_kafka_py.consumer.group.assignors import (
-    ASSIGNORS,
-    COOPERATIVE_ASSIGNORS,
-    Member,
-    cooperative_user_data,
+from spark_kafka_py.client.retry import Backoff
+from spark_kafka_py.consumer.group.classic.membership import (
+    ClassicMembership,
+    JoinAgain,
+    Joined,
+    PollExpired,
+    RunAssignor,
 )
 from spark_kafka_py.consumer.group.config import GroupConfig
 from spark_kafka_py.consumer.group.heartbeat import HeartbeatThread, HeartbeatTimer
 from spark_kafka_py.consumer.group.offsets import GroupOffsets
-from spark_kafka_py.consumer.group.protocol import (
-    CONSUMER_PROTOCOL_TYPE,
-    Assignment,
-    Subscription,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
 from spark_kafka_py.consumer.group.transport import (
-    COORDINATOR_ERRORS,
     NETWORK_ERRORS,
     CoordinatorChannel,
     Transport,
 )
 from spark_kafka_py.consumer.types import TopicPartition
-from spark_kafka_py.errors import KafkaApiError, KafkaError, KafkaProtocolError, KafkaTimeoutError
-from spark_kafka_py.protocol.error_codes import (
-    FENCED_INSTANCE_ID,
-    ILLEGAL_GENERATION,
-    MEMBER_ID_REQUIRED,
-    NONE,
-    REBALANCE_IN_PROGRESS,
-    UNKNOWN_MEMBER_ID,
-    error_for,
-    error_for_code,
-)
-from spark_kafka_py.protocol.messages.heartbeat import HeartbeatRequest
-from spark_kafka_py.protocol.messages.join_group import (
-    JoinGroupRequest,
-    JoinGroupRequestProtocol,
-    JoinGroupResponse,
-)
-from spark_kafka_py.protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
-from spark_kafka_py.protocol.messages.sync_group import (
-    SyncGroupRequest,
-    SyncGroupRequestAssignment,
-)
+from spark_kafka_py.errors import KafkaError, KafkaTimeoutError
+from spark_kafka_py.protocol.error_codes import error_for
+from spark_kafka_py.protocol.messages.join_group import JoinGroupResponse
+from spark_kafka_py.protocol.messages.sync_group import SyncGroupResponse
 
 __all__ = ["GroupMember"]
 
@@ -96,7 +66,7 @@ log = logging.getLogger(__name__)
 
 
 class GroupMember:
-    """One member of ``config.group_id``.
+    """One classic member of ``config.group_id``: the I/O of a :class:`ClassicMembership`.
 
     Args:
         config: the member's :class:`GroupConfig`.
@@ -105,8 +75,11 @@ class GroupMember:
             (used when this member leads the group and runs the assignor).
         clock: monotonic seconds (tests pass a fake one).
         sleep: sleeps seconds (tests pass a no-op).
+        backoff: pauses between failed join rounds and request retries (default: Kafka's
+            exponential backoff from ``retry.backoff.ms`` / ``retry.backoff.max.ms``).
 
     Attributes:
+        machine: the :class:`ClassicMembership` state machine.
         channel: the :class:`~.transport.CoordinatorChannel` to the group's coordinator.
         offsets: the member's :class:`~.offsets.GroupOffsets` (commits carry its generation).
 
@@ -122,30 +95,17 @@ class GroupMember:
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        backoff: Backoff | None = None,
     ) -> None:
         self.config = config
         self._transport = transport
         self._partition_counts = partition_counts
         self._clock = clock
         self._sleep = sleep
-        self._lock = threading.RLock()
         self.channel = CoordinatorChannel(config, transport, clock=clock, sleep=sleep)
+        self._backoff = backoff if backoff is not None else self.channel.backoff()
+        self.machine = ClassicMembership(config, backoff=self._backoff)
         self.offsets = GroupOffsets(self.channel, self)
-        self.member_id = ""
-        self.generation_id = -1
-        self.protocol_name: str | None = None
-        self.leader_id: str | None = None
-        self.assignment: tuple[TopicPartition, ...] = ()
-        self._topics: tuple[str, ...] = ()
-        self._assigned_counts: dict[str, int] = {}
-        self._rejoin_reason: str | None = "not joined yet"
-        self._fatal: KafkaError | None = None
-        self.timer = HeartbeatTimer(
-            session_timeout_ms=config.session_timeout_ms,
-            heartbeat_interval_ms=config.heartbeat_interval_ms,
-            max_poll_interval_ms=config.max_poll_interval_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-        )
         self._heartbeat = HeartbeatThread(
             f"pykafka-heartbeat-{config.group_id}",
             self.heartbeat_once,
@@ -153,7 +113,7 @@ class GroupMember:
             self._where,
         )
 
-    # -- small helpers --------------------------------------------------------------------
+    # -- the machine's state --------------------------------------------------------------
     def _now_ms(self) -> float:
         return self._clock() * 1000
 
@@ -161,38 +121,63 @@ class GroupMember:
         return self.channel.where
 
     @property
+    def member_id(self) -> str:
+        """The member id ("" before the coordinator gave one)."""
+        return self.machine.member_id
+
+    @property
+    def generation_id(self) -> int:
+        """The generation joined, ``-1`` when none."""
+        return self.machine.generation_id
+
+    @property
+    def protocol_name(self) -> str | None:
+        """The assignor the coordinator chose in the last join."""
+        return self.machine.protocol_name
+
+    @property
+    def leader_id(self) -> str | None:
+        """The leader of the last join."""
+        return self.machine.leader_id
+
+    @property
+    def assignment(self) -> tuple[TopicPartition, ...]:
+        """The partitions assigned in the current generation, sorted."""
+        return self.machine.assignment
+
+    @property
+    def timer(self) -> HeartbeatTimer:
+        """The heartbeat / session / ``max.poll.interval.ms`` timer."""
+        return self.machine.timer
+
+    @property
     def cooperative(self) -> bool:
-        """Whether the member follows the COOPERATIVE rebalance protocol (KIP-429): all its
-        assignors support it (Java ``ConsumerCoordinator``: the protocol common to all
-        configured assignors, else EAGER)."""
-        return all(name in COOPERATIVE_ASSIGNORS for name in self.config.assignors)
+        """Whether the member follows the COOPERATIVE rebalance protocol (KIP-429); see
+        :attr:`ClassicMembership.cooperative`."""
+        return self.machine.cooperative
 
     @property
     def is_leader(self) -> bool:
         """Whether this member led the last completed join."""
-        return self.leader_id is not None and self.leader_id == self.member_id
+        return self.machine.is_leader
 
     @property
     def rejoin_needed(self) -> str | None:
         """Why the member must rejoin at the next :meth:`ensure_active`, or ``None``."""
-        return self._rejoin_reason
+        return self.machine.rejoin_needed
 
     def request_rejoin(self, reason: str) -> None:
         """Rejoin at the next :meth:`ensure_active` (e.g. the subscription changed)."""
-        with self._lock:
-            if self._rejoin_reason is None:
-                self._rejoin_reason = reason
+        self.machine.request_rejoin(reason)
 
     def raise_fatal(self) -> None:
         """Raise the error that ended this membership (fatal JoinGroup / SyncGroup /
         Heartbeat errors, e.g. FENCED_INSTANCE_ID), if any."""
-        if self._fatal is not None:
-            raise self._fatal
+        self.machine.raise_fatal()
 
     def identity(self) -> tuple[str, int]:
         """``(member id, generation id)`` of the current generation (``("", -1)``: none)."""
-        with self._lock:
-            return self.member_id, self.generation_id
+        return self.machine.identity()
 
     def rejoin_after(self, error_code: int, api: str) -> tuple[TopicPartition, ...]:
         """Rejoin after ``error_code`` (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION or
@@ -202,18 +187,8 @@ class GroupMember:
         Raises:
             as :meth:`ensure_active`.
         """
-        reason = f"{api}: {error_for(error_code).name}"
-        if error_code == UNKNOWN_MEMBER_ID:
-            self._reset_member(reason)
-        else:
-            self.request_rejoin(reason)
-        return self.ensure_active(self._topics)
-
-    def _reset_member(self, reason: str) -> None:
-        with self._lock:
-            self.member_id = ""
-            self.generation_id = -1
-            self._rejoin_reason = reason
+        self.machine.rejoin_after(error_code, api)
+        return self.ensure_active(self.machine.topics)
 
     # -- coordinator ----------------------------------------------------------------------
     def coordinator(self) -> int:
@@ -221,30 +196,6 @@ class GroupMember:
         return self.channel.coordinator()
 
     # -- joining --------------------------------------------------------------------------
-    def subscription(self, protocol: str | None = None) -> Subscription:
-        """This member's ``ConsumerProtocolSubscription`` for the assignor ``protocol`` (v3:
-        owned partitions, generation, rack).
-
-        For ``cooperative-sticky`` the user data is the generation (``int32``, as Java's
-        ``CooperativeStickyAssignor.subscriptionUserData``, KIP-341), for leaders that read
-        subscriptions older than v2. A cooperative member without a generation (never joined,
-        or fenced: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION) claims no partitions: Java's
-        consumer treats them as lost then.
-        """
-        owned = self.assignment
-        if self.cooperative and self.generation_id < 0:
-            owned = ()
-        user_data = None
-        if protocol in COOPERATIVE_ASSIGNORS:
-            user_data = cooperative_user_data(self.generation_id)
-        return Subscription(
-            topics=self._topics,
-            user_data=user_data,
-            owned_partitions=owned,
-            generation_id=self.generation_id,
-            rack_id=self.config.client_rack,
-        )
-
     def ensure_active(
         self, topics: Iterable[str], partition_counts: Mapping[str, int] | None = None
     ) -> tuple[TopicPartition, ...]:
@@ -258,183 +209,79 @@ class GroupMember:
         Raises:
             KafkaApiError: fatal group errors (GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID,
                 FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL, ...) naming the group.
+            KafkaProtocolError: the coordinator chose a protocol this member did not offer.
             KafkaTimeoutError: not joined within ``max.poll.interval.ms`` +
                 ``default.api.timeout.ms``.
         """
-        self.raise_fatal()
-        wanted = tuple(sorted(set(topics)))
-        if wanted != self._topics:
-            self._topics = wanted
-            self.request_rejoin(f"subscription changed to {list(wanted)}")
-        if self.is_leader and partition_counts:
-            for topic, count in partition_counts.items():
-                known = self._assigned_counts.get(topic)
-                if known is not None and known != count:
-                    self.request_rejoin(f"topic '{topic}' has {count} partitions now, not {known}")
-        self.timer.poll(self._now_ms())
-        if self._rejoin_reason is not None:
+        if self.machine.subscribe(topics, partition_counts, self._now_ms()):
             self._join()
         return self.assignment
 
     def _join(self) -> None:
-        deadline = (
-            self._clock()
-            + (self.config.max_poll_interval_ms + self.config.default_api_timeout_ms) / 1000
+        """Join rounds until the member is stable (a cooperative second round included)."""
+        machine = self.machine
+        total_ms = machine.join_deadline_ms
+        retries = self.channel.retries(
+            "JoinGroup/SyncGroup",
+            timeout_ms=total_ms,
+            timeout_option="max.poll.interval.ms + default.api.timeout.ms",
         )
+        deadline = self._clock() + total_ms / 1000
         while True:
-            self.raise_fatal()
-            reason = self._rejoin_reason or "rejoin"
+            machine.raise_fatal()
             try:
-                if self._join_once(reason):
-                    if self._rejoin_reason is None:
-                        return
-                    continue  # cooperative second round (KIP-429): rejoin at once
+                outcome = self._join_once()
             except NETWORK_ERRORS as exc:
-                if exc is self._fatal:
+                if exc is machine.fatal:
                     raise
-                self.channel.retry_or_raise(deadline, exc, "JoinGroup/SyncGroup")
+                retries.after(exc)
                 continue
+            if isinstance(outcome, Joined):
+                if machine.rejoin_needed is None:
+                    return
+                continue  # cooperative second round (KIP-429): rejoin at once
+            if outcome.coordinator_lost is not None:
+                self.channel.mark_unknown(outcome.coordinator_lost)
+            if outcome.pause_ms > 0:
+                self._sleep(outcome.pause_ms / 1000)
             if self._clock() >= deadline:
                 raise KafkaTimeoutError(
-                    f"{self._where()}: could not join within "
-                    f"{self.config.max_poll_interval_ms + self.config.default_api_timeout_ms} ms"
+                    f"{self._where()}: could not join within {total_ms} ms "
+                    "(max.poll.interval.ms + default.api.timeout.ms)"
                 )
 
-    def _fatal_join_error(self, code: int, api: str) -> KafkaApiError:
-        extra = ""
-        if code == FENCED_INSTANCE_ID:
-            extra = f" (another member uses group.instance.id '{self.config.group_instance_id}')"
-        return error_for_code(code, f"in {api} of {self._where()}{extra}")
-
-    def _join_once(self, reason: str) -> bool:
-        """One JoinGroup + SyncGroup round; True when the member is stable afterwards."""
-        cfg = self.config
-        # What a cooperative member owns going into this join (nothing once fenced: lost).
-        owned = self.assignment if self.generation_id >= 0 else ()
-        request = JoinGroupRequest(
-            group_id=cfg.group_id,
-            session_timeout_ms=cfg.session_timeout_ms,
-            rebalance_timeout_ms=cfg.max_poll_interval_ms,
-            member_id=self.member_id,
-            group_instance_id=cfg.group_instance_id,
-            protocol_type=CONSUMER_PROTOCOL_TYPE,
-            protocols=tuple(
-                JoinGroupRequestProtocol(
-                    name=name, metadata=encode_subscription(self.subscription(name))
-                )
-                for name in cfg.assignors
-            ),
-            reason=reason[:255],
+    def _join_once(self) -> JoinAgain | Joined:
+        """One JoinGroup + SyncGroup round, the requests the machine asks for."""
+        machine = self.machine
+        joined: JoinGroupResponse = self.channel.send(
+            machine.join_request(), machine.join_timeout_ms
         )
-        timeout = max(cfg.request_timeout_ms, cfg.max_poll_interval_ms + 5_000)
-        joined: JoinGroupResponse = self.channel.send(request, timeout)
-        code = joined.error_code
-        if code == MEMBER_ID_REQUIRED:  # KIP-394: rejoin with the id the coordinator gave
-            with self._lock:
-                self.member_id = joined.member_id
-            return False
-        if code in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
-            self._reset_member(f"JoinGroup: {error_for(code).name}")
-            return False
-        if code in COORDINATOR_ERRORS:
-            self.channel.mark_unknown(error_for(code).name)
-            self._sleep(cfg.retry_backoff_ms / 1000)
-            return False
-        if code == REBALANCE_IN_PROGRESS or (code != NONE and error_for(code).retriable):
-            self._sleep(cfg.retry_backoff_ms / 1000)
-            return False
-        if code != NONE:
-            self._fatal = self._fatal_join_error(code, "JoinGroup")
-            raise self._fatal
-        protocol = joined.protocol_name
-        if protocol not in cfg.assignors:
-            self._fatal = KafkaProtocolError(
-                f"JoinGroup of {self._where()}: the coordinator chose protocol {protocol!r}, "
-                f"which this member did not offer ({list(cfg.assignors)})"
-            )
-            raise self._fatal
-        with self._lock:
-            self.member_id = joined.member_id
-            self.generation_id = joined.generation_id
-            self.protocol_name = protocol
-            self.leader_id = joined.leader
-        assignments: tuple[SyncGroupRequestAssignment, ...] = ()
-        if joined.leader == joined.member_id and not joined.skip_assignment:
-            assignments = self._assign(protocol, joined)
-        synced = self.channel.send(
-            SyncGroupRequest(
-                group_id=cfg.group_id,
-                generation_id=joined.generation_id,
-                member_id=joined.member_id,
-                group_instance_id=cfg.group_instance_id,
-                protocol_type=CONSUMER_PROTOCOL_TYPE,
-                protocol_name=protocol,
-                assignments=assignments,
-            )
-        )
-        code = synced.error_code
-        if code == REBALANCE_IN_PROGRESS:
-            return False
-        if code in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
-            self._reset_member(f"SyncGroup: {error_for(code).name}")
-            return False
-        if code in COORDINATOR_ERRORS:
-            self.channel.mark_unknown(error_for(code).name)
-            return False
-        if code != NONE:
-            self._fatal = self._fatal_join_error(code, "SyncGroup")
-            raise self._fatal
-        assignment = tuple(sorted(decode_assignment(synced.assignment).partitions))
-        with self._lock:
-            revoked: tuple[TopicPartition, ...] = ()
-            if self.cooperative:
-                revoked = tuple(sorted(set(owned) - set(assignment)))
-            self.assignment = assignment
-            self._rejoin_reason = None
-            if revoked:
-                # KIP-429: the leader left out partitions moving to another member; this
-                # member gives up those it owned and rejoins so they can be assigned.
-                self._rejoin_reason = (
-                    f"revoked {[str(tp) for tp in revoked]} in a cooperative rebalance"
+        step = machine.on_join(joined)
+        if isinstance(step, JoinAgain):
+            return step
+        if isinstance(step, RunAssignor):
+            step = machine.sync_as_leader(self._partition_counts(list(step.topics)))
+        synced: SyncGroupResponse = self.channel.send(step.request)
+        outcome = machine.on_sync(synced, self._now_ms())
+        if isinstance(outcome, Joined):
+            if outcome.revoked:
+                log.info(
+                    "%s: member %s gives up %s (cooperative rebalance, generation %d); rejoining",
+                    self._where(),
+                    self.member_id,
+                    [str(tp) for tp in outcome.revoked],
+                    outcome.generation_id,
                 )
-            self.timer.reset(self._now_ms())
-        if revoked:
             log.info(
-                "%s: member %s gives up %s (cooperative rebalance, generation %d); rejoining",
+                "%s: member %s joined generation %d (%s, leader %s), assigned %s",
                 self._where(),
                 self.member_id,
-                [str(tp) for tp in revoked],
-                self.generation_id,
+                outcome.generation_id,
+                self.protocol_name,
+                self.leader_id,
+                [str(tp) for tp in self.assignment],
             )
-        log.info(
-            "%s: member %s joined generation %d (%s, leader %s), assigned %s",
-            self._where(),
-            self.member_id,
-            self.generation_id,
-            protocol,
-            joined.leader,
-            [str(tp) for tp in self.assignment],
-        )
-        return True
-
-    def _assign(
-        self, protocol: str, joined: JoinGroupResponse
-    ) -> tuple[SyncGroupRequestAssignment, ...]:
-        members = [
-            Member(m.member_id, decode_subscription(m.metadata), m.group_instance_id)
-            for m in joined.members
-        ]
-        topics = sorted({t for m in members for t in m.subscription.topics})
-        counts = dict(self._partition_counts(topics))
-        self._assigned_counts = counts
-        result = ASSIGNORS[protocol](counts, members)
-        return tuple(
-            SyncGroupRequestAssignment(
-                member_id=m.member_id,
-                assignment=encode_assignment(Assignment(tuple(result.get(m.member_id, [])))),
-            )
-            for m in members
-        )
+        return outcome
 
     # -- heartbeats -----------------------------------------------------------------------
     def heartbeat_once(self) -> None:
@@ -443,13 +290,10 @@ class GroupMember:
         Also leaves the group (dynamic members) when ``max.poll.interval.ms`` passed without
         :meth:`ensure_active`, as Java's consumer does (KIP-62).
         """
-        now = self._now_ms()
-        with self._lock:
-            stable = self._rejoin_reason is None and self.generation_id >= 0
-            member_id, generation = self.member_id, self.generation_id
-        if not stable or not self.timer.due(now):
+        request = self.machine.heartbeat(self._now_ms())
+        if request is None:
             return
-        if self.timer.poll_expired(now):
+        if isinstance(request, PollExpired):
             log.warning(
                 "%s: no micro-batch boundary within max.poll.interval.ms=%d; leaving the group "
                 "(the member rejoins at the next batch boundary)",
@@ -458,41 +302,21 @@ class GroupMember:
             )
             self.leave("max.poll.interval.ms expired")
             return
-        self.timer.sent(now)
         try:
-            response = self.channel.send(
-                HeartbeatRequest(
-                    group_id=self.config.group_id,
-                    generation_id=generation,
-                    member_id=member_id,
-                    group_instance_id=self.config.group_instance_id,
-                )
-            )
+            response = self.channel.send(request)
         except NETWORK_ERRORS as exc:
             log.info("%s: heartbeat failed: %s", self._where(), exc)
-            self.timer.failed(self._now_ms())
+            self.machine.on_heartbeat_failed(self._now_ms())
             return
         except KafkaError as exc:
-            self.timer.failed(self._now_ms())
+            self.machine.on_heartbeat_failed(self._now_ms())
             log.warning("%s: heartbeat failed: %s", self._where(), exc)
             return
-        self.timer.received(self._now_ms())
-        code = response.error_code
-        if code == NONE:
-            return
-        if code in COORDINATOR_ERRORS:
-            self.channel.mark_unknown(error_for(code).name)
-            self.timer.failed(self._now_ms())
-        elif code == REBALANCE_IN_PROGRESS:
-            self.request_rejoin("the coordinator started a rebalance")
-        elif code in (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID):
-            if code == UNKNOWN_MEMBER_ID:
-                self._reset_member(f"Heartbeat: {error_for(code).name}")
-            else:
-                self.request_rejoin(f"Heartbeat: {error_for(code).name}")
-        else:
-            self._fatal = self._fatal_join_error(code, "Heartbeat")
-            log.error("%s", self._fatal)
+        outcome = self.machine.on_heartbeat(response, self._now_ms())
+        if outcome.coordinator_lost is not None:
+            self.channel.mark_unknown(outcome.coordinator_lost)
+        if outcome.fatal is not None:
+            log.error("%s", outcome.fatal)
 
     def start_heartbeat(self) -> None:
         """Start the daemon thread that calls :meth:`heartbeat_once` (idempotent)."""
@@ -531,26 +355,14 @@ class GroupMember:
 
         Errors are logged, not raised: the session timeout removes the member anyway.
         """
-        with self._lock:
-            member_id = self.member_id
-            static = self.config.group_instance_id is not None
-            self.generation_id = -1
-            self.assignment = ()
-            self._rejoin_reason = f"left the group: {reason}"
-            if not static:
-                self.member_id = ""
-        if not member_id or static:
+        request = self.machine.leave(reason)
+        if request is None:
             return
+        member_id = request.member_id
         try:
-            response = self.channel.send(
-                LeaveGroupRequest(
-                    group_id=self.config.group_id,
-                    member_id=member_id,
-                    members=(MemberIdentity(member_id=member_id, reason=reason[:255]),),
-                )
-            )
+            response = self.channel.send(request)
             codes = [response.error_code] + [m.error_code for m in response.members]
-            bad = next((c for c in codes if c), NONE)
+            bad = next((c for c in codes if c), 0)
             log.info("%s: member %s left the group (%s)", self._where(), member_id, reason)
             if bad:
                 log.warning(

@@ -104,9 +104,6 @@ log = logging.getLogger(__name__)
 #: early-access preview, which Java's consumer 4.x does not use either.
 MIN_HEARTBEAT_VERSION = 1
 
-#: Cap of the doubling pause between heartbeat retries (Java's ``retry.backoff.max.ms``).
-RETRY_BACKOFF_MAX_MS = 1_000
-
 #: States in which the member holds an epoch the coordinator accepts (commits carry it).
 _MEMBER_STATES = frozenset(
     {
@@ -195,7 +192,7 @@ class ConsumerGroupMember:
             rebalance_timeout_ms=config.max_poll_interval_ms,
             heartbeat_interval_ms=config.heartbeat_interval_ms,
             retry_backoff_ms=max(1, config.retry_backoff_ms),
-            retry_backoff_max_ms=max(RETRY_BACKOFF_MAX_MS, config.retry_backoff_ms),
+            retry_backoff_max_ms=max(1, config.retry_backoff_max_ms, config.retry_backoff_ms),
             defer_reconciliation=True,
         )
         self._lost: set[TopicPartition] = set()
@@ -568,14 +565,14 @@ def describe_consumer_group(channel: CoordinatorChannel) -> ConsumerGroupDescrib
         KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
         UnsupportedByBrokerError: a broker older than Kafka 4.0.
     """
-    deadline = channel.deadline()
+    retries = channel.retries("ConsumerGroupDescribe")
     while True:
         try:
             response = channel.send(
                 ConsumerGroupDescribeRequest(group_ids=(channel.config.group_id,))
             )
         except NETWORK_ERRORS as exc:
-            channel.retry_or_raise(deadline, exc, "ConsumerGroupDescribe")
+            retries.after(exc)
             continue
         (group,) = response.groups
         if group.error_code == NONE:
@@ -589,4 +586,4 @@ def describe_consumer_group(channel: CoordinatorChannel) -> ConsumerGroupDescrib
             raise error
         if group.error_code in COORDINATOR_ERRORS:
             channel.mark_unknown(error_for(group.error_code).name)
-        channel.retry_or_raise(deadline, error, "ConsumerGroupDescribe")
+        retries.after(error)

@@ -43,7 +43,8 @@ Errors, as Java's ``AbstractHeartbeatRequestManager`` handles them: NOT_COORDINA
 COORDINATOR_NOT_AVAILABLE (and a failed request) -> find the coordinator and retry, after the
 backoff below (where Java pauses its FindCoordinator retries instead);
 COORDINATOR_LOAD_IN_PROGRESS -> retry after an exponential backoff (``retry.backoff.ms`` doubling
-up to ``retry.backoff.max.ms``; Java adds 20% jitter, we do not); FENCED_MEMBER_EPOCH and
+up to ``retry.backoff.max.ms``, with 20% jitter: KIP-580's ``ExponentialBackoff``, as Java, the
+project's :class:`~spark_kafka_py.client.retry.Backoff`); FENCED_MEMBER_EPOCH and
 UNKNOWN_MEMBER_ID -> the member is fenced: it loses all its partitions (no commit is possible
 any more) and, once the application released them, rejoins with epoch 0; every other error
 (UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, UNSUPPORTED_ASSIGNOR,
@@ -61,10 +62,12 @@ import base64
 import enum
 import logging
 import math
+import random
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from spark_kafka_py.client.retry import Backoff
 from spark_kafka_py.consumer.group.config import SERVER_ASSIGNORS
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaError
@@ -230,6 +233,8 @@ class ConsumerGroupMembership:
             ``heartbeat.interval.ms``, default 3,000).
         retry_backoff_ms: first pause after a retriable error (``retry.backoff.ms``, 100).
         retry_backoff_max_ms: cap of the doubling pause (``retry.backoff.max.ms``, 1,000).
+        rng: the backoff's jitter source, a float in ``[0, 1)`` (``random.random``; tests pass
+            a constant: ``0.5`` means no jitter).
         defer_reconciliation: ``False`` (default): a new target assignment is reconciled as soon
             as a response brings it. ``True``: only when the application calls
             :meth:`~ConsumerGroupMembership.reconcile` (Java reconciles in ``poll``; a Spark
@@ -256,6 +261,7 @@ class ConsumerGroupMembership:
         retry_backoff_ms: int = 100,
         retry_backoff_max_ms: int = 1_000,
         defer_reconciliation: bool = False,
+        rng: Callable[[], float] = random.random,
     ) -> None:
         if not group_id:
             raise ConfigError("The consumer group protocol needs a group id ('kafka.group.id')")
@@ -280,6 +286,7 @@ class ConsumerGroupMembership:
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.retry_backoff_max_ms = retry_backoff_max_ms
+        self._backoff = Backoff(retry_backoff_ms, retry_backoff_max_ms, rng=rng)
         self.defer_reconciliation = defer_reconciliation
         self._reconcile_now = False
         #: The interval the coordinator asked for (ms).
@@ -593,10 +600,8 @@ class ConsumerGroupMembership:
         )
 
     def _back_off(self, now_ms: float) -> None:
+        pause = self._backoff.pause_ms(self._failures)
         self._failures += 1
-        pause = min(
-            self.retry_backoff_max_ms, self.retry_backoff_ms * 2 ** min(self._failures - 1, 30)
-        )
         self._backoff_until_ms = now_ms + pause
 
     def _on_error(self, code: int, message: str | None, now_ms: float) -> list[MemberEvent]:
