@@ -14,7 +14,8 @@ Crash points:
   ``before-commit`` (tasks wrote, nothing recorded), ``mid-commit`` (batch recorded as
   committing, its first transaction committed), ``after-commit`` (all committed and recorded,
   Spark's checkpoint not: Spark replays the batch); the query is restarted in this process on
-  the same checkpoint with ``Trigger.AvailableNow``;
+  the same checkpoint with ``Trigger.AvailableNow`` (``before-commit`` and ``mid-commit`` in the
+  default run, the other two in the long run: ``STEPS``);
 - a task attempt that fails (a UDF raising on attempt 0) and is retried by Spark;
 - an executor's Python worker killed mid-write (``os._exit`` from the UDF on attempt 0);
 - the leader of an output partition SIGKILLed while the query writes, on a 3-broker cluster.
@@ -111,8 +112,9 @@ def _run_to_end(spark: SparkSession, *args: str, restarts: int = 0) -> int:
 # ---- the driver killed at each step of the commit ------------------------------------------
 
 
-#: The kill points of the default run, each a distinct path of the restart's recovery; the rest
-#: run with ``python3 -m pytest -m long`` (issue 25 / suite time: 45-68 s a kill point).
+#: The kill points of the default run, each a distinct path of the restart's recovery; the rest,
+#: whose paths other default-run tests cover, run with ``python3 -m pytest -m long`` (issue 25 /
+#: suite time: 45-68 s a kill point).
 STEPS = [
     # nothing recorded: the restart's query-start fence aborts the killed attempt's transactions
     pytest.param("before-commit"),
@@ -121,8 +123,11 @@ STEPS = [
     pytest.param("committing", marks=pytest.mark.long),
     # COMMITTING, one transaction committed: the restart commits the open rest (_finish)
     pytest.param("mid-commit"),
-    # COMMITTED recorded, Spark's checkpoint not: the replay is aborted as already committed
-    pytest.param("after-commit"),
+    # long: COMMITTED recorded, Spark's checkpoint not: the replay is aborted as committed; in
+    # the default run by tests/integration/test_exactly_once.py (Spark's commit file removed,
+    # "...a_replay_is_not_written_twice") and the SIGKILL at after-commit by
+    # test_exactly_once_guarantees.py's deleted commit log
+    pytest.param("after-commit", marks=pytest.mark.long),
 ]
 assert [p.values[0] for p in STEPS] == list(PAUSE_STEPS)  # a new kill point needs a line here
 
