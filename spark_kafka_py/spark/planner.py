@@ -1,10 +1,15 @@
 """Driver-side planning: which topic-partitions, which offsets, which Spark input partitions.
 
-The :class:`Planner` is what Spark's ``KafkaOffsetReader`` is to the built-in source: it
-resolves the subscription with a Metadata request, turns offset specs into offsets with
-ListOffsets (one request per leader broker, see :mod:`spark_kafka_py.consumer.offsets`), and
-turns ``[start, end)`` offsets into :class:`KafkaInputPartition` s, checking for data loss the
-way Spark's ``KafkaMicroBatchStream`` does.
+The :class:`Planner` is what Spark's ``KafkaOffsetReader`` is to the built-in source. It
+puts together three parts, each with one job, and holds the one client they ask through:
+
+- the subscription's topic-partitions and leaders (:func:`subscribed_partitions`, a Metadata
+  request), cached with their age and refreshed between micro-batches by a
+  :class:`~spark_kafka_py.client.metadata_cache.MetadataCache`;
+- offsets from offset specs (:mod:`spark_kafka_py.spark.offset_resolution`), looked up with
+  ListOffsets, one request per leader broker (:mod:`spark_kafka_py.consumer.offsets`);
+- ``[start, end)`` offsets to :class:`KafkaInputPartition` s, checking for data loss the way
+  Spark's ``KafkaMicroBatchStream`` does (:mod:`spark_kafka_py.spark.range_planner`, no I/O).
 
 It holds a :class:`~spark_kafka_py.client.cluster.KafkaClient` created on first use: PySpark
 pickles readers, and a constructor must open no sockets.
@@ -13,194 +18,114 @@ pickles readers, and a constructor must open no sockets.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pyspark.sql.datasource import InputPartition
-
-from spark_kafka_py import errors
-from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.cluster import KafkaClient, TopicInfo
+from spark_kafka_py.client.metadata_cache import MetadataCache
 from spark_kafka_py.consumer.offsets import PreparedListOffsets, list_offsets
 from spark_kafka_py.consumer.topic_configs import LOG_APPEND_TIME, timestamp_types
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
-from spark_kafka_py.protocol.error_codes import raise_for_error
+from spark_kafka_py.protocol.error_codes import UNKNOWN_TOPIC_OR_PARTITION, raise_for_error
+from spark_kafka_py.spark.offset_resolution import resolve_offsets
 from spark_kafka_py.spark.options import (
     Assign,
-    ByTimestamp,
     OffsetSpec,
     SourceOptions,
     Subscribe,
     SubscribePattern,
+    Subscription,
 )
 from spark_kafka_py.spark.pushdown import Pushdown
+from spark_kafka_py.spark.range_planner import (
+    GROUP_OFFSETS,
+    KafkaInputPartition,
+    KafkaRangeGroup,
+    group_small_ranges,
+    input_partitions,
+    new_partitions,
+    offset_ranges,
+    planned_ranges,
+    report_data_loss,
+    split_ranges,
+)
+
+# The range planner's names stay importable from here, where the reader code, the group
+# code, the benchmarks and the tests import them.
+__all__ = [
+    "GROUP_OFFSETS",
+    "KafkaInputPartition",
+    "KafkaRangeGroup",
+    "Planner",
+    "group_small_ranges",
+    "planned_ranges",
+    "report_data_loss",
+    "split_ranges",
+    "subscribed_partitions",
+]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class KafkaInputPartition(InputPartition):
-    """One Spark task's work: the records of ``topic``-``partition`` in
-    ``[from_offset, until_offset)``.
-
-    Small and picklable: it carries no connection, only the range and the leader's node id
-    known at planning time (a hint; the executor re-checks metadata on leader errors).
-
-    A batch read with ``commitGroupOffsets=true`` also carries what its commit needs
-    (:func:`spark_kafka_py.spark.group.commit_read_range`): the read's id (one per planned
-    read), the range's index among the ``range_count`` consecutive ranges its topic-partition
-    was split into, and the end of the last of them. Otherwise they are ``""``, -1, 0, -1.
-    """
-
-    topic: str
-    partition: int
-    from_offset: int
-    until_offset: int
-    leader_hint: int = -1
-    read_id: str = ""
-    range_index: int = -1
-    range_count: int = 0
-    partition_end: int = -1
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        return TopicPartition(self.topic, self.partition)
-
-
-@dataclass(frozen=True)
-class KafkaRangeGroup(InputPartition):
-    """One Spark task's work when it is several small ranges: read one after another.
-
-    Planned only for batch reads narrowed by filter pushdown (:func:`group_small_ranges`),
-    where many partitions may each keep a few records: one task per range would cost Spark's
-    fixed per-task overhead many times over for little data.
-    """
-
-    ranges: tuple[KafkaInputPartition, ...]
-
-
-def planned_ranges(parts: Sequence[InputPartition]) -> list[KafkaInputPartition]:
-    """The ranges of a plan, groups opened, in plan order (for tests and diagnostics)."""
-    out: list[KafkaInputPartition] = []
-    for part in parts:
-        if isinstance(part, KafkaRangeGroup):
-            out.extend(part.ranges)
-        elif isinstance(part, KafkaInputPartition):
-            out.append(part)
-    return out
-
-
-#: Ranges smaller than this many offsets share Spark tasks, up to this many offsets a task.
-GROUP_OFFSETS = 100_000
-
-
-def group_small_ranges(
-    parts: Sequence[KafkaInputPartition], limit: int = GROUP_OFFSETS
-) -> list[KafkaInputPartition | KafkaRangeGroup]:
-    """Put ranges of fewer than ``limit`` offsets together, in plan order, into groups of at
-    most ``limit`` offsets; larger ranges stay tasks of their own. A group of one is the range
-    itself."""
-    out: list[KafkaInputPartition | KafkaRangeGroup] = []
-    group: list[KafkaInputPartition] = []
-    size = 0
-
-    def close() -> None:
-        if group:
-            out.append(group[0] if len(group) == 1 else KafkaRangeGroup(tuple(group)))
-            group.clear()
-
-    for part in parts:
-        n = part.until_offset - part.from_offset
-        if n >= limit:
-            out.append(part)
-            continue
-        if size + n > limit:
-            close()
-            size = 0
-        group.append(part)
-        size += n
-    close()
-    return out
-
-
-def report_data_loss(fail_on_data_loss: bool, message: str) -> None:
-    """Raise :class:`DataLossError` or log a warning, per ``failOnDataLoss`` (as Spark does)."""
-    errors.report_data_loss(fail_on_data_loss, message, log)
-
-
-def _divide(
-    tp: TopicPartition, lo: int, hi: int, parts: int
-) -> list[tuple[TopicPartition, int, int]]:
-    """``[lo, hi)`` in ``parts`` consecutive pieces; the last one takes the rounding rest."""
-    out = []
-    remaining = hi - lo
-    start = lo
-    for part in range(parts):
-        size = remaining // (parts - part)
-        remaining -= size
-        end = min(start + size, hi)
-        out.append((tp, start, end))
-        start = end
-    return out
-
-
-def split_ranges(
-    ranges: list[tuple[TopicPartition, int, int]],
-    min_partitions: int | None,
-    max_records_per_partition: int | None,
-) -> list[tuple[TopicPartition, int, int]]:
-    """Split offset ranges into Spark tasks the way Spark's ``KafkaOffsetRangeCalculator`` does.
-
-    Empty ranges are dropped. With ``maxRecordsPerPartition``, a range of ``n`` offsets becomes
-    ``ceil(n / max)`` equal pieces. Then, if ``minPartitions`` is more than the number of
-    ranges, ranges are split in proportion to their share of all offsets
-    (``max(round(size / total * minPartitions), 1)`` pieces; ranges that get one piece are
-    left out of the share of the others). Sizes are offsets, not records (compaction and
-    transaction markers make them differ).
+def subscribed_partitions(
+    client: KafkaClient, subscription: Subscription, api_timeout_ms: int
+) -> tuple[dict[TopicPartition, int], dict[str, TopicInfo]]:
+    """The topic-partitions a subscription covers now, with their leader node ids (Metadata,
+    API key 3: of the named topics, or of all topics for ``subscribePattern``, internal ones
+    left out as Spark's ``SubscribePatternStrategy`` does).
 
     Args:
-        ranges: ``(topic-partition, from offset, until offset)`` triples.
-        min_partitions: ``minPartitions`` or ``None``.
-        max_records_per_partition: ``maxRecordsPerPartition`` or ``None``.
+        client: the client to ask through.
+        subscription: ``subscribe``, ``subscribePattern`` or ``assign``.
+        api_timeout_ms: ``default.api.timeout.ms``: how long Metadata is retried (ms).
 
     Returns:
-        The pieces, in the order of ``ranges``.
+        ``({TopicPartition: leader node id}, topics)``, the first sorted by topic-partition
+        (-1: no leader), ``topics`` the metadata's ``name -> TopicInfo`` of the topics
+        involved.
+
+    Raises:
+        KafkaApiError: a subscribed or assigned topic does not exist
+            (UNKNOWN_TOPIC_OR_PARTITION) or is not authorized, naming the topic.
+        KafkaTimeoutError: no broker answered Metadata within ``api_timeout_ms`` (retried
+            with backoff until then, e.g. through a broker restart).
+        ConfigError: ``assign`` names partitions that do not exist.
     """
-    ranges = [r for r in ranges if r[2] - r[1] > 0]
-    if (min_partitions is None or len(ranges) >= min_partitions) and (
-        max_records_per_partition is None
-    ):
-        return ranges
-    if max_records_per_partition is not None:
-        divided = [
-            piece
-            for tp, lo, hi in ranges
-            for piece in _divide(tp, lo, hi, -(-(hi - lo) // max_records_per_partition))
-            if piece[2] > piece[1]
-        ]
+    if isinstance(subscription, SubscribePattern):
+        metadata = client.metadata_retrying(None, timeout_ms=api_timeout_ms)
+        topics = {
+            name: info
+            for name, info in metadata.topics.items()
+            if not info.is_internal and subscription.matches(name)
+        }
     else:
-        divided = ranges
-    if min_partitions is None or min_partitions <= len(divided):
-        return divided
-
-    def part_count(size: int, total: int, parts: int) -> int:
-        # Java's Math.round: half up.
-        return max(int(size / total * parts + 0.5), 1)
-
-    total = sum(hi - lo for _, lo, hi in divided)
-    unsplit = [part_count(r[2] - r[1], total, min_partitions) == 1 for r in divided]
-    split_total = total - sum(
-        r[2] - r[1] for r, whole in zip(divided, unsplit, strict=True) if whole
-    )
-    split_min = max(min_partitions - sum(unsplit), 1)
-    out: list[tuple[TopicPartition, int, int]] = []
-    for (tp, lo, hi), whole in zip(divided, unsplit, strict=True):
-        parts = 1 if whole else part_count(hi - lo, split_total, split_min)
-        out.extend(piece for piece in _divide(tp, lo, hi, parts) if piece[2] > piece[1])
-    return out
+        names = sorted(
+            set(subscription.topics)
+            if isinstance(subscription, Subscribe)
+            else {tp.topic for tp in subscription.partitions}
+        )
+        metadata = client.metadata_retrying(names, timeout_ms=api_timeout_ms)
+        topics = {name: metadata.topics[name] for name in names if name in metadata.topics}
+        for name in names:
+            info = topics.get(name)
+            code = info.error_code if info is not None else UNKNOWN_TOPIC_OR_PARTITION.code
+            if code:
+                raise_for_error(code, f"for topic '{name}' (Metadata)")
+    result: dict[TopicPartition, int] = {}
+    for name, info in topics.items():
+        for pid, pinfo in info.partitions.items():
+            result[TopicPartition(name, pid)] = pinfo.leader_id
+    if isinstance(subscription, Assign):
+        missing = [tp for tp in subscription.partitions if tp not in result]
+        if missing:
+            raise ConfigError(
+                "Option 'assign' names partitions that do not exist: "
+                + ", ".join(map(str, missing))
+            )
+        result = {tp: result[tp] for tp in subscription.partitions}
+    return dict(sorted(result.items())), topics
 
 
 class Planner:
@@ -213,25 +138,15 @@ class Planner:
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
         self._client: KafkaClient | None = None
-        # The last topic_partitions() answer and when its Metadata was asked
-        # (time.monotonic()), reused by latest_offsets() within metadata.max.age.ms.
-        self._leaders: dict[TopicPartition, int] | None = None
-        self._leaders_time = 0.0
-        # The ListOffsets requests (latest, one per leader) of those topic-partitions.
-        self._latest_requests: PreparedListOffsets | None = None
-        # The Metadata refresh running between micro-batches (latest_offsets), on a planner
-        # of its own (its own client: a KafkaClient is used by one thread at a time).
-        self._refresh: _MetadataRefresh | None = None
-        self._refresher: Planner | None = None
+        self._metadata: MetadataCache | None = None
+        # The ListOffsets requests (latest, one per leader) of the cached topic-partitions,
+        # with the cache's version they were built for (None: a partition has no leader).
+        self._latest_requests: tuple[int, PreparedListOffsets | None] | None = None
 
     # -- pickling: never ship a live client ------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_client"] = None
-        state["_leaders"] = None
-        state["_latest_requests"] = None
-        state["_refresh"] = None
-        state["_refresher"] = None
+        state.update(_client=None, _metadata=None, _latest_requests=None)
         return state
 
     @property
@@ -241,81 +156,56 @@ class Planner:
             self._client = KafkaClient(self.options.consumer.client)
         return self._client
 
+    @property
+    def metadata(self) -> MetadataCache:
+        """The cached topic-partitions and leaders of the subscription (created on first
+        use; its background refresh asks through a client of its own)."""
+        if self._metadata is None:
+            self._metadata = MetadataCache(self.options.consumer.client, self._lookup_leaders)
+        return self._metadata
+
     def close(self) -> None:
         """Close the client's connections (if any were opened), and those of the Metadata
-        request running between micro-batches, waited for up to 2 s (a healthy cluster
-        answers in ms; one still retrying through a broker outage is cut off by the closed
-        connections, and its daemon thread never holds up the stop for longer)."""
-        refresh, self._refresh = self._refresh, None
-        refresher, self._refresher = self._refresher, None
+        request running between micro-batches, waited for up to 2 s
+        (:meth:`MetadataCache.close`)."""
         try:
-            if refresh is not None:
-                refresh.thread.join(2.0)
-            if refresher is not None:
-                refresher.close()
+            if self._metadata is not None:
+                self._metadata.close()
         finally:
             if self._client is not None:
                 self._client.close()
                 self._client = None
 
     # -- topic-partitions -----------------------------------------------------------------
-    def topic_partitions(self) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
-        """The topic-partitions the subscription covers now, with their leader node ids.
+    def topic_partitions(self) -> tuple[dict[TopicPartition, int], dict[str, TopicInfo]]:
+        """The topic-partitions the subscription covers now, with their leader node ids
+        (:func:`subscribed_partitions`); the answer is cached for :meth:`latest_offsets`.
 
         Returns:
             ``({TopicPartition: leader_id}, topics)`` where ``topics`` is the metadata's
             ``name -> TopicInfo`` for the topics involved.
 
         Raises:
-            KafkaApiError: a subscribed or assigned topic does not exist
-                (UNKNOWN_TOPIC_OR_PARTITION) or is not authorized, naming the topic.
-            KafkaTimeoutError: no broker answered Metadata for ``default.api.timeout.ms``
-                (retried with backoff until then, e.g. through a broker restart).
+            as :func:`subscribed_partitions`.
         """
-        sub = self.options.subscription
-        api_timeout_ms = self.options.consumer.default_api_timeout_ms
         asked = time.monotonic()
-        if isinstance(sub, SubscribePattern):
-            metadata = self.client.metadata_retrying(None, timeout_ms=api_timeout_ms)
-            topics = {
-                name: info
-                for name, info in metadata.topics.items()
-                if not info.is_internal and sub.matches(name)
-            }
-        else:
-            names = sorted(
-                set(sub.topics)
-                if isinstance(sub, Subscribe)
-                else {tp.topic for tp in sub.partitions}
-            )
-            metadata = self.client.metadata_retrying(names, timeout_ms=api_timeout_ms)
-            topics = {name: metadata.topics[name] for name in names if name in metadata.topics}
-            for name in names:
-                info = topics.get(name)
-                code = info.error_code if info is not None else 3  # UNKNOWN_TOPIC_OR_PARTITION
-                if code:
-                    raise_for_error(code, f"for topic '{name}' (Metadata)")
-        result: dict[TopicPartition, int] = {}
-        for name, info in topics.items():
-            for pid, pinfo in info.partitions.items():
-                result[TopicPartition(name, pid)] = pinfo.leader_id
-        if isinstance(sub, Assign):
-            missing = [tp for tp in sub.partitions if tp not in result]
-            if missing:
-                raise ConfigError(
-                    "Option 'assign' names partitions that do not exist: "
-                    + ", ".join(map(str, missing))
-                )
-            result = {tp: result[tp] for tp in sub.partitions}
-        leaders = dict(sorted(result.items()))
-        self._leaders, self._leaders_time = dict(leaders), asked
-        self._latest_requests = None
+        leaders, topics = subscribed_partitions(
+            self.client, self.options.subscription, self.options.consumer.default_api_timeout_ms
+        )
+        self.metadata.store(leaders, asked)
         return leaders, topics
+
+    def _lookup_leaders(self, client: KafkaClient) -> dict[TopicPartition, int]:
+        """The background refresh's look-up (on the cache's own client)."""
+        return subscribed_partitions(
+            client, self.options.subscription, self.options.consumer.default_api_timeout_ms
+        )[0]
 
     def forget_metadata(self) -> None:
         """Drop the topic-partitions :meth:`latest_offsets` would reuse: the next one asks
         Metadata."""
-        self._leaders = None
+        if self._metadata is not None:
+            self._metadata.forget()
         self._latest_requests = None
 
     def latest_offsets(self) -> dict[TopicPartition, int]:
@@ -345,18 +235,9 @@ class Planner:
         Raises:
             as :meth:`topic_partitions` and :meth:`list_offsets`.
         """
-        self._adopt_refresh()
-        leaders = self._leaders
-        max_age_ms = self.options.consumer.client.metadata_max_age_ms
-        if leaders is not None and (time.monotonic() - self._leaders_time) * 1000 < max_age_ms:
-            requests = self._latest_requests
-            if requests is None and -1 not in leaders.values():
-                by_leader: dict[int, dict[TopicPartition, int]] = {}
-                for tp, leader in leaders.items():
-                    by_leader.setdefault(leader, {})[tp] = LATEST_TIMESTAMP
-                requests = self._latest_requests = PreparedListOffsets(
-                    by_leader, isolation_level=self.options.consumer.isolation_level
-                )
+        leaders = self.metadata.fresh()
+        if leaders is not None:
+            requests = self._latest_requests_of(leaders)
             if requests is not None:
                 found, failures = requests.send(self.client)
                 if not failures:
@@ -373,6 +254,24 @@ class Planner:
         leaders, _ = self.topic_partitions()
         return self.list_offsets(dict.fromkeys(leaders, LATEST_TIMESTAMP))
 
+    def _latest_requests_of(
+        self, leaders: Mapping[TopicPartition, int]
+    ) -> PreparedListOffsets | None:
+        """The ListOffsets requests (latest) for the cached ``leaders``, built once per
+        version of the cache; ``None`` when a partition has no leader."""
+        version = self.metadata.version
+        if self._latest_requests is None or self._latest_requests[0] != version:
+            requests = None
+            if -1 not in leaders.values():
+                by_leader: dict[int, dict[TopicPartition, int]] = {}
+                for tp, leader in leaders.items():
+                    by_leader.setdefault(leader, {})[tp] = LATEST_TIMESTAMP
+                requests = PreparedListOffsets(
+                    by_leader, isolation_level=self.options.consumer.isolation_level
+                )
+            self._latest_requests = (version, requests)
+        return self._latest_requests[1]
+
     def refresh_metadata(self) -> None:
         """Ask Metadata for the subscription on a thread of its own (a second client, since
         a client is used by one thread at a time), unless such a request is under way; the
@@ -380,36 +279,23 @@ class Planner:
         process is idle until the next micro-batch (its job runs, or its trigger waits): the
         answer's decoding (about 130 ms of CPU at 10,000 partitions) then holds up no
         planning."""
-        if self._refresh is not None:
-            return
-        if self._refresher is None:
-            self._refresher = Planner(self.options)
-        self._refresh = _MetadataRefresh(self._refresher)
-
-    def _adopt_refresh(self) -> None:
-        """Take a finished background Metadata answer: when the topic-partitions or leaders
-        changed, they replace the cached ones (the ListOffsets requests are rebuilt), else the
-        cached ones are as young as it; after a failure the cache is dropped, so that this
-        micro-batch asks Metadata itself (and raises what that raises)."""
-        refresh = self._refresh
-        if refresh is None or refresh.thread.is_alive():
-            return
-        self._refresh = None
-        if refresh.error is not None:
-            log.info(
-                "Metadata asked between micro-batches failed (%s); asking again", refresh.error
-            )
-            self.forget_metadata()
-            return
-        assert refresh.leaders is not None
-        if refresh.leaders != self._leaders:
-            self._leaders = refresh.leaders
-            self._latest_requests = None
-        self._leaders_time = refresh.asked
+        self.metadata.refresh()
 
     # -- offsets --------------------------------------------------------------------------
     def list_offsets(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """ListOffsets for each partition (-2 earliest, -1 latest), one request per broker."""
+        """ListOffsets for each partition, one request per broker, retried per
+        ``fetchOffset.numRetries`` and ``fetchOffset.retryIntervalMs``.
+
+        Args:
+            timestamps: ``{TopicPartition: timestamp}``: ms since the epoch, -2 earliest,
+                -1 latest.
+
+        Returns:
+            ``{TopicPartition: offset}`` (-1 where no record is as late as a timestamp).
+
+        Raises:
+            as :func:`spark_kafka_py.consumer.offsets.list_offsets`.
+        """
         if not timestamps:
             return {}
         return list_offsets(
@@ -425,73 +311,16 @@ class Planner:
     def resolve(
         self, spec: OffsetSpec, partitions: Mapping[TopicPartition, int], option: str
     ) -> dict[TopicPartition, int]:
-        """Concrete offsets for ``partitions`` from an offset spec.
-
-        Specific JSON offsets must name every partition of the subscription (Spark's rule);
-        -2/-1 entries are looked up.
-
-        Raises:
-            ConfigError: JSON offsets that miss a partition of the subscription.
-        """
-        if isinstance(spec, ByTimestamp):
-            return self._resolve_timestamps(spec, partitions, option)
-        if spec == "earliest":
-            return self.list_offsets(dict.fromkeys(partitions, EARLIEST_TIMESTAMP))
-        if spec == "latest":
-            return self.list_offsets(dict.fromkeys(partitions, LATEST_TIMESTAMP))
-        assert isinstance(spec, Mapping)
-        missing = [tp for tp in partitions if tp not in spec]
-        if missing:
-            raise ConfigError(
-                f"Option '{option}' contains specific offsets, so it must name every "
-                f"TopicPartition; use -1 for latest, -2 for earliest. Missing: "
-                f"{', '.join(map(str, missing))}. Specified: "
-                f"{', '.join(map(str, sorted(spec)))}"
-            )
-        lookups = {tp: off for tp, off in spec.items() if tp in partitions and off < 0}
-        result = {tp: off for tp, off in spec.items() if tp in partitions and off >= 0}
-        result.update(self.list_offsets(lookups))
-        return dict(sorted(result.items()))
-
-    def _resolve_timestamps(
-        self, spec: ByTimestamp, partitions: Mapping[TopicPartition, int], option: str
-    ) -> dict[TopicPartition, int]:
-        """Offsets by timestamp (ListOffsets v1+ with a timestamp in ms): for each partition the
-        earliest offset whose record timestamp is >= the timestamp.
-
-        Where no record is that late, a start follows ``startingOffsetsByTimestampStrategy``
-        (``error``: fail naming the topic-partition and timestamp; ``latest``: the latest
-        offset) and an end is the latest offset, as Spark's ``KafkaOffsetReaderAdmin``.
+        """Concrete offsets for ``partitions`` from an offset spec
+        (:func:`~spark_kafka_py.spark.offset_resolution.resolve_offsets` with
+        :meth:`list_offsets`).
 
         Raises:
-            ConfigError: per-partition timestamps that do not name exactly the partitions of
-                the subscription, or no match with strategy ``error``.
+            ConfigError: JSON offsets that miss a partition of the subscription; timestamps
+                per partition that do not name exactly its partitions, or that match no
+                record with ``startingOffsetsByTimestampStrategy=error``.
         """
-        starting = option.startswith("starting")
-        if spec.per_partition is not None:
-            key = "startingOffsetsByTimestamp" if starting else "endingOffsetsByTimestamp"
-            if set(spec.per_partition) != set(partitions):
-                raise ConfigError(
-                    f"Option '{key}' must name exactly the partitions of the subscription. "
-                    f"Specified: {', '.join(map(str, sorted(spec.per_partition)))}; "
-                    f"assigned: {', '.join(map(str, sorted(partitions)))}"
-                )
-            timestamps = dict(spec.per_partition)
-        else:
-            assert spec.everywhere is not None
-            timestamps = dict.fromkeys(partitions, spec.everywhere)
-        found = self.list_offsets(timestamps)
-        unmatched = [tp for tp in sorted(found) if found[tp] < 0]
-        if unmatched and starting and spec.strategy == "error":
-            tp = unmatched[0]
-            raise ConfigError(
-                f"No offset matched from request of topic-partition {tp} and timestamp "
-                f"{timestamps[tp]} ({option}). Set 'startingOffsetsByTimestampStrategy' to "
-                "'latest' to start such partitions at the latest offset instead."
-            )
-        if unmatched:
-            found.update(self.list_offsets(dict.fromkeys(unmatched, LATEST_TIMESTAMP)))
-        return dict(sorted(found.items()))
+        return resolve_offsets(spec, partitions, option, self.list_offsets)
 
     def log_append_time_topics(self, topics: Iterable[str]) -> set[str]:
         """Of ``topics``, those whose ``message.timestamp.type`` is ``LogAppendTime``
@@ -513,78 +342,25 @@ class Planner:
         ``minPartitions`` or ``maxRecordsPerPartition``).
 
         Partitions in ``end`` without a start (new partitions) start at their earliest
-        offset; Spark reports a new partition whose earliest offset is not 0 as data loss.
-        End below start is data loss too (e.g. a topic deleted and recreated). With a
-        ``pushdown`` (a batch read's filters), the ranges are then narrowed to what can match
+        offset (ListOffsets); Spark reports a new partition whose earliest offset is not 0
+        as data loss. End below start is data loss too (e.g. a topic deleted and recreated):
+        :func:`~spark_kafka_py.spark.range_planner.offset_ranges`. With a ``pushdown`` (a
+        batch read's filters), the ranges are then narrowed to what can match
         (:meth:`Pushdown.narrow`) before they are split into Spark tasks, and small ranges
         then share tasks (:func:`group_small_ranges`) unless ``minPartitions`` or
         ``maxRecordsPerPartition`` set the tasks.
+
+        Raises:
+            DataLossError: data loss with ``failOnDataLoss=true``.
         """
-        leaders = leaders or {}
-        start = dict(start)
-        new = [tp for tp in end if tp not in start]
-        if new:
-            earliest = self.list_offsets(dict.fromkeys(new, EARLIEST_TIMESTAMP))
-            for tp in new:
-                off = earliest[tp]
-                if off != 0:
-                    report_data_loss(
-                        self.options.fail_on_data_loss,
-                        f"Added partition {tp} starts from {off} instead of 0",
-                    )
-                start[tp] = off
-        gone = [tp for tp in start if tp not in end]
-        for tp in gone:
-            report_data_loss(
-                self.options.fail_on_data_loss,
-                f"Partition {tp} was present at offset {start[tp]} but is gone now",
-            )
-        ranges: list[tuple[TopicPartition, int, int]] = []
-        for tp in sorted(end):
-            lo, hi = start[tp], end[tp]
-            if hi < lo:
-                report_data_loss(
-                    self.options.fail_on_data_loss,
-                    f"Partition {tp}'s offset was changed from {lo} to {hi}",
-                )
-                continue
-            ranges.append((tp, lo, hi))
+        earliest = self.list_offsets(dict.fromkeys(new_partitions(start, end), EARLIEST_TIMESTAMP))
+        ranges = offset_ranges(start, end, earliest, self.options.fail_on_data_loss)
         if pushdown is not None:
             ranges = pushdown.narrow(ranges, self.list_offsets, self.log_append_time_topics)
-        pieces = split_ranges(
-            ranges, self.options.min_partitions, self.options.max_records_per_partition
+        return input_partitions(
+            ranges,
+            leaders or {},
+            min_partitions=self.options.min_partitions,
+            max_records_per_partition=self.options.max_records_per_partition,
+            group_small=pushdown is not None,
         )
-        parts = [
-            KafkaInputPartition(tp.topic, tp.partition, lo, hi, leaders.get(tp, -1))
-            for tp, lo, hi in pieces
-        ]
-        if (
-            pushdown is not None
-            and self.options.min_partitions is None
-            and self.options.max_records_per_partition is None
-        ):
-            return group_small_ranges(parts)
-        return list(parts)
-
-
-class _MetadataRefresh:
-    """One :meth:`Planner.topic_partitions` of ``planner`` on a daemon thread: its answer in
-    ``leaders`` and ``asked`` (``time.monotonic()`` of the request), or its exception in
-    ``error``, once ``thread`` ended."""
-
-    def __init__(self, planner: Planner) -> None:
-        self.leaders: dict[TopicPartition, int] | None = None
-        self.asked = 0.0
-        self.error: BaseException | None = None
-        self._planner = planner
-        self.thread = threading.Thread(
-            target=self._run, name="spark-kafka-py-metadata", daemon=True
-        )
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.leaders, _ = self._planner.topic_partitions()
-            self.asked = self._planner._leaders_time
-        except BaseException as exc:  # handed to the next micro-batch (_adopt_refresh)
-            self.error = exc

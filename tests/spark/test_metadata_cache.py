@@ -141,10 +141,7 @@ def tps(*partitions: int) -> list[TopicPartition]:
 
 def _refreshed(planner: Planner) -> None:
     """Wait for the Metadata request running between micro-batches, if any, to end."""
-    refresh = planner._refresh
-    if refresh is not None:
-        refresh.thread.join(30)
-        assert not refresh.thread.is_alive()
+    assert planner.metadata.wait(30)
 
 
 def test_metadata_is_asked_between_batches_and_a_new_partition_enters_the_batch_after_next() -> (
@@ -259,7 +256,8 @@ def test_pickled_planner_carries_no_cached_metadata() -> None:
         try:
             planner.latest_offsets()
             copy = pickle.loads(pickle.dumps(planner))
-            assert copy._leaders is None and copy._client is None
-            assert copy._refresh is None and copy._refresher is None
+            assert copy._client is None and copy._metadata is None
+            assert copy._latest_requests is None
+            assert copy.metadata.fresh() is None
         finally:
             planner.close()
