@@ -91,6 +91,12 @@ class CoordinatorChannel:
         transport: sends requests to brokers (thread-safe; shared by the heartbeat thread).
         clock: monotonic seconds (tests pass a fake one).
         sleep: sleeps seconds (tests pass a no-op).
+        backoff: the pauses between retries (default: Kafka's exponential backoff from
+            ``retry.backoff.ms`` / ``retry.backoff.max.ms``, KIP-580).
+
+    Attributes:
+        backoff: that :class:`~spark_kafka_py.client.retry.Backoff` (stateless; shared with
+            the member's join rounds).
     """
 
     def __init__(
@@ -100,8 +106,14 @@ class CoordinatorChannel:
         *,
         clock: Callable[[], float],
         sleep: Callable[[float], None],
+        backoff: Backoff | None = None,
     ) -> None:
         self.config = config
+        self.backoff = (
+            backoff
+            if backoff is not None
+            else Backoff(config.retry_backoff_ms, config.retry_backoff_max_ms)
+        )
         self.transport = transport
         self.clock = clock
         self.sleep = sleep
@@ -120,11 +132,6 @@ class CoordinatorChannel:
                 log.info("%s: coordinator %s lost (%s)", self.where, self._coordinator, why)
             self._coordinator = None
 
-    def backoff(self) -> Backoff:
-        """The group's backoff: ``retry.backoff.ms`` doubling up to ``retry.backoff.max.ms``
-        with jitter (KIP-580, :class:`~spark_kafka_py.client.retry.Backoff`)."""
-        return Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
-
     def retries(
         self, what: str, *, timeout_ms: int | None = None, timeout_option: str | None = None
     ) -> Retries:
@@ -137,7 +144,7 @@ class CoordinatorChannel:
 
         Returns:
             a :class:`~spark_kafka_py.client.retry.Retries` whose ``after(error)`` sleeps the
-            backoff (:meth:`backoff`) before the next try, and raises ``error`` when it is not
+            backoff (:attr:`backoff`) before the next try, and raises ``error`` when it is not
             retriable, or :class:`KafkaTimeoutError` past the deadline, naming ``what``, the
             group, the timeout and the last error.
         """
@@ -156,7 +163,7 @@ class CoordinatorChannel:
             what,
             timeout_ms,
             timeout_option=option,
-            backoff=self.backoff(),
+            backoff=self.backoff,
             timeout_error=timeout,
             clock=self.clock,
             sleep=self.sleep,

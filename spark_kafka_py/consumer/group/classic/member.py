@@ -102,9 +102,10 @@ class GroupMember:
         self._partition_counts = partition_counts
         self._clock = clock
         self._sleep = sleep
-        self.channel = CoordinatorChannel(config, transport, clock=clock, sleep=sleep)
-        self._backoff = backoff if backoff is not None else self.channel.backoff()
-        self.machine = ClassicMembership(config, backoff=self._backoff)
+        self.channel = CoordinatorChannel(
+            config, transport, clock=clock, sleep=sleep, backoff=backoff
+        )
+        self.machine = ClassicMembership(config, backoff=self.channel.backoff)
         self.offsets = GroupOffsets(self.channel, self)
         self._heartbeat = HeartbeatThread(
             f"pykafka-heartbeat-{config.group_id}",
