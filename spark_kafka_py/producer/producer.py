@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_kafka_py.client.cluster import KafkaClient
+from spark_kafka_py.client.retry import Backoff, retriable
 from spark_kafka_py.errors import (
     InvalidRecordError,
     KafkaConnectionError,
@@ -180,7 +181,9 @@ class KafkaProducer:
 
         Asks Metadata with ``allow_auto_topic_creation=True``, as the Java producer does, and
         waits up to ``max.block.ms`` for a topic being created (LEADER_NOT_AVAILABLE,
-        UNKNOWN_TOPIC_OR_PARTITION), pausing ``retry.backoff.ms`` between tries. A topic still
+        UNKNOWN_TOPIC_OR_PARTITION), pausing between tries as the one retry policy does
+        (:mod:`spark_kafka_py.client.retry`: ``retry.backoff.ms`` doubling up to
+        ``retry.backoff.max.ms``, with jitter, KIP-580). A topic still
         unknown after :data:`UNKNOWN_TOPIC_GRACE_MS` on a cluster that does not create topics
         (a broker's ``auto.create.topics.enable=false``, read once with DescribeConfigs) fails
         then. The first unreachable cluster is logged at WARN at once.
@@ -209,14 +212,16 @@ class KafkaProducer:
     def _fetch_partition_count(self, topic: str, deadline: float) -> int:
         """:meth:`partition_count` from fresh metadata, waiting until ``deadline``."""
         block_ms = self.settings.max_block_ms
+        backoff = Backoff(self.settings.client.retry_backoff_ms)
         last = ""
         reported = False
         unknown_since: float | None = None
+        attempt = 0  # failed tries: the backoff's exponent
         while True:
             try:
                 metadata = self.client.metadata([topic], allow_auto_topic_creation=True)
             except KafkaConnectionError as exc:
-                if not exc.retriable:
+                if not retriable(exc):
                     raise
                 last = str(exc)
                 if not reported:
@@ -253,7 +258,8 @@ class KafkaProducer:
                     f"{block_ms} ms (last answer: {last}); create it, or enable the broker's "
                     "auto.create.topics.enable",
                 )
-            time.sleep(min(self.settings.client.retry_backoff_ms / 1000, left))
+            time.sleep(min(backoff.pause_ms(attempt) / 1000, left))
+            attempt += 1
 
     def _topics_not_created(self) -> int | None:
         """The broker that said the cluster does not create topics
@@ -283,6 +289,8 @@ class KafkaProducer:
             return
         block_ms = self.settings.max_block_ms
         deadline = time.monotonic() + block_ms / 1000
+        backoff = Backoff(self.settings.client.retry_backoff_ms)
+        attempt = 0
         while True:
             count = self._fetch_partition_count(topic, deadline)
             if partition < count:
@@ -296,7 +304,8 @@ class KafkaProducer:
                     f"partition {partition} of topic {topic!r} with partition count {count} is "
                     f"not present in metadata after kafka.max.block.ms={block_ms} ms",
                 )
-            time.sleep(min(self.settings.client.retry_backoff_ms / 1000, left))
+            time.sleep(min(backoff.pause_ms(attempt) / 1000, left))
+            attempt += 1
 
     # -- writing --------------------------------------------------------------------------
     def append(

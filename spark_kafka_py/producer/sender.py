@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 from spark_kafka_py.client.cluster import KafkaClient
 from spark_kafka_py.client.connection import BrokerConnection, Pipelined
+from spark_kafka_py.client.retry import retriable
 from spark_kafka_py.errors import (
     KafkaError,
-    KafkaTimeoutError,
     ProduceError,
 )
 from spark_kafka_py.producer.accumulator import (
@@ -149,8 +149,12 @@ class Sender(ProducerState):
     ) -> None:
         super().__init__(settings, accumulator)
         self.client = client
-        self._last_metadata_attempt = -1e9
+        # Metadata is asked at most once per backoff (KIP-580: growing while it fails)
+        self._metadata_retry_at = 0.0
+        self._metadata_failures = 0
+        # InitProducerId is asked again after a backoff growing while it fails
         self._init_retry_at = 0.0
+        self._init_failures = 0
         self._readers: dict[int, _Reader] = {}
         self._stopping = False
         self._drain_start = 0
@@ -271,17 +275,17 @@ class Sender(ProducerState):
             response = self._init_producer_id()
             ec.raise_for_error(response.error_code, "in InitProducerId (idempotent producer)")
         except KafkaError as exc:
-            retriable = getattr(exc, "retriable", False) or isinstance(exc, KafkaTimeoutError)
             with self.cond:
-                self._init_retry_at = (
-                    time.monotonic() + self.settings.client.retry_backoff_ms / 1000
-                )
+                pause_ms = self.backoff.pause_ms(self._init_failures)
+                self._init_failures += 1
+                self._init_retry_at = time.monotonic() + pause_ms / 1000
                 self._last_metadata_error = str(exc)
-                if not retriable:
+                if not retriable(exc):
                     self._fail_all_queued(exc)
             log.info("InitProducerId failed: %s", exc)
             return False
         with self.cond:
+            self._init_failures = 0
             self.producer_id = response.producer_id
             self.producer_epoch = response.producer_epoch
             if bump:  # the epoch is exhausted: a new producer id
@@ -303,18 +307,21 @@ class Sender(ProducerState):
         with self.cond:
             topics = sorted({tp[0] for tp, queue in self.acc.queues.items() if queue})
             want = self._metadata_wanted or self.client.metadata_is_stale()
-            backoff_s = self.settings.client.retry_backoff_ms / 1000
-            if not topics or not want or now - self._last_metadata_attempt < backoff_s:
+            if not topics or not want or now < self._metadata_retry_at:
                 return
-            self._last_metadata_attempt = now
+            # at most one Metadata per retry.backoff.ms, more while it fails
+            pause_ms = self.backoff.pause_ms(self._metadata_failures)
+            self._metadata_retry_at = now + pause_ms / 1000
         try:
             metadata = self.client.metadata(topics, allow_auto_topic_creation=True)
         except KafkaError as exc:
             log.info("producer metadata refresh failed: %s", exc)
             with self.cond:
+                self._metadata_failures += 1
                 self._last_metadata_error = str(exc)
             return
         with self.cond:
+            self._metadata_failures = 0
             self._metadata_wanted = False
             self._last_metadata_error = None
             for topic in topics:

@@ -11,8 +11,10 @@ as Kafka's Java ``Sender.completeBatch`` / ``TransactionManager`` do (facts, no 
 - OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID on the oldest unacknowledged batch of its
   partition: the epoch is bumped (KIP-360) and the batch retried; on a later batch: retried.
 - MESSAGE_TOO_LARGE on a batch of several records: split in two and resent.
-- retriable errors: requeued in sequence order after ``retry.backoff.ms``, while attempts stay
-  within ``retries`` and the batch within ``delivery.timeout.ms``; else failed.
+- retriable errors (:func:`spark_kafka_py.client.retry.retriable`): requeued in sequence order
+  after a backoff (``retry.backoff.ms`` doubling per attempt up to ``retry.backoff.max.ms``,
+  with jitter: KIP-580, as Java's ``RecordAccumulator``), while attempts stay within
+  ``retries`` and the batch within ``delivery.timeout.ms``; else failed.
 - anything else: failed with a :class:`~spark_kafka_py.errors.ProduceError` naming the
   topic-partition, the Kafka error and the broker's message (KIP-467 record errors).
 
@@ -29,9 +31,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spark_kafka_py.client.retry import Backoff, retriable
 from spark_kafka_py.errors import (
-    KafkaApiError,
-    KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
     ProduceError,
@@ -133,6 +134,8 @@ class ProducerState:
         self._bump_needed = False
         self._metadata_wanted = True
         self._last_metadata_error: str | None = None
+        #: the pause before a retry (KIP-580; ``ExponentialBackoff.java``)
+        self.backoff = Backoff(settings.client.retry_backoff_ms)
 
     def take_failure(self) -> BaseException | None:
         """The first failure since the last call (cleared: the producer goes on)."""
@@ -231,16 +234,14 @@ class ProducerState:
         exc: BaseException,
     ) -> None:
         """A request failed as a whole (connection lost, timeout, no common version)."""
-        retriable = isinstance(exc, KafkaTimeoutError) or (
-            isinstance(exc, KafkaConnectionError | KafkaApiError) and exc.retriable
-        )
+        again = retriable(exc)
         with self.cond:
             self._node_in_flight[node] -= 1
             self._metadata_wanted = True
             for batch in batches:
                 self._in_flight[batch.tp] -= 1
             for batch in batches:
-                if retriable:
+                if again:
                     self._retry_or_fail(batch, str(exc), None)
                 else:
                     self._fail(batch, exc)
@@ -346,7 +347,8 @@ class ProducerState:
                     ),
                 )
         else:
-            batch.retry_at = now + self.settings.client.retry_backoff_ms / 1000
+            # the n-th retry waits backoff(n - 1), as Java's RecordAccumulator.ready
+            batch.retry_at = now + self.backoff.pause_ms(batch.attempts - 1) / 1000
             self.acc.requeue(batch)
             self.stats.retries += 1
 

@@ -11,7 +11,14 @@ import pyarrow as pa
 import pytest
 
 from spark_kafka_py.client.cluster import ClientConfig
-from spark_kafka_py.errors import KafkaConnectionError, KafkaTimeoutError, ProduceError
+from spark_kafka_py.client.retry import JITTER
+from spark_kafka_py.client_defaults import RETRY_BACKOFF_MAX_MS
+from spark_kafka_py.errors import (
+    KafkaConnectionError,
+    KafkaProtocolError,
+    KafkaTimeoutError,
+    ProduceError,
+)
 from spark_kafka_py.producer import ProducerSettings
 from spark_kafka_py.producer.accumulator import ProducerBatch, RecordAccumulator
 from spark_kafka_py.producer.state import ProducerState
@@ -159,6 +166,47 @@ def test_connection_loss_retries_every_batch_of_the_request() -> None:
     state.complete_error(1, batches, KafkaConnectionError("broker 1 at h:1 went away"))
     assert list(state.acc.queues[("t", 0)]) == batches
     assert state.stats.retries == 2 and state._node_in_flight[1] == 0
+
+
+def test_each_retry_of_a_batch_waits_longer_up_to_the_cap() -> None:
+    state = make()
+    (batch,) = drained(state)
+    waits = []
+    for _ in range(9):
+        before = time.monotonic()
+        complete(state, batch, ec.NOT_LEADER_OR_FOLLOWER)
+        waits.append((batch.retry_at - before) * 1000)
+        with state.cond:  # resent, as the sender does
+            assert state.acc.queues[("t", 0)].popleft() is batch
+            state._prepare(batch)
+            state._node_in_flight[1] += 1
+    # retry.backoff.ms=10 doubling per attempt (KIP-580, +-20 % jitter), capped at 1 s
+    for n, wait in enumerate(waits):
+        base = min(10 * 2**n, RETRY_BACKOFF_MAX_MS)
+        assert base * (1 - JITTER) - 1 <= wait <= min(base * (1 + JITTER), RETRY_BACKOFF_MAX_MS) + 1
+    assert state.stats.retries == 9 and state.take_failure() is None
+
+
+@pytest.mark.parametrize(
+    ("error", "retried"),
+    [
+        (KafkaConnectionError("broker 1 at h:1 went away"), True),
+        (KafkaTimeoutError("no response within 30000 ms"), True),
+        (KafkaConnectionError("TLS handshake with h:1 failed", retriable=False), False),
+        (KafkaProtocolError("a correlation id never sent"), False),
+    ],
+)
+def test_a_failed_request_is_retried_only_when_its_error_is_retriable(
+    error: Exception, retried: bool
+) -> None:
+    state = make()
+    (batch,) = drained(state)
+    state.complete_error(1, [batch], error)
+    assert (list(state.acc.queues[("t", 0)]) == [batch]) is retried
+    failure = state.take_failure()
+    assert (failure is None) is retried
+    if not retried:
+        assert failure is error
 
 
 def test_missing_partition_in_the_response_is_retried() -> None:
