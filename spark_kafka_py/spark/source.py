@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -46,7 +46,7 @@ from spark_kafka_py.consumer.fetcher import read_range
 from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.spark.group import StreamGroup, commit_read_range, plan_commits
-from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
+from spark_kafka_py.spark.offsets import SparkOffsets, to_offset_dict
 from spark_kafka_py.spark.options import SourceOptions, include_headers, parse_options
 from spark_kafka_py.spark.plan_report import report_plan
 from spark_kafka_py.spark.planner import (
@@ -64,6 +64,8 @@ from spark_kafka_py.spark.sink import (
     save_mode_error,
 )
 from spark_kafka_py.spark.stream_timings import STREAM_TIMINGS_ENV, timed, timed_read
+from spark_kafka_py.spark.trigger import TriggerRules, group_plan_start, next_batch
+from spark_kafka_py.spark.trigger import rate_limit as rate_limit  # importers of source
 from spark_kafka_py.spark.user_errors import user_facing
 
 log = logging.getLogger(__name__)
@@ -232,31 +234,6 @@ class KafkaBatchReader(DataSourceReader):
         commit_read_range(self.options, self.group, partition)
 
 
-def rate_limit(
-    limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
-) -> dict[TopicPartition, int]:
-    """Cap a micro-batch at ``limit`` records, split across partitions by their backlog.
-
-    As Spark's ``KafkaMicroBatchStream.rateLimit``: each partition gets ``limit * backlog /
-    total`` records, rounded down, but at least 1 when it has any backlog (so small partitions
-    are not starved). ``start`` must hold every partition of ``latest``.
-    """
-    sizes = {tp: end - start[tp] for tp, end in latest.items() if end - start[tp] > 0}
-    total = float(sum(sizes.values()))
-    if total < 1:
-        return dict(latest)
-    out: dict[TopicPartition, int] = {}
-    for tp, end in latest.items():
-        size = sizes.get(tp)
-        if size is None:
-            out[tp] = end
-            continue
-        prorate = limit * (size / total)
-        step = int(prorate) if prorate >= 1 else 1
-        out[tp] = min(end, start[tp] + step)
-    return out
-
-
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream.format("pykafka")``.
 
@@ -280,16 +257,25 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # minOffsetsPerTrigger/maxTriggerDelay: when the last batch was let through (ms since
         # the epoch; 0 lets the first one through, as Spark's KafkaMicroBatchStream).
         self._last_trigger_ms = 0
+        self._rules = TriggerRules(
+            max_offsets=options.max_offsets_per_trigger,
+            min_offsets=options.min_offsets_per_trigger,
+            max_delay_ms=options.max_trigger_delay_ms,
+        )
+        # the offsets dicts PySpark hands us and we hand it, each converted once
+        self._offsets = SparkOffsets()
         self._timings_path = os.environ.get(STREAM_TIMINGS_ENV) or None
 
     @user_facing
     @timed
     def initialOffset(self) -> dict:
+        """``startingOffsets`` resolved, ``{topic: {partition: offset}}`` (with
+        ``kafka.group.id``: for the assigned partitions, after joining)."""
         if self._group is not None:
-            return to_offset_dict(self._group.initial_offsets())
+            return self._offsets.dump(self._group.initial_offsets())
         leaders, _ = self._planner.topic_partitions()
         offsets = self._planner.resolve(self.options.starting_offsets, leaders, "startingOffsets")
-        return to_offset_dict(offsets)
+        return self._offsets.dump(offsets)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``ReadMinRows`` with ``minOffsetsPerTrigger``, else ``ReadMaxRows`` with
@@ -305,25 +291,6 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return ReadMaxRows(self.options.max_offsets_per_trigger)
         return ReadAllAvailable()
 
-    def _delay_batch(
-        self, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
-    ) -> bool:
-        """Whether to wait for more records (``minOffsetsPerTrigger``), unless the last batch
-        was more than ``maxTriggerDelay`` ms ago (Spark's ``KafkaMicroBatchStream.delayBatch``)."""
-        minimum = self.options.min_offsets_per_trigger
-        if minimum is None or self._available_now is not None:
-            # AvailableNow must reach its target: waiting would end the query early.
-            return False
-        now = int(time.time() * 1000)
-        if now - self._last_trigger_ms >= self.options.max_trigger_delay_ms:
-            self._last_trigger_ms = now
-            return False
-        available = sum(end - start.get(tp, 0) for tp, end in latest.items())
-        if available < minimum:
-            return True
-        self._last_trigger_ms = now
-        return False
-
     def _fetch_latest(self) -> dict[TopicPartition, int]:
         # Cached topic-partitions and leaders, Metadata asked between micro-batches
         # (Planner.latest_offsets, Planner.refresh_metadata)
@@ -333,56 +300,71 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @timed
     def prepareForTriggerAvailableNow(self) -> None:
+        """``Trigger.AvailableNow``: fix the target (the latest offsets now); batches never
+        wait for ``minOffsetsPerTrigger`` from here on."""
         self._available_now = self._fetch_latest()
 
     @user_facing
     @timed
     def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict:
-        end = self._latest_offset(start, limit)
-        if end == start:
+        """The end offsets of the next micro-batch (:func:`.trigger.next_batch`).
+
+        Spark's ``KafkaMicroBatchStream.latestOffset(start, readLimit)``; ``start`` is
+        converted once here and the answer once on the way out (:class:`SparkOffsets`).
+        With ``kafka.group.id``, ``start`` (processed) is committed first and the group's
+        assignment asked (a rejoin when needed).
+
+        Raises:
+            ConfigError: a ``ReadLimit`` PySpark offers that we do not support.
+        """
+        begin = None if start is None else self._offsets.parse(start)
+        end = self._next_end(begin, limit)
+        if end == begin:
             # No micro-batch now (partitions() is not called): ask Metadata while the
             # trigger waits.
             self._planner.refresh_metadata()
-        return end
+        return self._offsets.dump(end)
 
-    def _latest_offset(self, start: dict | None, limit: ReadLimit | None) -> dict:
-        if self._available_now is not None:
-            latest = dict(self._available_now)
-        else:
-            latest = self._fetch_latest()
-        if self._group is None:
-            return self._limit(start, limit, latest)
-        # Batch boundary: commit `start` (processed), rejoin if needed; plan owned partitions
-        # only, and let newly assigned ones enter at their group start offset.
-        owned, entering = self._group.on_batch_boundary(
-            None if start is None else from_offset_dict(start), latest
+    def _next_end(
+        self, begin: dict[TopicPartition, int] | None, limit: ReadLimit | None
+    ) -> dict[TopicPartition, int]:
+        latest = self._available_now if self._available_now is not None else self._fetch_latest()
+        group = self._group
+        assigned = None
+        if group is not None:
+            # Batch boundary: commit `begin` (processed), rejoin if needed.
+            if begin:
+                group.commit(begin)
+            assigned = group.assigned(dict.fromkeys(latest, -1))
+        rules = self._rules._replace(available_now=self._available_now is not None)
+        now = int(time.time() * 1000)
+        step = next_batch(
+            begin, latest, limit, now, rules, self._last_trigger_ms, assigned=assigned
         )
-        if start is not None:
-            begin = from_offset_dict(start)
-            start = to_offset_dict({tp: off for tp, off in begin.items() if tp in owned})
-        out = self._limit(start, limit, owned)
-        return to_offset_dict({**from_offset_dict(out), **entering})
-
-    def _limit(
-        self, start: dict | None, limit: ReadLimit | None, latest: dict[TopicPartition, int]
-    ) -> dict:
-        """The end offsets of the next batch: ``latest`` capped by ``limit``."""
-        if limit is None or isinstance(limit, ReadAllAvailable) or start is None:
-            return to_offset_dict(latest)
-        if not isinstance(limit, ReadMaxRows | ReadMinRows):
-            raise ConfigError(f"Read limit {limit!r} is not supported by format('pykafka')")
-        begin = from_offset_dict(start)
-        if self._delay_batch(begin, latest):
-            return dict(start)
-        max_rows = self.options.max_offsets_per_trigger
-        if isinstance(limit, ReadMaxRows):
-            max_rows = limit.max_rows
-        if max_rows is not None:
-            new = [tp for tp in latest if tp not in begin]
-            if new:
-                begin.update(self._planner.list_offsets(dict.fromkeys(new, EARLIEST_TIMESTAMP)))
-            latest = rate_limit(max_rows, begin, latest)
-        return to_offset_dict(latest)
+        if step.missing:
+            if group is not None:  # newly assigned: the group's offsets, else the fallback
+                first = group.start_offsets(set(step.missing))
+            else:  # new partitions start at their earliest offset
+                first = self._planner.list_offsets(dict.fromkeys(step.missing, EARLIEST_TIMESTAMP))
+            step = next_batch(
+                begin,
+                latest,
+                limit,
+                now,
+                rules,
+                self._last_trigger_ms,
+                assigned=assigned,
+                first=first,
+            )
+        self._last_trigger_ms = step.last_trigger_ms
+        if step.revoked or step.entering:
+            log.info(
+                "group '%s': partitions revoked %s, assigned %s",
+                self.options.group.config.group_id if self.options.group.config else "?",
+                [str(tp) for tp in step.revoked],
+                {str(tp): off for tp, off in step.entering.items()},
+            )
+        return step.end
 
     @user_facing
     @timed
@@ -399,12 +381,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @user_facing
     @timed
     def partitions(self, start: dict, end: dict) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
+        """The input partitions of the micro-batch ``[start, end)`` (:meth:`Planner.plan`);
+        with ``kafka.group.id``, revoked partitions are not read and entering ones read
+        nothing (:func:`.trigger.group_plan_start`)."""
+        begin, ends = self._offsets.parse(start), self._offsets.parse(end)
         if self._group is not None:
-            ends = from_offset_dict(end)
-            begin = StreamGroup.plan_start(from_offset_dict(start), ends)
-            planned = self._planner.plan(begin, ends)
-        else:
-            planned = self._planner.plan(from_offset_dict(start), from_offset_dict(end))
+            begin = group_plan_start(begin, ends)
+        planned = self._planner.plan(begin, ends)
         # The micro-batch's job runs next: ask Metadata for the next one meanwhile.
         self._planner.refresh_metadata()
         return planned
@@ -420,7 +403,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Spark has processed every offset below ``end``: with ``kafka.group.id``, commit
         them to the group (OffsetCommit); nothing to do without a group."""
         if self._group is not None:
-            self._group.commit(from_offset_dict(end))
+            self._group.commit(self._offsets.parse(end))
 
     def stop(self) -> None:
         try:

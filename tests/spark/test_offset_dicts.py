@@ -1,16 +1,18 @@
 """The checkpoint offset dicts at the stream reader's per-micro-batch scale: canonical order
-whatever the input order, the reused ``TopicPartition`` keys, the cache bound, bad shapes."""
+whatever the input order, ``TopicPartition`` keys, each offset set converted once per reader
+(``SparkOffsets``), bad shapes."""
 
 from __future__ import annotations
 
+import json
+import pickle
 import random
 
 import pytest
 
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import ConfigError
-from spark_kafka_py.spark import offsets
-from spark_kafka_py.spark.offsets import from_offset_dict, to_offset_dict
+from spark_kafka_py.spark.offsets import SparkOffsets, from_offset_dict, to_offset_dict
 
 
 def reference_to_offset_dict(data: dict[TopicPartition, int]) -> dict[str, dict[str, int]]:
@@ -37,29 +39,46 @@ def test_canonical_order_for_any_input_order() -> None:
     assert from_offset_dict(got) == data
 
 
-def test_keys_are_topic_partitions_reused_across_calls() -> None:
-    first = from_offset_dict({"reuse": {"0": 5, "1": 6}})
-    second = from_offset_dict({"reuse": {"1": 7, "0": 8}})
-    assert all(type(tp) is TopicPartition for tp in first)
-    a, b = sorted(first), sorted(second)
-    assert a == [TopicPartition("reuse", 0), TopicPartition("reuse", 1)]
-    assert a[0] is b[0] and a[1] is b[1]
-    assert second == {TopicPartition("reuse", 0): 8, TopicPartition("reuse", 1): 7}
+def test_keys_are_topic_partitions() -> None:
+    got = from_offset_dict({"t": {"1": 7, "0": 8}})
+    assert got == {TopicPartition("t", 0): 8, TopicPartition("t", 1): 7}
+    assert all(type(tp) is TopicPartition for tp in got)
+    assert from_offset_dict({}) == {} and from_offset_dict(None) == {}
 
 
-def test_the_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(offsets, "TOPIC_PARTITION_CACHE_MAX", 10)
-    for i in range(10):
-        from_offset_dict({f"bound-{i}": {str(p): p for p in range(5)}})
-        assert offsets._tp_cache_size <= 10 + 5
-    assert len(offsets._tp_cache) <= 3
+def test_spark_offsets_convert_each_offset_set_once() -> None:
+    memo = SparkOffsets()
+    end = {TopicPartition("t", 1): 7, TopicPartition("t", 0): 5}
+    handed = memo.dump(end)
+    assert handed == {"t": {"0": 5, "1": 7}}
+    # PySpark hands it back parsed from JSON: equal, not the same object
+    again = json.loads(json.dumps(handed))
+    assert memo.parse(again) is end
+    start = {"t": {"0": 1, "1": 2}}
+    parsed = memo.parse(start)
+    assert parsed == {TopicPartition("t", 0): 1, TopicPartition("t", 1): 2}
+    assert memo.parse(json.loads(json.dumps(start))) is parsed
 
 
-def test_the_cache_is_bounded_for_one_topic_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(offsets, "TOPIC_PARTITION_CACHE_MAX", 10)
-    for i in range(10):  # one topic, new partitions each call
-        from_offset_dict({"grows": {str(p): p for p in range(5 * i, 5 * i + 5)}})
-        assert offsets._tp_cache_size <= 10 + 5
+def test_spark_offsets_see_changed_dicts() -> None:
+    memo = SparkOffsets()
+    handed = memo.dump({TopicPartition("t", 0): 5})
+    handed["t"]["0"] = 6  # theirs to change: the memo kept a copy
+    assert memo.parse(handed) == {TopicPartition("t", 0): 6}
+    given = {"t": {"0": 1}}
+    assert memo.parse(given) == {TopicPartition("t", 0): 1}
+    given["t"]["0"] = 2
+    assert memo.parse(given) == {TopicPartition("t", 0): 2}
+
+
+def test_spark_offsets_keep_the_last_few_and_pickle_empty() -> None:
+    memo = SparkOffsets()
+    first = memo.parse({"t": {"0": 0}})
+    for n in range(1, SparkOffsets.KEEP + 1):
+        memo.parse({"t": {"0": n}})
+    assert memo.parse({"t": {"0": 0}}) is not first  # forgotten: parsed again, equal
+    assert memo.parse({"t": {"0": 0}}) == first
+    assert pickle.loads(pickle.dumps(memo))._known == []
 
 
 @pytest.mark.parametrize(
