@@ -2,9 +2,11 @@
 
 Like Java's ``org.apache.kafka.clients.consumer.internals.Heartbeat`` (and kafka-python's
 ``coordinator/heartbeat.py``): a heartbeat is due ``heartbeat.interval.ms`` after the last one
-was sent (or ``retry.backoff.ms`` after a failed one); the session has expired when no
-heartbeat succeeded within ``session.timeout.ms``; the member must leave when the application
-did not "poll" (for us: did not reach a micro-batch boundary) within ``max.poll.interval.ms``.
+was sent (or, after a failed one, the backoff: ``retry.backoff.ms`` doubling per failure in a
+row up to ``retry.backoff.max.ms``, with jitter, as Java's ``Heartbeat`` since KIP-580); the
+session has expired when no heartbeat succeeded within ``session.timeout.ms``; the member must
+leave when the application did not "poll" (for us: did not reach a micro-batch boundary) within
+``max.poll.interval.ms``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from spark_kafka_py.client.retry import Backoff
 from spark_kafka_py.errors import ConfigError
 
 __all__ = ["HeartbeatThread", "HeartbeatTimer"]
@@ -30,7 +33,10 @@ class HeartbeatTimer:
         heartbeat_interval_ms: ``heartbeat.interval.ms`` (default 3,000); must be below
             ``session_timeout_ms``.
         max_poll_interval_ms: ``max.poll.interval.ms`` (default 300,000).
-        retry_backoff_ms: pause after a failed heartbeat (``retry.backoff.ms``).
+        retry_backoff_ms: pause after a failed heartbeat (``retry.backoff.ms``) when no
+            ``backoff`` is given.
+        backoff: the pauses after failed heartbeats in a row (KIP-580's exponential backoff,
+            :class:`~spark_kafka_py.client.retry.Backoff`); an answered heartbeat resets it.
 
     Raises:
         ConfigError: ``heartbeat.interval.ms`` >= ``session.timeout.ms`` (Java's rule), naming
@@ -41,6 +47,8 @@ class HeartbeatTimer:
     heartbeat_interval_ms: int = 3_000
     max_poll_interval_ms: int = 300_000
     retry_backoff_ms: int = 100
+    backoff: Backoff | None = None
+    _failures: int = field(default=0, init=False)
     _last_send: float = field(default=float("-inf"), init=False)
     _last_receive: float = field(default=0.0, init=False)
     _last_poll: float = field(default=0.0, init=False)
@@ -72,10 +80,16 @@ class HeartbeatTimer:
     def received(self, now_ms: float) -> None:
         """A heartbeat was answered (with any error the coordinator understood)."""
         self._last_receive = now_ms
+        self._failures = 0
 
     def failed(self, now_ms: float) -> None:
-        """A heartbeat got no answer; retry after ``retry_backoff_ms``."""
-        self._next_due = now_ms + self.retry_backoff_ms
+        """A heartbeat got no answer (or a coordinator error); retry after the backoff
+        (``retry_backoff_ms`` without one)."""
+        pause: float = self.retry_backoff_ms
+        if self.backoff is not None:
+            pause = self.backoff.pause_ms(self._failures)
+        self._failures += 1
+        self._next_due = now_ms + pause
 
     def time_to_next_ms(self, now_ms: float) -> float:
         """Milliseconds until the next heartbeat is due (0 if due now)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from spark_kafka_py.client.retry import Backoff
 from spark_kafka_py.consumer.group.heartbeat import HeartbeatTimer
 from spark_kafka_py.errors import ConfigError
 
@@ -17,6 +18,18 @@ def test_interval_and_backoff() -> None:
     assert not t.due(1_999) and t.due(2_000)
     t.failed(1_010)
     assert t.due(1_060) and not t.due(1_059)
+
+
+def test_failed_heartbeats_back_off_exponentially_until_one_is_answered() -> None:
+    backoff = Backoff(100, 300, rng=lambda: 0.5)  # no jitter
+    t = HeartbeatTimer(session_timeout_ms=10_000, heartbeat_interval_ms=1_000, backoff=backoff)
+    t.reset(0)
+    for pause in (100, 200, 300, 300):
+        t.failed(1_000)
+        assert t.time_to_next_ms(1_000) == pause
+    t.received(1_500)
+    t.failed(1_500)
+    assert t.time_to_next_ms(1_500) == 100
 
 
 def test_session_and_poll_expiry() -> None:

@@ -235,6 +235,7 @@ class ClassicMembership:
             heartbeat_interval_ms=config.heartbeat_interval_ms,
             max_poll_interval_ms=config.max_poll_interval_ms,
             retry_backoff_ms=config.retry_backoff_ms,
+            backoff=self.backoff,
         )
         self._topics: tuple[str, ...] = ()
         self._assigned_counts: dict[str, int] = {}
@@ -577,8 +578,8 @@ class ClassicMembership:
             )
 
     def on_heartbeat_failed(self, now_ms: float) -> None:
-        """The Heartbeat got no response (connection lost, timeout, ...): retry after
-        ``retry.backoff.ms``."""
+        """The Heartbeat got no response (connection lost, timeout, ...): retry after the
+        backoff (:attr:`backoff`, growing with the failures in a row)."""
         self.timer.failed(now_ms)
 
     def on_heartbeat(self, response: HeartbeatResponse, now_ms: float) -> HeartbeatOutcome:
