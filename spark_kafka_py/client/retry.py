@@ -78,7 +78,7 @@ class Backoff:
     def pause_ms(self, attempts: int) -> float:
         """The pause (ms) after ``attempts`` failed tries before this one (0 for the first
         retry): ``min(initial * 2**attempts * factor, max)``."""
-        term = self.initial_ms * MULTIPLIER ** min(max(attempts, 0), self._exp_max)
+        term = self.initial_ms * math.pow(MULTIPLIER, min(max(attempts, 0), self._exp_max))
         if self.jitter:
             term *= 1 - self.jitter + 2 * self.jitter * self._rng()
         return min(term, self.max_ms)
