@@ -159,7 +159,8 @@ def test_streaming_query_rides_out_a_broker_restart_and_fails_clearly_when_it_st
     # (bounded by default.api.timeout.ms) and the executors' Fetch retries (bounded by
     # kafkaConsumer.pollTimeoutMs) carry the running query through; it never fails.
     every_200ms = {"processingTime": "200 milliseconds"}
-    q = _start(spark, bootstrap, topic, tmp_path, every_200ms, 100, 60_000)
+    # 200 records a batch: 8 batches for the 1,600 records (issue 25 / suite time: 100 made 16)
+    q = _start(spark, bootstrap, topic, tmp_path, every_200ms, 200, 60_000)
 
     def processed() -> int:
         return sum(p["numInputRows"] for p in q.recentProgress)
@@ -169,7 +170,7 @@ def test_streaming_query_rides_out_a_broker_restart_and_fails_clearly_when_it_st
         while processed() < 200:
             assert time.monotonic() < deadline and q.isActive, q.exception()
             time.sleep(0.2)
-        cluster.kill(1)  # while batches of 100 records keep being planned and read
+        cluster.kill(1)  # while batches of 200 records keep being planned and read
         time.sleep(2)
         cluster.restart(1)
         produce_values(bootstrap, topic, 800, partitions=4)  # the same values again

@@ -1,4 +1,5 @@
-"""The short coverage-guided fuzzing run of CI: ``benchmarks/fuzz.py``, 100,000 executions.
+"""The short coverage-guided fuzzing run of CI: ``benchmarks/fuzz.py``, 30,000 executions
+(100,000 in the long run: ``python3 -m pytest -m long``).
 
 Seeds are captured from the test broker's real traffic through the fault proxy (a topic per
 codec, a consumer group); then every target (framing, every response schema, records with
@@ -25,11 +26,22 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() == "true"
-EXECUTIONS = 100_000
 TARGETS = {"framing", "responses", "records", "sasl", "oauth"}
 
 
-def test_short_fuzz_run_finds_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "executions",
+    [
+        # the default run: every target fuzzed, seeds captured from the broker (issue 25 /
+        # suite time: 100,000 executions took 50 s in the last full run)
+        30_000,
+        # long: the earlier CI figure; longer fuzzing is benchmarks/fuzz.py (docs/reliability.md)
+        pytest.param(100_000, marks=pytest.mark.long),
+    ],
+)
+def test_short_fuzz_run_finds_nothing(
+    executions: int, kafka_bootstrap: str, tmp_path: Path
+) -> None:
     if importlib.util.find_spec("atheris") is None:
         if IN_CI:
             pytest.fail("atheris is not installed: CI must fuzz (pip install -e '.[test]')")
@@ -37,7 +49,7 @@ def test_short_fuzz_run_finds_nothing(kafka_bootstrap: str, tmp_path: Path) -> N
     report = tmp_path / "fuzz.json"
     cmd = [
         sys.executable, str(ROOT / "benchmarks" / "fuzz.py"),
-        "--executions", str(EXECUTIONS), "--jobs", "2",
+        "--executions", str(executions), "--jobs", "2",
         "--seeds", str(tmp_path / "seeds"), "--work-dir", str(tmp_path / "work"),
         "--bootstrap-servers", kafka_bootstrap, "--json", str(report),
         *(["--require-accel"] if IN_CI else []),
@@ -49,7 +61,7 @@ def test_short_fuzz_run_finds_nothing(kafka_bootstrap: str, tmp_path: Path) -> N
     findings = [f"{t}: {f}" for t, r in results.items() for f in r["findings"]]
     assert not findings, "\n".join(findings) + "\n" + out.stdout[-3000:]
     assert set(results) == TARGETS
-    assert sum(r["executions"] for r in results.values()) >= EXECUTIONS
+    assert sum(r["executions"] for r in results.values()) >= executions
     assert all(r["executions"] > 0 for r in results.values())
     # captured from the broker: the response seeds have no synthetic source
     assert data["seeds"]["responses"] > 0 and data["seeds"]["framing"] > 0
