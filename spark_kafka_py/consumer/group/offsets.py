@@ -134,6 +134,8 @@ class GroupOffsets:
                 TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION, FENCED_INSTANCE_ID,
                 OFFSET_METADATA_TOO_LARGE, ...) naming the group and topic-partition.
             KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+            KafkaConnectionError / KafkaProtocolError: a failed request that is not retriable
+                (:func:`spark_kafka_py.client.retry.retriable`), raised at once.
         """
         channel, member, where = self.channel, self.member, self.channel.where
         if member is not None:
@@ -243,6 +245,8 @@ class GroupOffsets:
                 TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION, ... naming the group
                 (and topic-partition).
             KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+            KafkaConnectionError / KafkaProtocolError: a failed request that is not retriable
+                (:func:`spark_kafka_py.client.retry.retriable`), raised at once.
         """
         channel = self.channel
         if self.member is not None:

@@ -563,6 +563,8 @@ def describe_consumer_group(channel: CoordinatorChannel) -> ConsumerGroupDescrib
         KafkaApiError: a non-retriable error of the group (GROUP_ID_NOT_FOUND: no such group,
             or a classic group; GROUP_AUTHORIZATION_FAILED, ...) naming it.
         KafkaTimeoutError: retriable errors beyond ``default.api.timeout.ms``.
+        KafkaConnectionError / KafkaProtocolError: a failed request that is not retriable
+            (:func:`spark_kafka_py.client.retry.retriable`), raised at once.
         UnsupportedByBrokerError: a broker older than Kafka 4.0.
     """
     retries = channel.retries("ConsumerGroupDescribe")
