@@ -32,6 +32,11 @@ def _committed_batches(checkpoint: Path) -> int:
     return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.is_dir() else 0
 
 
+# long (issue 25 / suite time, 39 s): the driver SIGKILLed mid-stream and restarted on its
+# checkpoint stays in the default run with the exactly-once Kafka sink (tests/faults/
+# test_exactly_once.py, kill points before-commit and mid-commit: the source resumes from the
+# checkpoint's offsets the same way whatever the sink)
+@pytest.mark.long
 def test_driver_killed_then_restarted_on_checkpoint_exactly_once(
     spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str], tmp_path: Path
 ) -> None:
