@@ -53,7 +53,7 @@ def test_bench_runs_every_benchmark_at_tiny_scale(kafka_bootstrap, tmp_path):
     cmd = [
         sys.executable, "-m", "spark_kafka_py.cli", "bench", "all",
         "--records", "400", "--codecs", "lz4", "--repeat", "1",
-        "--max-offsets-per-trigger", "150", "--planning-partitions", "1,3",
+        "--max-offsets-per-trigger", "200", "--planning-partitions", "3",
         "--bootstrap-servers", kafka_bootstrap, "--json", str(report),
     ]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=ROOT)
@@ -62,8 +62,15 @@ def test_bench_runs_every_benchmark_at_tiny_scale(kafka_bootstrap, tmp_path):
     assert "| decoder | lz4 |" in out.stdout
     data = json.loads(report.read_text())
     kinds = {(r["bench"], r["case"]) for r in data["results"]}
-    assert {("batch", "lz4"), ("decoder", "lz4"), ("stream", "maxOffsetsPerTrigger=150")} <= kinds
+    assert {("batch", "lz4"), ("decoder", "lz4"), ("stream", "maxOffsetsPerTrigger=200")} <= kinds
     assert ("planning", "3 partitions") in kinds
+    # the stream benchmark's three sources (test_bench_stream_limit.py's in-process run of it
+    # is in the long run): each counted every record, in more than one micro-batch
+    runs = data["stream_runs"]
+    assert {r["source"] for r in runs} == {"pykafka_stream_limit", "pykafka", "kafka"}, runs
+    for r in runs:
+        assert r["rows"] == 400 and r["batches"] >= 2 and r["durations_ms"]["triggerExecution"] > 0
+    assert "stream-limit" in {r["bench"] for r in data["results"]}
     # the limit column: pre-built Arrow batches of pykafka's sizes, the same rows
     assert "| batch | lz4 | pykafka |" in out.stdout and "limit (pre-built Arrow)" in out.stdout
     assert "pykafka/limit" in out.stdout
