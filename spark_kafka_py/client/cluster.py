@@ -17,15 +17,17 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from spark_kafka_py.client.connection import Authenticator, BrokerConnection, SocketFactory
+from spark_kafka_py.client.retry import Backoff, retriable
 from spark_kafka_py.client.security import PLAINTEXT, SecurityConfig, ssl_socket_factory
 from spark_kafka_py.client_defaults import (
     CLIENT_ID,
     METADATA_MAX_AGE_MS,
     RECONNECT_BACKOFF_MS,
     REQUEST_TIMEOUT_MS,
+    RETRY_BACKOFF_MAX_MS,
     RETRY_BACKOFF_MS,
     SOCKET_CONNECTION_SETUP_TIMEOUT_MS,
 )
@@ -44,9 +46,11 @@ from spark_kafka_py.protocol.messages.metadata import (
     MetadataResponse,
 )
 from spark_kafka_py.protocol.primitives import ZERO_UUID
-from spark_kafka_py.protocol.schema import Request
+from spark_kafka_py.protocol.schema import Request, Response
 
 __all__ = [
+    # ``retry.backoff.max.ms`` (client_defaults), importable from here as before
+    "RETRY_BACKOFF_MAX_MS",
     "BrokerInfo",
     "ClientConfig",
     "ClusterMetadata",
@@ -57,11 +61,11 @@ __all__ = [
 ]
 
 _BOOTSTRAP_OPTION = "kafka.bootstrap.servers"
-#: Cap of the doubling pause between driver retries while brokers are unreachable (ms; the
-#: Java client's ``retry.backoff.max.ms`` default).
-RETRY_BACKOFF_MAX_MS = 1000
 
 log = logging.getLogger(__name__)
+
+#: the response class of a request (``Request[R]`` -> ``R``, see :meth:`KafkaClient.send`)
+R = TypeVar("R", bound=Response)
 
 
 def parse_bootstrap_servers(servers: str) -> tuple[tuple[str, int], ...]:
@@ -361,12 +365,13 @@ class KafkaClient:
     def send(
         self,
         node_id: int,
-        request: Request,
+        request: Request[R],
         *,
         timeout_ms: int | None = None,
         max_version: int | None = None,
-    ) -> Any:
-        """Send ``request`` to broker ``node_id`` and return its response.
+    ) -> R:
+        """Send ``request`` to broker ``node_id`` and return its response (an ``R`` for a
+        ``Request[R]``: a ``MetadataRequest`` gets a ``MetadataResponse``).
 
         ``timeout_ms`` and ``max_version`` as in :meth:`BrokerConnection.send`.
 
@@ -439,13 +444,13 @@ class KafkaClient:
             allow_auto_topic_creation=allow_auto_topic_creation,
         )
         errors: list[str] = []
-        retriable = False  # some broker may answer later (refused, reset, timed out)
+        any_retriable = False  # some broker may answer later (refused, reset, timed out)
         for conn in self._metadata_candidates():
             try:
-                response: MetadataResponse = conn.send(request)
+                response = conn.send(request)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 errors.append(f"{conn.address}: {exc}")
-                retriable = retriable or getattr(exc, "retriable", True)
+                any_retriable = any_retriable or retriable(exc)
                 continue
             except (KafkaProtocolError, KafkaApiError) as exc:  # not Kafka; SASL/ApiVersions
                 errors.append(f"{conn.address}: {exc}")
@@ -470,7 +475,7 @@ class KafkaClient:
             "no broker answered Metadata; tried " + "; ".join(errors)
             if errors
             else "no broker to ask for Metadata",
-            retriable=retriable,
+            retriable=any_retriable,
         )
 
     def metadata_retrying(
@@ -482,9 +487,12 @@ class KafkaClient:
     ) -> ClusterMetadata:
         """:meth:`metadata`, asked again while no broker answers, for up to ``timeout_ms``.
 
-        The driver's way through a broker restart: pauses start at ``retry_backoff_ms`` and
-        double up to :data:`RETRY_BACKOFF_MAX_MS` (the Java client's ``retry.backoff.max.ms``).
-        The first failure is logged at WARN at once (:meth:`report_unreachable`).
+        The driver's way through a broker restart: the pauses are the clients' exponential
+        backoff (:class:`~spark_kafka_py.client.retry.Backoff`, KIP-580): from
+        ``retry_backoff_ms`` (at least 1 ms), doubling up to :data:`RETRY_BACKOFF_MAX_MS`
+        (``retry.backoff.max.ms``), each scaled by a random factor in ``[0.8, 1.2)``. Only
+        :func:`~spark_kafka_py.client.retry.retriable` failures are retried. The first failure
+        is logged at WARN at once (:meth:`report_unreachable`).
 
         Args:
             topics: as :meth:`metadata`.
@@ -498,27 +506,27 @@ class KafkaClient:
             KafkaApiError: as :meth:`metadata` (not retried).
         """
         deadline = time.monotonic() + timeout_ms / 1000
-        backoff_ms = max(1, self.config.retry_backoff_ms)
-        first = True
+        backoff = Backoff(max(1, self.config.retry_backoff_ms), RETRY_BACKOFF_MAX_MS)
+        attempts = 0
         while True:
             try:
                 return self.metadata(topics)
             except KafkaConnectionError as exc:
                 left = deadline - time.monotonic()
-                if not exc.retriable:
+                if not retriable(exc):
                     raise
                 if left <= 0:
                     raise KafkaTimeoutError(
                         f"Metadata: no broker answered within {bound}={timeout_ms} ms; "
                         f"last error: {exc}"
                     ) from exc
-                if first:
+                pause_ms = backoff.pause_ms(attempts)
+                if attempts == 0:
                     self.report_unreachable(exc, keeps_trying_ms=timeout_ms, bound=bound)
-                    first = False
                 else:
-                    log.info("Metadata: %s; retrying in %d ms", exc, backoff_ms)
-                time.sleep(min(backoff_ms / 1000, left))
-                backoff_ms = min(backoff_ms * 2, RETRY_BACKOFF_MAX_MS)
+                    log.info("Metadata: %s; retrying in %d ms", exc, pause_ms)
+                attempts += 1
+                time.sleep(min(pause_ms / 1000, left))
 
     def _metadata_candidates(self) -> list[BrokerConnection]:
         with self._lock:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Generic, Literal, Protocol, TypeVar, cast, overload
 
 from spark_kafka_py.client.security import TlsError, looks_like_tls, tls_error_message
 from spark_kafka_py.errors import (
@@ -48,14 +48,15 @@ from spark_kafka_py.protocol.framing import DEFAULT_MAX_FRAME_BYTES, KafkaProtoc
 from spark_kafka_py.protocol.messages.api_versions import (
     API_VERSIONS_KEY,
     ApiVersionsRequest,
-    ApiVersionsResponse,
 )
-from spark_kafka_py.protocol.schema import Request
+from spark_kafka_py.protocol.schema import Request, Response
 
 __all__ = [
     "CLIENT_SOFTWARE_NAME",
     "CLIENT_SOFTWARE_VERSION",
+    "Authenticator",
     "BrokerConnection",
+    "Exchange",
     "Pipelined",
     "SocketFactory",
 ]
@@ -70,10 +71,24 @@ except importlib.metadata.PackageNotFoundError:  # running from a source tree
 #: ``socket_factory(host, port, timeout_s) -> connected socket``.
 SocketFactory = Callable[[str, int, float], socket.socket]
 
+#: the response class of the request being sent (``Request[R]`` -> ``R``)
+R = TypeVar("R", bound=Response)
+
+
+class Exchange(Protocol):
+    """``exchange(request) -> response``: sends one request on the connection being set up
+    (during SASL) and returns its response, typed as the request's (``Request[R]`` -> ``R``).
+
+    Raises: as :meth:`BrokerConnection.send`.
+    """
+
+    def __call__(self, request: Request[R], /) -> R: ...
+
+
 #: ``authenticator(exchange, broker_description) -> session lifetime ms (0: none)``, run after
 #: ApiVersions; ``exchange(request)`` sends one request and returns its response
 #: (see :func:`spark_kafka_py.client.sasl.authenticate`).
-Authenticator = Callable[[Callable[[Request], Any], str], int]
+Authenticator = Callable[[Exchange, str], int]
 
 #: KIP-368: re-authenticate at 85-95% of the session lifetime the broker returned, as the
 #: Java client does (``SaslClientAuthenticator``); the fraction is drawn per session.
@@ -85,8 +100,11 @@ _RECEIVE_POLL_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
-class Pipelined:
+class Pipelined(Generic[R]):
     """A request written by :meth:`BrokerConnection.send_pipelined`, its response not read yet.
+
+    Generic in the response class (``Pipelined[ProduceResponse]``): what
+    :meth:`BrokerConnection.receive` returns for it.
 
     Attributes:
         correlation_id: the id in the request header.
@@ -157,7 +175,7 @@ class BrokerConnection:
         self._sock: socket.socket | None = None
         self._protocol = KafkaProtocol(client_id, max_frame_bytes=max_frame_bytes)
         #: responses of pipelined requests read by someone else, by correlation id
-        self._stash: dict[int, Any] = {}
+        self._stash: dict[int, Response] = {}
         #: incremented whenever the socket is closed (see :class:`Pipelined`)
         self._generation = 0
         self._api_versions: dict[int, tuple[int, int]] = {}
@@ -254,7 +272,9 @@ class BrokerConnection:
                 sock.close()
 
     # -- versions -------------------------------------------------------------------------
-    def pick_version(self, request_type: type[Request], max_version: int | None = None) -> int:
+    def pick_version(
+        self, request_type: type[Request[Response]], max_version: int | None = None
+    ) -> int:
         """``min(our MAX_VERSION, broker max, max_version)`` for ``request_type``.
 
         Raises:
@@ -302,19 +322,20 @@ class BrokerConnection:
 
     # -- requests -------------------------------------------------------------------------
     def send(
-        self, request: Request, *, timeout_ms: int | None = None, max_version: int | None = None
-    ) -> Any:
+        self, request: Request[R], *, timeout_ms: int | None = None, max_version: int | None = None
+    ) -> R:
         """Send ``request`` and wait for its response (connecting first if needed).
 
         Args:
-            request: any request message; the version is negotiated.
+            request: any request message (a ``Request[R]``, e.g. a ``MetadataRequest`` is a
+                ``Request[MetadataResponse]``); the version is negotiated.
             timeout_ms: bound on this round trip (default ``request_timeout_ms``); give more
                 than a Fetch's ``max_wait_ms``.
             max_version: cap on the negotiated version (e.g. 12 for a Fetch by topic name when
                 the topic id is unknown).
 
         Returns:
-            the decoded response (an instance of ``type(request).response_type``).
+            the decoded response, an ``R``: an instance of ``type(request).response_type``.
 
         Raises:
             LocalProtocolError: no common version, or the request cannot be encoded.
@@ -334,16 +355,36 @@ class BrokerConnection:
                     self._close()
                     raise
             version = self.pick_version(type(request), max_version)
-            return self._round_trip(request, version, deadline, timeout)
+            return request.response_of(self._round_trip(request, version, deadline, timeout))
+
+    @overload
+    def send_pipelined(
+        self,
+        request: Request[R],
+        *,
+        expect_response: Literal[True] = True,
+        timeout_ms: int | None = None,
+        max_version: int | None = None,
+    ) -> Pipelined[R]: ...
+
+    @overload
+    def send_pipelined(
+        self,
+        request: Request[R],
+        *,
+        expect_response: bool,
+        timeout_ms: int | None = None,
+        max_version: int | None = None,
+    ) -> Pipelined[R] | None: ...
 
     def send_pipelined(
         self,
-        request: Request,
+        request: Request[R],
         *,
         expect_response: bool = True,
         timeout_ms: int | None = None,
         max_version: int | None = None,
-    ) -> Pipelined | None:
+    ) -> Pipelined[R] | None:
         """Write ``request`` (connecting first if needed) without waiting for its response.
 
         Kafka answers the requests of one connection in order, so several requests may be in
@@ -360,7 +401,9 @@ class BrokerConnection:
             max_version: cap on the negotiated version.
 
         Returns:
-            a :class:`Pipelined` handle for :meth:`receive`, or ``None`` (no response expected).
+            a :class:`Pipelined` handle for :meth:`receive` (a ``Pipelined[R]`` for a
+            ``Request[R]``), or ``None`` (no response expected; only when
+            ``expect_response`` is not ``True``).
 
         Raises:
             as :meth:`send` (the connection is closed on any I/O failure, which also fails
@@ -404,7 +447,7 @@ class BrokerConnection:
                 return None
             return Pipelined(correlation_id, self._generation, name, version, deadline, timeout)
 
-    def receive(self, pending: Pipelined) -> Any:
+    def receive(self, pending: Pipelined[R]) -> R:
         """Wait for the response of a request written by :meth:`send_pipelined`.
 
         Responses come in the order the requests were written; reading a later one first
@@ -412,7 +455,8 @@ class BrokerConnection:
         socket reads, so other threads may send on the connection meanwhile.
 
         Returns:
-            the decoded response.
+            the decoded response, an ``R`` for a ``Pipelined[R]`` (the response class of the
+            request :meth:`send_pipelined` wrote).
 
         Raises:
             KafkaConnectionError: the connection was closed since the request was written
@@ -430,7 +474,8 @@ class BrokerConnection:
                         f"to {pending.name} arrived"
                     )
                 if cid in self._stash:
-                    return self._stash.pop(cid)
+                    # decoded with the response class of the request that was written
+                    return cast("R", self._stash.pop(cid))
                 remaining = pending.deadline - time.monotonic()
                 if remaining <= 0:
                     self._close()
@@ -449,7 +494,8 @@ class BrokerConnection:
                 if pending.generation != self._generation or self._sock is not sock:
                     continue
                 if cid in self._stash:  # read by a send() meanwhile
-                    return self._stash.pop(cid)
+                    # decoded with the response class of the request that was written
+                    return cast("R", self._stash.pop(cid))
                 try:
                     sock.settimeout(0.0)  # only what has arrived; never block under the lock
                     n, _ = self._recv_into(sock)
@@ -474,7 +520,8 @@ class BrokerConnection:
                         f"{exc} (in {pending.name} from {self.description})"
                     ) from exc
                 if cid in self._stash:
-                    return self._stash.pop(cid)
+                    # decoded with the response class of the request that was written
+                    return cast("R", self._stash.pop(cid))
 
     def _ensure_connected(self, deadline: float) -> None:
         if self._sock is not None:
@@ -513,7 +560,7 @@ class BrokerConnection:
         tried: set[int] = set()
         while True:
             tried.add(version)
-            response: ApiVersionsResponse = self._round_trip(request, version, deadline, timeout)
+            response = request.response_of(self._round_trip(request, version, deadline, timeout))
             if response.error_code == UNSUPPORTED_VERSION:
                 advertised = {k.api_key: k.max_version for k in response.api_keys}
                 retry = min(advertised.get(API_VERSIONS_KEY, 0), ApiVersionsRequest.MAX_VERSION)
@@ -540,9 +587,10 @@ class BrokerConnection:
         if self._authenticator is None:
             return
 
-        def exchange(request: Request) -> Any:
+        def exchange(request: Request[R], /) -> R:
             version = self.pick_version(type(request))
-            return self._round_trip(request, version, deadline, self.request_timeout_ms)
+            response = self._round_trip(request, version, deadline, self.request_timeout_ms)
+            return request.response_of(response)
 
         lifetime_ms = self._authenticator(exchange, self.description)
         self.authentications += 1
@@ -552,7 +600,11 @@ class BrokerConnection:
         else:
             self._reauth_at = None
 
-    def _round_trip(self, request: Request, version: int, deadline: float, timeout_ms: int) -> Any:
+    def _round_trip(
+        self, request: Request[Response], version: int, deadline: float, timeout_ms: int
+    ) -> Response:
+        """Write ``request`` at ``version`` and read until its response (responses of pipelined
+        requests read meanwhile are stashed). Raises as :meth:`send`; closes on failure."""
         sock = self._sock
         if sock is None:  # pragma: no cover - guarded by callers
             raise KafkaConnectionError(f"not connected to {self.description}")
@@ -582,14 +634,13 @@ class BrokerConnection:
                         "a Kafka listener; check kafka.bootstrap.servers",
                         retriable=False,
                     )
-                found = False
-                result: Any = None
+                result: Response | None = None
                 for got_id, response in self._protocol.bytes_received(n):
                     if got_id == correlation_id:
-                        found, result = True, response
+                        result = response
                     else:  # a pipelined request's response: kept for its receive()
                         self._stash[got_id] = response
-                if found:
+                if result is not None:
                     return result
         except TimeoutError:
             self._close()

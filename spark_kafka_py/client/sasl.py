@@ -45,9 +45,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from typing import Any
 
+from spark_kafka_py.client.connection import Exchange
 from spark_kafka_py.client.security import SaslConfig, unsecured_jws
 from spark_kafka_py.client.security.oauth import TOKEN_ENDPOINT_OPTION, display_url
 from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaProtocolError
@@ -58,13 +58,10 @@ from spark_kafka_py.protocol.error_codes import (
 )
 from spark_kafka_py.protocol.messages.sasl_authenticate import (
     SaslAuthenticateRequest,
-    SaslAuthenticateResponse,
 )
 from spark_kafka_py.protocol.messages.sasl_handshake import (
     SaslHandshakeRequest,
-    SaslHandshakeResponse,
 )
-from spark_kafka_py.protocol.schema import Request
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +107,6 @@ OAUTH_MAX_RESPONSE_BYTES = 1 << 20
 MAX_PEER_TEXT_CHARS = 256
 #: How many of the broker's enabled mechanisms an UNSUPPORTED_SASL_MECHANISM message lists.
 _MAX_MECHANISMS_SHOWN = 10
-
-#: ``exchange(request) -> response``: sends one request on the connection being set up.
-Exchange = Callable[[Request], Any]
 
 
 def printable_excerpt(text: str, limit: int = MAX_PEER_TEXT_CHARS) -> str:
@@ -576,9 +570,11 @@ def _expires_in(value: object, url: str) -> float:
     decimal string, as some identity providers send it); 3600 when absent."""
     if value is None:
         return 3600.0
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    digits = isinstance(value, str) and re.fullmatch(r"[0-9]{1,12}", value) is not None
-    seconds = float(value) if number or digits else None  # type: ignore[arg-type]
+    seconds: float | None = None
+    if (isinstance(value, (int, float)) and not isinstance(value, bool)) or (
+        isinstance(value, str) and re.fullmatch(r"[0-9]{1,12}", value) is not None
+    ):
+        seconds = float(value)
     if seconds is None or not math.isfinite(seconds) or seconds <= 0:
         raise _token_failure(url, "returned an expires_in that is not a positive number of seconds")
     return seconds
@@ -730,7 +726,7 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
         KafkaProtocolError: a malformed server token (naming the broker).
     """
     mechanism = mechanism_for(config)
-    handshake: SaslHandshakeResponse = exchange(SaslHandshakeRequest(mechanism=config.mechanism))
+    handshake = exchange(SaslHandshakeRequest(mechanism=config.mechanism))
     if handshake.error_code == UNSUPPORTED_SASL_MECHANISM:
         shown = [printable_excerpt(m, 64) for m in handshake.mechanisms[:_MAX_MECHANISMS_SHOWN]]
         hidden = len(handshake.mechanisms) - len(shown)
@@ -745,7 +741,7 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
     token: bytes | None = mechanism.initial()
     lifetime = 0
     while token is not None:
-        response: SaslAuthenticateResponse = exchange(SaslAuthenticateRequest(auth_bytes=token))
+        response = exchange(SaslAuthenticateRequest(auth_bytes=token))
         message = printable_excerpt(response.error_message) if response.error_message else ""
         if response.error_code == SASL_AUTHENTICATION_FAILED:
             detail = message or "no message"

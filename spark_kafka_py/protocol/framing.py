@@ -88,12 +88,12 @@ def _unreferenced(buf: bytearray) -> bool:
     return True
 
 
-def request_header_version(request_type: type[Request], version: int) -> int:
+def request_header_version(request_type: type[Request[Response]], version: int) -> int:
     """Request header version: 2 for flexible request versions, else 1."""
     return 2 if request_type.is_flexible(version) else 1
 
 
-def response_header_version(request_type: type[Request], version: int) -> int:
+def response_header_version(request_type: type[Request[Response]], version: int) -> int:
     """Response header version: 1 for flexible versions, else 0; ApiVersions is always 0."""
     if request_type.API_KEY == API_VERSIONS_KEY:
         return 0
@@ -119,7 +119,7 @@ class InFlight:
 
     __slots__ = ("correlation_id", "request_type", "version")
 
-    def __init__(self, correlation_id: int, request_type: type[Request], version: int):
+    def __init__(self, correlation_id: int, request_type: type[Request[Response]], version: int):
         self.correlation_id = correlation_id
         self.request_type = request_type
         self.version = version
@@ -205,7 +205,8 @@ class KafkaProtocol:
             return self._frame_size - self._frame_filled
         if self._end < 4:
             return 4 - self._end
-        return 4 + _SIZE.unpack_from(self._scratch)[0] - self._end
+        size: int = _SIZE.unpack_from(self._scratch)[0]
+        return 4 + size - self._end
 
     def reset(self) -> None:
         """Forget in-flight requests and buffered bytes (after the connection was closed)."""
@@ -216,7 +217,7 @@ class KafkaProtocol:
 
     # -- sending --------------------------------------------------------------------------
     def send_request(
-        self, request: Request, version: int, *, expect_response: bool = True
+        self, request: Request[Response], version: int, *, expect_response: bool = True
     ) -> tuple[int, bytes]:
         """Encode ``request`` at ``version`` with a header and a size prefix.
 
@@ -391,7 +392,7 @@ class KafkaProtocol:
 
 
 def _decode_body(
-    request_type: type[Request], frame: bytes | memoryview, start: int, version: int
+    request_type: type[Request[Response]], frame: bytes | memoryview, start: int, version: int
 ) -> Any:
     response_type = request_type.response_type
     if request_type.API_KEY != API_VERSIONS_KEY:

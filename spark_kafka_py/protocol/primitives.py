@@ -188,31 +188,38 @@ class Reader:
 
     def int8(self, field: str = "int8") -> int:
         """Read a signed 8-bit integer."""
-        return _I8.unpack_from(self._buf, self._need(1, field))[0]
+        value: int = _I8.unpack_from(self._buf, self._need(1, field))[0]
+        return value
 
     def int16(self, field: str = "int16") -> int:
         """Read a signed 16-bit big-endian integer."""
-        return _I16.unpack_from(self._buf, self._need(2, field))[0]
+        value: int = _I16.unpack_from(self._buf, self._need(2, field))[0]
+        return value
 
     def uint16(self, field: str = "uint16") -> int:
         """Read an unsigned 16-bit big-endian integer."""
-        return _U16.unpack_from(self._buf, self._need(2, field))[0]
+        value: int = _U16.unpack_from(self._buf, self._need(2, field))[0]
+        return value
 
     def int32(self, field: str = "int32") -> int:
         """Read a signed 32-bit big-endian integer."""
-        return _I32.unpack_from(self._buf, self._need(4, field))[0]
+        value: int = _I32.unpack_from(self._buf, self._need(4, field))[0]
+        return value
 
     def uint32(self, field: str = "uint32") -> int:
         """Read an unsigned 32-bit big-endian integer."""
-        return _U32.unpack_from(self._buf, self._need(4, field))[0]
+        value: int = _U32.unpack_from(self._buf, self._need(4, field))[0]
+        return value
 
     def int64(self, field: str = "int64") -> int:
         """Read a signed 64-bit big-endian integer."""
-        return _I64.unpack_from(self._buf, self._need(8, field))[0]
+        value: int = _I64.unpack_from(self._buf, self._need(8, field))[0]
+        return value
 
     def float64(self, field: str = "float64") -> float:
         """Read an IEEE 754 double."""
-        return _F64.unpack_from(self._buf, self._need(8, field))[0]
+        value: float = _F64.unpack_from(self._buf, self._need(8, field))[0]
+        return value
 
     def uuid(self, field: str = "uuid") -> uuid.UUID:
         """Read a 16-byte UUID."""

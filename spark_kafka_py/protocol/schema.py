@@ -33,7 +33,7 @@ import operator
 import struct
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from spark_kafka_py.errors import LocalProtocolError
 from spark_kafka_py.protocol.primitives import ZERO_UUID, Reader, Writer
@@ -65,6 +65,11 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+#: a request or response class (:func:`kafka_message`, :func:`encode`, :func:`decode`)
+M = TypeVar("M", bound="_Message")
+#: the response a request is answered with (``Request[R]``); covariant: every request is a
+#: ``Request[Response]``
+R_co = TypeVar("R_co", bound="Response", covariant=True)
 _SPEC_KEY = "kafka_spec"
 
 if TYPE_CHECKING:  # typing has it from 3.11; type checkers know typing_extensions' stubs
@@ -296,7 +301,10 @@ def _write_elements(
     plan = _plan(cls, version, flexible)
     if plan.element is None or plan.tagged_by_name or not all(i for _, _, i in plan.absent):
         return False
-    st, names = plan.fixed  # type: ignore[misc]
+    fixed = plan.fixed  # never None when plan.element is not
+    if fixed is None:
+        return False
+    st, names = fixed
     if len(names) < 2 or any(type(e) is not cls for e in value):
         return False
     values = operator.attrgetter(*names)
@@ -458,12 +466,14 @@ def kafka_struct(cls: type[T]) -> type[T]:
         if meta is None:
             raise TypeError(f"{cls.__name__}.{f.name} is not declared with kfield()")
         specs.append(FieldSpec(name=f.name, **meta))
+    # struct classes share no base class that could declare these two attributes
     new_cls._kafka_fields = tuple(specs)  # type: ignore[attr-defined]
     new_cls._kafka_plans = {}  # type: ignore[attr-defined]
     return new_cls
 
 
 def _plan(cls: type, version: int, flexible: bool) -> _Plan:
+    # set by kafka_struct on classes that share no base class declaring them
     plans: dict[tuple[int, bool], _Plan] = cls._kafka_plans  # type: ignore[attr-defined]
     key = (version, flexible)
     plan = plans.get(key)
@@ -473,7 +483,8 @@ def _plan(cls: type, version: int, flexible: bool) -> _Plan:
     tagged: dict[int, tuple[str, KafkaType, bool, str]] = {}
     tagged_by_name = []
     absent = []
-    for spec in cls._kafka_fields:  # type: ignore[attr-defined]
+    specs: tuple[FieldSpec, ...] = cls._kafka_fields  # type: ignore[attr-defined]  # as above
+    for spec in specs:
         label = f"{cls.__name__}.{spec.name}"
         nullable = version in spec.nullable_versions
         if version not in spec.versions:
@@ -588,16 +599,31 @@ class _Message:
         return encode(self, version)
 
     @classmethod
-    def decode(cls: type[T], data: bytes | bytearray | memoryview | Reader, version: int) -> T:
+    def decode(cls: type[M], data: bytes | bytearray | memoryview | Reader, version: int) -> M:
         """Decode a body (no header) at ``version``; see :func:`decode`."""
         return decode(cls, data, version)
 
 
-class Request(_Message):
-    """Base of request messages. Subclasses set ``response_type``."""
+class Request(_Message, Generic[R_co]):
+    """Base of request messages, generic in the response class that answers them.
+
+    A request declares its response twice: as the type argument, for type checkers
+    (``class MetadataRequest(Request["MetadataResponse"])``, so that
+    :meth:`~spark_kafka_py.client.connection.BrokerConnection.send` returns a
+    ``MetadataResponse``), and as ``response_type``, the class the response frame is decoded
+    with (tests/protocol check that the two agree for every request). ``Request[Response]`` is
+    any request.
+    """
 
     __slots__ = ()
+    #: the response class (a type variable cannot type a ClassVar; see :meth:`response_of`)
     response_type: ClassVar[type[Response]]
+
+    def response_of(self, response: Response) -> R_co:
+        """``response``, decoded for this request (an instance of ``response_type``), typed
+        as this request's response. No check at run time: the pairing is the one
+        ``response_type`` declares."""
+        return cast("R_co", response)
 
 
 class Response(_Message):
@@ -613,7 +639,7 @@ def kafka_message(
     valid: str,
     flexible: str,
     supported: tuple[int, int],
-) -> Callable[[type[T]], type[T]]:
+) -> Callable[[type[M]], type[M]]:
     """Class decorator for a request/response: :func:`kafka_struct` plus API metadata.
 
     Args:
@@ -623,22 +649,22 @@ def kafka_message(
         supported: ``(MIN_VERSION, MAX_VERSION)`` we encode/decode and negotiate.
     """
 
-    def wrap(cls: type[T]) -> type[T]:
+    def wrap(cls: type[M]) -> type[M]:
         new_cls = kafka_struct(cls)
-        new_cls.API_KEY = api_key  # type: ignore[attr-defined]
-        new_cls.VALID_VERSIONS = Versions(valid)  # type: ignore[attr-defined]
-        new_cls.FLEXIBLE_VERSIONS = Versions(flexible)  # type: ignore[attr-defined]
-        new_cls.MIN_VERSION, new_cls.MAX_VERSION = supported  # type: ignore[attr-defined]
+        new_cls.API_KEY = api_key
+        new_cls.VALID_VERSIONS = Versions(valid)
+        new_cls.FLEXIBLE_VERSIONS = Versions(flexible)
+        new_cls.MIN_VERSION, new_cls.MAX_VERSION = supported
         return new_cls
 
     return wrap
 
 
-def _check_version(cls: type, version: int) -> None:
-    if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:  # type: ignore[attr-defined]
+def _check_version(cls: type[_Message], version: int) -> None:
+    if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:
         raise LocalProtocolError(
             f"{cls.__name__} version {version} is not supported "
-            f"(supported {cls.MIN_VERSION}-{cls.MAX_VERSION})"  # type: ignore[attr-defined]
+            f"(supported {cls.MIN_VERSION}-{cls.MAX_VERSION})"
         )
 
 
@@ -657,7 +683,7 @@ def encode(message: _Message, version: int) -> bytes:
     return w.getvalue()
 
 
-def decode(cls: type[T], data: bytes | bytearray | memoryview | Reader, version: int) -> T:
+def decode(cls: type[M], data: bytes | bytearray | memoryview | Reader, version: int) -> M:
     """Decode a message body of type ``cls`` at ``version``; all bytes must be consumed.
 
     Byte and records fields are zero-copy ``memoryview`` slices of ``data``.
@@ -668,14 +694,16 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview | Reader, version:
     """
     _check_version(cls, version)
     r = data if isinstance(data, Reader) else Reader(data)
-    msg = _decode_struct(cls, r, version, cls.is_flexible(version))  # type: ignore[attr-defined]
+    msg = _decode_struct(cls, r, version, cls.is_flexible(version))
     r.expect_end(f"{cls.__name__} v{version}")
     return msg
 
 
 def struct_fields(cls: type) -> tuple[FieldSpec, ...]:
     """The compiled field specs of a struct or message class (introspection for tests)."""
-    return cls._kafka_fields  # type: ignore[attr-defined]
+    # set by kafka_struct on classes that share no base class declaring it
+    fields: tuple[FieldSpec, ...] = cls._kafka_fields  # type: ignore[attr-defined]
+    return fields
 
 
 def uuid_or_none(value: uuid.UUID) -> uuid.UUID | None:

@@ -313,6 +313,8 @@ def _control_type(
         key_len, pos = _varint(buf, pos)
         if key_len < CONTROL_KEY.size or pos + key_len > len(buf):
             raise IndexError
+        version: int
+        control_type: int
         version, control_type = CONTROL_KEY.unpack_from(buf, pos)
     except (IndexError, _VarintTooLong):
         raise CorruptRecordError(

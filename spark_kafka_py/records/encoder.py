@@ -152,7 +152,9 @@ def _column(
     return data.get(name)
 
 
-def _bytes_column(array: pa.Array | pa.ChunkedArray | None, name: str, n: int) -> list:
+def _bytes_column(
+    array: pa.Array | pa.ChunkedArray | None, name: str, n: int
+) -> list[bytes | None]:
     if array is None:
         return [None] * n
     t = array.type
@@ -168,7 +170,8 @@ def _bytes_column(array: pa.Array | pa.ChunkedArray | None, name: str, n: int) -
             "(null for no " + name + ")",
             column=name,
         )
-    return array.to_pylist()
+    values: list[bytes | None] = array.to_pylist()  # pyarrow is untyped (Any)
+    return values
 
 
 def _headers_column(array: pa.Array | pa.ChunkedArray | None, n: int) -> list[list[Header]]:
@@ -234,12 +237,14 @@ def _timestamps_column(
                 column="timestamp",
             )
         values = [None] * n if pa.types.is_null(t) else array.to_pylist()
-    if default_timestamp_ms is None and any(v is None for v in values):
+    if default_timestamp_ms is not None:
+        return [default_timestamp_ms if v is None else v for v in values]
+    if any(v is None for v in values):
         raise InvalidRecordError(
             "column 'timestamp' has nulls (or is missing) and no default timestamp was given",
             column="timestamp",
         )
-    return [default_timestamp_ms if v is None else v for v in values]  # type: ignore[misc]
+    return [v for v in values if v is not None]  # all of them
 
 
 def rows_from_arrow(
@@ -455,7 +460,10 @@ def _encode_records_section_pure(
     """The pure-Python reference of :func:`encode_records_section` (same contract)."""
     kb = _arrow_bytes(keys, "key")
     vb = _arrow_bytes(values, "value")
-    n = len(values if values is not None else keys)  # type: ignore[arg-type]
+    column = values if values is not None else keys
+    if column is None:
+        raise TypeError("_encode_records_section_pure needs keys or values")
+    n = len(column)
     out: list[bytes] = []
     used = 0
     row = start
@@ -608,7 +616,7 @@ def _lz4_frame(data: bytes, level: int | None) -> bytes:
     compression does not shrink them, end mark. Kafka's default level 9 compresses with LZ4's
     fast compressor (so does an explicit 9); other levels use LZ4 HC at that level."""
     lvl = _level(CODEC_LZ4, level)
-    return lz4.frame.compress(
+    frame: bytes = lz4.frame.compress(  # lz4 is untyped (Any)
         data,
         compression_level=0 if lvl == DEFAULT_LEVELS[CODEC_LZ4] else lvl,
         block_size=lz4.frame.BLOCKSIZE_MAX64KB,
@@ -617,6 +625,7 @@ def _lz4_frame(data: bytes, level: int | None) -> bytes:
         block_checksum=False,
         store_size=False,
     )
+    return frame
 
 
 # ---- batch --------------------------------------------------------------------------------

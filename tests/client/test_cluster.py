@@ -48,7 +48,7 @@ def test_client_config() -> None:
     assert cfg.bootstrap_servers == (("h", 9092),)
     assert cfg.client_id == "spark-kafka-py"
     assert cfg.max_frame_bytes == 100 * 1024 * 1024
-    assert ClientConfig(bootstrap_servers=[("h", 1)]).bootstrap_servers == (("h", 1),)  # type: ignore[arg-type]
+    assert ClientConfig(bootstrap_servers=[("h", 1)]).bootstrap_servers == (("h", 1),)  # type: ignore[arg-type]  # a list, normalized
     assert pickle.loads(pickle.dumps(cfg)) == cfg
     with pytest.raises(ConfigError):
         ClientConfig(bootstrap_servers=())

@@ -5,6 +5,8 @@ version of each API we support that the broker also supports."""
 from __future__ import annotations
 
 import struct
+import uuid
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -31,7 +33,7 @@ N_RECORDS = 25
 
 
 @pytest.fixture(scope="module")
-def loaded_topic(kafka_bootstrap: str, new_topic) -> str:  # type: ignore[no-untyped-def]
+def loaded_topic(kafka_bootstrap: str, new_topic: Callable[..., str]) -> str:
     topic = new_topic(partitions=3)
     produce(
         kafka_bootstrap,
@@ -42,10 +44,8 @@ def loaded_topic(kafka_bootstrap: str, new_topic) -> str:  # type: ignore[no-unt
 
 
 @pytest.fixture(scope="module")
-def new_topic(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def new_topic(request: pytest.FixtureRequest) -> Callable[..., str]:
     """Module-scoped wrapper: topics created once for all tests of this module."""
-    import uuid
-
     from spark_kafka_py.testing.tools import create_topic
 
     def make(partitions: int = 1) -> str:
@@ -57,7 +57,7 @@ def new_topic(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture()
-def client(kafka_bootstrap: str):  # type: ignore[no-untyped-def]
+def client(kafka_bootstrap: str) -> Iterator[KafkaClient]:
     with KafkaClient(ClientConfig.from_bootstrap(kafka_bootstrap)) as c:
         yield c
 
@@ -73,7 +73,7 @@ def _list_offsets(topic: str, timestamp: int) -> ListOffsetsRequest:
     )
 
 
-def _fetch(topic: str, topic_id, offset: int = 0) -> FetchRequest:  # type: ignore[no-untyped-def]
+def _fetch(topic: str, topic_id: uuid.UUID, offset: int = 0) -> FetchRequest:
     return FetchRequest(
         max_wait_ms=100,
         min_bytes=1,

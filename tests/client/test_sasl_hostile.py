@@ -428,12 +428,12 @@ def test_scram_any_server_tokens_give_typed_errors(
 ) -> None:
     spy = _NoHugePbkdf2()
     original = sasl_module.hashlib.pbkdf2_hmac
-    sasl_module.hashlib.pbkdf2_hmac = spy  # type: ignore[assignment]
+    sasl_module.hashlib.pbkdf2_hmac = spy  # type: ignore[assignment]  # a spy in its place
     try:
         mech = scram(f"SCRAM-SHA-{mechanism}")
         _only_typed(lambda: (mech.respond(first), mech.respond(final), mech.respond(final)))
     finally:
-        sasl_module.hashlib.pbkdf2_hmac = original  # type: ignore[assignment]
+        sasl_module.hashlib.pbkdf2_hmac = original  # type: ignore[assignment]  # restored
     assert all(SCRAM_MIN_ITERATIONS <= i <= SCRAM_MAX_ITERATIONS for i in spy.calls)
 
 

@@ -64,7 +64,7 @@ def test_secret_hides_value_and_pickles_with_it() -> None:
     back = pickle.loads(pickle.dumps(s))
     assert back == s and back.reveal() == PASSWORD and hash(back) == hash(s)
     with pytest.raises(TypeError):
-        Secret(123)  # type: ignore[arg-type]
+        Secret(123)  # type: ignore[arg-type]  # not a str: under test
 
 
 # -------------------------------------------------------------------------------------- JAAS

@@ -69,7 +69,7 @@ def test_error_code_is_the_wire_int() -> None:
     assert pickle.loads(pickle.dumps(NOT_COORDINATOR)) == NOT_COORDINATOR
     assert pickle.loads(pickle.dumps(NOT_COORDINATOR)).name == "NOT_COORDINATOR"
     with pytest.raises(AttributeError):
-        NOT_COORDINATOR.retriable = False  # type: ignore[misc]
+        NOT_COORDINATOR.retriable = False  # type: ignore[misc]  # frozen: under test
 
 
 def test_api_error_carries_its_error_code() -> None:

@@ -178,7 +178,7 @@ def test_local_errors() -> None:
     with pytest.raises(LocalProtocolError):
         proto.send_request(MetadataRequest(), 0)  # we support v1+
     with pytest.raises(LocalProtocolError):
-        proto.send_request(METADATA, 1)  # type: ignore[arg-type]  # a response
+        proto.send_request(METADATA, 1)  # type: ignore[arg-type]  # a response: under test
     assert proto.in_flight == ()
     with pytest.raises(ValueError):
         KafkaProtocol(max_frame_bytes=1)

@@ -248,10 +248,10 @@ def test_unsupported_version_raises() -> None:
 
 
 def test_lists_are_accepted_for_arrays() -> None:
-    req = MetadataRequest(topics=[MetadataRequestTopic(name="a")])  # type: ignore[arg-type]
+    req = MetadataRequest(topics=[MetadataRequestTopic(name="a")])  # type: ignore[arg-type]  # a list
     assert decode(MetadataRequest, encode(req, 12), 12).topics == (MetadataRequestTopic(name="a"),)
     with pytest.raises(LocalProtocolError, match="sequence"):
-        encode(MetadataRequest(topics="abc"), 12)  # type: ignore[arg-type]
+        encode(MetadataRequest(topics="abc"), 12)  # type: ignore[arg-type]  # under test
 
 
 def test_trailing_bytes_rejected() -> None:
@@ -287,9 +287,9 @@ def test_metadata_response_round_trip_v12() -> None:
 def test_messages_are_frozen_and_keyword_only() -> None:
     req = FetchRequest()
     with pytest.raises(AttributeError):
-        req.max_wait_ms = 5  # type: ignore[misc]
+        req.max_wait_ms = 5  # type: ignore[misc]  # frozen: under test
     with pytest.raises(TypeError):
-        FetchRequest(1)  # type: ignore[misc]
+        FetchRequest(1)  # type: ignore[misc]  # keyword-only: under test
     assert FetchRequest.API_KEY == 1 and FetchRequest.response_type is FetchResponse
     assert AbortedTransaction(producer_id=1, first_offset=2).first_offset == 2
     assert SupportedFeatureKey().name == ""

@@ -75,7 +75,7 @@ def test_bool_uuid_float() -> None:
     with pytest.raises(KafkaProtocolError):
         Reader(b"\x00" * 15).uuid("topic_id")
     with pytest.raises(LocalProtocolError):
-        Writer().uuid("not-a-uuid")  # type: ignore[arg-type]
+        Writer().uuid("not-a-uuid")  # type: ignore[arg-type]  # the error under test
     assert Reader(bytes(16)).uuid() == ZERO_UUID
 
 

@@ -22,6 +22,7 @@ import resource
 import struct
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from spark_kafka_py.errors import KafkaProtocolError
 from spark_kafka_py.records import DecodedStream, decode_records
@@ -67,8 +68,8 @@ def records_sections(records: bytes) -> bytes:
 
 def _decode_records(data: bytes, kernel: RecordsDecoder) -> int:
     decoder_module._impl = kernel  # what SPARK_KAFKA_PY_PURE chooses at import
-    kw = {"topic": "t", "partition": 0, "start_offset": 0, "end_offset": 1 << 62}
-    return decode_records(data, **kw).batch.num_rows  # type: ignore[arg-type]
+    kw: dict[str, Any] = {"topic": "t", "partition": 0, "start_offset": 0, "end_offset": 1 << 62}
+    return decode_records(data, **kw).batch.num_rows
 
 
 def _decoded_stream(data: bytes, kernel: RecordsDecoder) -> int:

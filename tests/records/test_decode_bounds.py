@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -56,14 +57,14 @@ def bomb(codec: int, count: int) -> bytes:
     return b"".join(struct.pack(">q", i) + one[8:] for i in range(count))
 
 
-def stream(decoder: Callable[..., object], data: bytes, **kw: object) -> DecodedStream:
+def stream(decoder: Callable[..., object], data: bytes, **kw: Any) -> DecodedStream:
     kw.setdefault("topic", "t")
     kw.setdefault("partition", 3)
     kw.setdefault("start_offset", 0)
     kw.setdefault("end_offset", 1 << 62)
     kw.setdefault("max_decoded_bytes", 1 << 40)
     kw.setdefault("max_arrow_bytes", 1 << 40)
-    return DecodedStream(data, decoder=decoder, **kw)  # type: ignore[arg-type]
+    return DecodedStream(data, decoder=decoder, **kw)
 
 
 def run(decoder: Callable[..., object], data: bytes, **kw: object):

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,28 +150,28 @@ def with_kernel(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("name", sorted(DECODERS))
 def test_decode_records_decodes_up_to_the_default_bound_and_not_past(codec, name, monkeypatch):
     with_kernel(name, monkeypatch)
-    kw = {"topic": "t", "partition": 0, "start_offset": 0, "end_offset": 1 << 62}
+    kw: dict[str, Any] = {"topic": "t", "partition": 0, "start_offset": 0, "end_offset": 1 << 62}
     data = at_the_default_bound(codec)
     assert 100 * len(data) >= DECODED
-    got = decode_records(data, **kw)  # type: ignore[arg-type]
+    got = decode_records(data, **kw)
     assert (got.batch.num_rows, got.next_offset, got.incomplete_tail) == (1, 1, True)
     assert got.batch.column("value")[0].as_py() == bytes(ZEROS)
     short = at_the_default_bound(codec, -1)
     assert 100 * len(short) < DECODED
     with pytest.raises(DecompressionBoundError) as exc:
-        decode_records(short, **kw)  # type: ignore[arg-type]
+        decode_records(short, **kw)
     assert (exc.value.bound, exc.value.topic, exc.value.offset) == (100 * len(short), "t", 0)
     # what the caller passes replaces the default, both ways; None leaves max_batch_bytes only
-    assert decode_records(short, **kw, max_decoded_bytes=DECODED).batch.num_rows == 1  # type: ignore[arg-type]
-    assert decode_records(short, **kw, max_decoded_bytes=None).batch.num_rows == 1  # type: ignore[arg-type]
+    assert decode_records(short, **kw, max_decoded_bytes=DECODED).batch.num_rows == 1
+    assert decode_records(short, **kw, max_decoded_bytes=None).batch.num_rows == 1
     with pytest.raises(DecompressionBoundError) as exc:
-        decode_records(data, **kw, max_decoded_bytes=DECODED - 1)  # type: ignore[arg-type]
+        decode_records(data, **kw, max_decoded_bytes=DECODED - 1)
     assert exc.value.bound == DECODED - 1
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))
 def test_decoded_stream_decodes_up_to_the_default_bound_and_not_past(name):
-    def run(data: bytes, **kw: object) -> list:
+    def run(data: bytes, **kw: Any) -> list:
         s = DecodedStream(
             data,
             topic="t",
@@ -179,7 +180,7 @@ def test_decoded_stream_decodes_up_to_the_default_bound_and_not_past(name):
             end_offset=1 << 62,
             max_arrow_bytes=1,
             decoder=DECODERS[name],
-            **kw,  # type: ignore[arg-type]
+            **kw,
         )
         return [b.num_rows for b in s]
 
@@ -218,7 +219,7 @@ def test_decompress_decodes_up_to_the_default_bound_and_not_past(codec):
     one = batch_v2([Rec(None, small, 0)], codec=codec)[61:]
     assert decompress(codec, one) == encode_record(Rec(None, small, 0))
     with pytest.raises(ValueError, match="'ratio'"):
-        decompress(codec, one, "rattio")  # type: ignore[arg-type]
+        decompress(codec, one, "rattio")  # type: ignore[arg-type]  # a misspelt mode, on purpose
 
 
 def test_decompress_of_the_bomb_stream_is_bounded_by_default():
@@ -230,9 +231,9 @@ def test_decompress_of_the_bomb_stream_is_bounded_by_default():
 
 
 def test_decode_legacy_entry_decodes_up_to_the_default_bound_and_not_past():
-    def run(entry: bytes, **kw: object) -> int:
+    def run(entry: bytes, **kw: Any) -> int:
         cols = ColumnBuilder(False)
-        decode_legacy_entry(memoryview(entry), cols, "t", 0, 0, 1 << 62, 1 << 30, **kw)  # type: ignore[arg-type]
+        decode_legacy_entry(memoryview(entry), cols, "t", 0, 0, 1 << 62, 1 << 30, **kw)
         return len(cols)
 
     bomb = legacy_bomb(zeros=ZEROS)

@@ -147,7 +147,7 @@ __all__ = [
 ]
 
 #: API key -> request class, for every API this library speaks.
-REQUEST_TYPES: dict[int, type[Request]] = {
+REQUEST_TYPES: dict[int, type[Request[Response]]] = {
     cls.API_KEY: cls
     for cls in (
         ApiVersionsRequest,

@@ -30,7 +30,7 @@ ADD_OFFSETS_TO_TXN_KEY = 25
 
 
 @kafka_message(api_key=ADD_OFFSETS_TO_TXN_KEY, valid="0-4", flexible="3+", supported=(0, 4))
-class AddOffsetsToTxnRequest(Request):
+class AddOffsetsToTxnRequest(Request["AddOffsetsToTxnResponse"]):
     """AddOffsetsToTxn request, versions 0-4: the producer's id/epoch and the ``group_id``."""
 
     transactional_id: str = kfield(STRING, "0+")

@@ -62,7 +62,7 @@ class AddPartitionsToTxnTransaction:
 
 
 @kafka_message(api_key=ADD_PARTITIONS_TO_TXN_KEY, valid="0-5", flexible="3+", supported=(0, 3))
-class AddPartitionsToTxnRequest(Request):
+class AddPartitionsToTxnRequest(Request["AddPartitionsToTxnResponse"]):
     """AddPartitionsToTxn request, versions 0-3 (the client's form, ``v3_and_below_*``)."""
 
     transactions: tuple[AddPartitionsToTxnTransaction, ...] = kfield(

@@ -86,7 +86,7 @@ class ApiVersionsResponse(Response):
 
 
 @kafka_message(api_key=API_VERSIONS_KEY, valid="0-4", flexible="3+", supported=(0, 4))
-class ApiVersionsRequest(Request):
+class ApiVersionsRequest(Request["ApiVersionsResponse"]):
     """ApiVersions request, versions 0-4.
 
     Fields (v3+, KIP-511): ``client_software_name`` and ``client_software_version`` must

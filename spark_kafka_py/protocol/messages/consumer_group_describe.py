@@ -57,7 +57,7 @@ MEMBER_TYPE_CONSUMER = 1
 
 
 @kafka_message(api_key=CONSUMER_GROUP_DESCRIBE_KEY, valid="0-1", flexible="0+", supported=(0, 1))
-class ConsumerGroupDescribeRequest(Request):
+class ConsumerGroupDescribeRequest(Request["ConsumerGroupDescribeResponse"]):
     """ConsumerGroupDescribe request, versions 0-1: group ids, and whether to include the
     operations the caller may perform on each group."""
 

@@ -71,7 +71,7 @@ class ConsumerGroupHeartbeatTopicPartitions:
 
 
 @kafka_message(api_key=CONSUMER_GROUP_HEARTBEAT_KEY, valid="0-1", flexible="0+", supported=(0, 1))
-class ConsumerGroupHeartbeatRequest(Request):
+class ConsumerGroupHeartbeatRequest(Request["ConsumerGroupHeartbeatResponse"]):
     """ConsumerGroupHeartbeat request, versions 0-1.
 
     ``rebalance_timeout_ms`` (ms the coordinator waits for the member to revoke partitions;

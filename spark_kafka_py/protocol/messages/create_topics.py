@@ -75,7 +75,7 @@ class CreatableTopic:
 
 
 @kafka_message(api_key=CREATE_TOPICS_KEY, valid="2-7", flexible="5+", supported=(2, 7))
-class CreateTopicsRequest(Request):
+class CreateTopicsRequest(Request["CreateTopicsResponse"]):
     """CreateTopics request, versions 2-7 (``timeout_ms``: how long the broker waits for the
     topics to be created, ms)."""
 

@@ -48,7 +48,7 @@ class DeleteTopicState:
 
 
 @kafka_message(api_key=DELETE_TOPICS_KEY, valid="1-6", flexible="4+", supported=(1, 6))
-class DeleteTopicsRequest(Request):
+class DeleteTopicsRequest(Request["DeleteTopicsResponse"]):
     """DeleteTopics request, versions 1-6: fill ``topics`` (v6+) and ``topic_names`` (v1-5)
     alike; ``timeout_ms`` is how long the broker waits for the deletions (ms)."""
 

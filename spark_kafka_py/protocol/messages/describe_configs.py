@@ -81,7 +81,7 @@ class DescribeConfigsResource:
 
 
 @kafka_message(api_key=DESCRIBE_CONFIGS_KEY, valid="1-4", flexible="4+", supported=(1, 4))
-class DescribeConfigsRequest(Request):
+class DescribeConfigsRequest(Request["DescribeConfigsResponse"]):
     """DescribeConfigs request, versions 1-4: the resources to describe; whether to list each
     configuration's synonyms (v1+, KIP-226) and its documentation (v3+, KIP-569)."""
 

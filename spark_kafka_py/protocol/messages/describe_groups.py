@@ -43,7 +43,7 @@ _OPERATIONS_OMITTED = -(2**31)
 
 
 @kafka_message(api_key=DESCRIBE_GROUPS_KEY, valid="0-6", flexible="5+", supported=(0, 6))
-class DescribeGroupsRequest(Request):
+class DescribeGroupsRequest(Request["DescribeGroupsResponse"]):
     """DescribeGroups request, versions 0-6: group ids, and (v3+) whether to include the
     operations the caller may perform on each group."""
 

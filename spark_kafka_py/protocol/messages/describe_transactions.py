@@ -35,7 +35,7 @@ DESCRIBE_TRANSACTIONS_KEY = 65
 
 
 @kafka_message(api_key=DESCRIBE_TRANSACTIONS_KEY, valid="0", flexible="0+", supported=(0, 0))
-class DescribeTransactionsRequest(Request):
+class DescribeTransactionsRequest(Request["DescribeTransactionsResponse"]):
     """DescribeTransactions request, version 0: the transactional ids to describe."""
 
     transactional_ids: tuple[str, ...] = kfield(Array(STRING), "0+")

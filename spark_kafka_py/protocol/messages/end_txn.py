@@ -31,7 +31,7 @@ END_TXN_KEY = 26
 
 
 @kafka_message(api_key=END_TXN_KEY, valid="0-5", flexible="3+", supported=(0, 5))
-class EndTxnRequest(Request):
+class EndTxnRequest(Request["EndTxnResponse"]):
     """EndTxn request, versions 0-5: ``committed`` True commits, False aborts."""
 
     transactional_id: str = kfield(STRING, "0+")

@@ -196,7 +196,7 @@ class FetchResponse(Response):
 
 
 @kafka_message(api_key=FETCH_KEY, valid="4-18", flexible="12+", supported=(4, 17))
-class FetchRequest(Request):
+class FetchRequest(Request["FetchResponse"]):
     """Fetch request, versions 4-17.
 
     Units: ``max_wait_ms`` in ms; ``min_bytes``, ``max_bytes`` (whole response) and

@@ -43,7 +43,7 @@ KEY_TYPE_SHARE = 2
 
 
 @kafka_message(api_key=FIND_COORDINATOR_KEY, valid="0-6", flexible="3+", supported=(0, 6))
-class FindCoordinatorRequest(Request):
+class FindCoordinatorRequest(Request["FindCoordinatorResponse"]):
     """FindCoordinator request, versions 0-6: ``key`` (v0-3) or ``coordinator_keys`` (v4+)."""
 
     key: str = kfield(STRING, "0-3", ignorable=True)

@@ -31,7 +31,7 @@ class HeartbeatResponse(Response):
 
 
 @kafka_message(api_key=HEARTBEAT_KEY, valid="0-4", flexible="4+", supported=(0, 4))
-class HeartbeatRequest(Request):
+class HeartbeatRequest(Request["HeartbeatResponse"]):
     """Heartbeat request, versions 0-4."""
 
     group_id: str = kfield(STRING, "0+")

@@ -41,7 +41,7 @@ NO_PRODUCER_EPOCH = -1
 
 
 @kafka_message(api_key=INIT_PRODUCER_ID_KEY, valid="0-6", flexible="2+", supported=(0, 5))
-class InitProducerIdRequest(Request):
+class InitProducerIdRequest(Request["InitProducerIdResponse"]):
     """InitProducerId request, versions 0-5.
 
     ``transaction_timeout_ms`` (ms): how long the coordinator waits before aborting an idle

@@ -46,7 +46,7 @@ class JoinGroupRequestProtocol:
 
 
 @kafka_message(api_key=JOIN_GROUP_KEY, valid="0-9", flexible="6+", supported=(0, 9))
-class JoinGroupRequest(Request):
+class JoinGroupRequest(Request["JoinGroupResponse"]):
     """JoinGroup request, versions 0-9. Times in ms."""
 
     group_id: str = kfield(STRING, "0+")

@@ -43,7 +43,7 @@ class MemberIdentity:
 
 
 @kafka_message(api_key=LEAVE_GROUP_KEY, valid="0-5", flexible="4+", supported=(0, 5))
-class LeaveGroupRequest(Request):
+class LeaveGroupRequest(Request["LeaveGroupResponse"]):
     """LeaveGroup request, versions 0-5."""
 
     group_id: str = kfield(STRING, "0+")

@@ -28,7 +28,7 @@ LIST_GROUPS_KEY = 16
 
 
 @kafka_message(api_key=LIST_GROUPS_KEY, valid="0-5", flexible="3+", supported=(0, 5))
-class ListGroupsRequest(Request):
+class ListGroupsRequest(Request["ListGroupsResponse"]):
     """ListGroups request, versions 0-5: empty filters list every group."""
 
     states_filter: tuple[str, ...] = kfield(Array(STRING), "4+")

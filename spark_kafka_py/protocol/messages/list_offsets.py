@@ -76,7 +76,7 @@ class ListOffsetsTopic:
 
 
 @kafka_message(api_key=LIST_OFFSETS_KEY, valid="1-11", flexible="6+", supported=(1, 10))
-class ListOffsetsRequest(Request):
+class ListOffsetsRequest(Request["ListOffsetsResponse"]):
     """ListOffsets request, versions 1-10.
 
     ``replica_id`` defaults to -1 (a consumer); the spec has no default (0), but any other

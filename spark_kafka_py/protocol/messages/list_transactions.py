@@ -34,7 +34,7 @@ LIST_TRANSACTIONS_KEY = 66
 
 
 @kafka_message(api_key=LIST_TRANSACTIONS_KEY, valid="0-2", flexible="0+", supported=(0, 2))
-class ListTransactionsRequest(Request):
+class ListTransactionsRequest(Request["ListTransactionsResponse"]):
     """ListTransactions request, versions 0-2: empty filters list everything."""
 
     state_filters: tuple[str, ...] = kfield(Array(STRING), "0+")

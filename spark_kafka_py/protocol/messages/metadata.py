@@ -56,7 +56,7 @@ class MetadataRequestTopic:
 
 
 @kafka_message(api_key=METADATA_KEY, valid="0-13", flexible="9+", supported=(1, 13))
-class MetadataRequest(Request):
+class MetadataRequest(Request["MetadataResponse"]):
     """Metadata request, versions 1-13. ``topics=None`` means all topics."""
 
     topics: tuple[MetadataRequestTopic, ...] | None = kfield(

@@ -65,7 +65,7 @@ class OffsetCommitRequestTopic:
 
 
 @kafka_message(api_key=OFFSET_COMMIT_KEY, valid="2-10", flexible="8+", supported=(2, 9))
-class OffsetCommitRequest(Request):
+class OffsetCommitRequest(Request["OffsetCommitResponse"]):
     """OffsetCommit request, versions 2-9. ``retention_time_ms`` -1 = broker default."""
 
     group_id: str = kfield(STRING, "0+")

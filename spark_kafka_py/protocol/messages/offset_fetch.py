@@ -80,7 +80,7 @@ class OffsetFetchRequestGroup:
 
 
 @kafka_message(api_key=OFFSET_FETCH_KEY, valid="1-10", flexible="6+", supported=(1, 9))
-class OffsetFetchRequest(Request):
+class OffsetFetchRequest(Request["OffsetFetchResponse"]):
     """OffsetFetch request, versions 1-9. ``topics=None`` (v2+) means all topics."""
 
     group_id: str = kfield(STRING, "0-7", ignorable=True)

@@ -80,7 +80,7 @@ class TopicProduceData:
 
 
 @kafka_message(api_key=PRODUCE_KEY, valid="3-13", flexible="9+", supported=(3, 13))
-class ProduceRequest(Request):
+class ProduceRequest(Request["ProduceResponse"]):
     """Produce request, versions 3-13.
 
     ``transactional_id`` is ``None`` unless the producer is transactional; ``acks`` one of

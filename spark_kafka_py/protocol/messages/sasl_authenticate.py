@@ -39,7 +39,7 @@ class SaslAuthenticateResponse(Response):
 
 
 @kafka_message(api_key=SASL_AUTHENTICATE_KEY, valid="0-2", flexible="2+", supported=(0, 2))
-class SaslAuthenticateRequest(Request):
+class SaslAuthenticateRequest(Request["SaslAuthenticateResponse"]):
     """SaslAuthenticate request, versions 0-2: one client SASL token (``auth_bytes``)."""
 
     auth_bytes: bytes = kfield(BYTES, "0+")

@@ -33,7 +33,7 @@ class SaslHandshakeResponse(Response):
 
 
 @kafka_message(api_key=SASL_HANDSHAKE_KEY, valid="0-1", flexible="none", supported=(1, 1))
-class SaslHandshakeRequest(Request):
+class SaslHandshakeRequest(Request["SaslHandshakeResponse"]):
     """SaslHandshake request, version 1: the mechanism name, e.g. ``SCRAM-SHA-512``."""
 
     mechanism: str = kfield(STRING, "0+")

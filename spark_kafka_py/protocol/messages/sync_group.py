@@ -41,7 +41,7 @@ class SyncGroupRequestAssignment:
 
 
 @kafka_message(api_key=SYNC_GROUP_KEY, valid="0-5", flexible="4+", supported=(0, 5))
-class SyncGroupRequest(Request):
+class SyncGroupRequest(Request["SyncGroupResponse"]):
     """SyncGroup request, versions 0-5 (followers send no ``assignments``)."""
 
     group_id: str = kfield(STRING, "0+")

@@ -63,7 +63,7 @@ class TxnOffsetCommitRequestTopic:
 
 
 @kafka_message(api_key=TXN_OFFSET_COMMIT_KEY, valid="0-5", flexible="3+", supported=(0, 5))
-class TxnOffsetCommitRequest(Request):
+class TxnOffsetCommitRequest(Request["TxnOffsetCommitResponse"]):
     """TxnOffsetCommit request, versions 0-5.
 
     ``generation_id`` -1, ``member_id`` "" and ``group_instance_id`` ``None`` (v3+) commit
