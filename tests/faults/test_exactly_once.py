@@ -14,8 +14,9 @@ Crash points:
   ``before-commit`` (tasks wrote, nothing recorded), ``mid-commit`` (batch recorded as
   committing, its first transaction committed), ``after-commit`` (all committed and recorded,
   Spark's checkpoint not: Spark replays the batch); the query is restarted in this process on
-  the same checkpoint with ``Trigger.AvailableNow`` (``before-commit`` and ``mid-commit`` in the
-  default run, the other two in the long run: ``STEPS``);
+  the same checkpoint with ``Trigger.AvailableNow`` (``before-commit`` in the default run, the
+  other three in the long run, their recovery paths checked at driver level or by a replay in
+  the default run: ``STEPS``);
 - a task attempt that fails (a UDF raising on attempt 0) and is retried by Spark;
 - an executor's Python worker killed mid-write (``os._exit`` from the UDF on attempt 0);
 - the leader of an output partition SIGKILLed while the query writes, on a 3-broker cluster.
@@ -116,13 +117,15 @@ def _run_to_end(spark: SparkSession, *args: str, restarts: int = 0) -> int:
 #: whose paths other default-run tests cover, run with ``python3 -m pytest -m long`` (issue 25 /
 #: suite time: 45-68 s a kill point).
 STEPS = [
-    # nothing recorded: the restart's query-start fence aborts the killed attempt's transactions
+    # kept: the driver SIGKILLed mid-stream, restarted on its checkpoint (recover() at the
+    # writer's creation, the query-start fence of the killed attempt's transactions, the replay)
     pytest.param("before-commit"),
-    # long: COMMITTING, nothing ended: mid-commit's roll-forward (_finish) without a committed
-    # one; in the default run at driver level (test_exactly_once_commit.py, "...time_left...")
+    # long: COMMITTING, nothing ended: the restart's roll-forward (_finish); in the default run
+    # at driver level (test_exactly_once_commit.py, "...time_left...[committing]")
     pytest.param("committing", marks=pytest.mark.long),
-    # COMMITTING, one transaction committed: the restart commits the open rest (_finish)
-    pytest.param("mid-commit"),
+    # long: COMMITTING, one transaction committed: the restart commits the open rest (_finish);
+    # in the default run at driver level (test_exactly_once_commit.py, "...[mid-commit]")
+    pytest.param("mid-commit", marks=pytest.mark.long),
     # long: COMMITTED recorded, Spark's checkpoint not: the replay is aborted as committed; in
     # the default run by tests/integration/test_exactly_once.py (Spark's commit file removed,
     # "...a_replay_is_not_written_twice") and the SIGKILL at after-commit by

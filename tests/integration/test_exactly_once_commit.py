@@ -220,14 +220,15 @@ def test_recovery_of_a_batch_the_broker_aborted_records_it_aborted(
     assert _read_committed(bootstrap, topic) == Counter(["replay-0", "replay-1"])
 
 
+@pytest.mark.parametrize("ended", [0, 1], ids=["committing", "mid-commit"])
 def test_recovery_of_a_batch_recorded_committing_with_time_left_commits_it(
-    setup: tuple[str, str, str],
+    setup: tuple[str, str, str], ended: int
 ) -> None:
-    """The driver died after recording COMMITTING and before any EndTxn; the restart comes
-    while every transaction is still open with time left: recovery commits them all (rolls
-    forward, nothing replayed twice) and records the batch as committed. The Spark-level run
-    (the driver SIGKILLed at ``committing``) is in the long run of
-    ``tests/faults/test_exactly_once.py``."""
+    """The driver died after recording COMMITTING, before any EndTxn (``committing``) or after
+    the first (``mid-commit``); the restart comes while the other transactions are still open
+    with time left: recovery commits them (rolls forward, nothing replayed twice) and records
+    the batch as committed. The Spark-level runs (the driver SIGKILLed at ``committing``;
+    at ``mid-commit`` in the default run too) are in ``tests/faults/test_exactly_once.py``."""
     bootstrap, topic, prefix = setup
     options = _options(bootstrap, topic, prefix)
     handles = [
@@ -237,6 +238,8 @@ def test_recovery_of_a_batch_recorded_committing_with_time_left_commits_it(
     try:
         committer.log.ensure_topic(committer.client)
         committer.log.append(CommitRecord(prefix, 3, COMMITTING, tuple(handles)))
+        for h in handles[:ended]:  # the EndTxn the dead driver sent
+            end_transaction(committer.client, h, commit=True, timeout_ms=30_000)
         committer.recover()
         last = committer.log.last(committer.client)
         assert last is not None and (last.batch_id, last.state) == (3, COMMITTED)
