@@ -134,6 +134,11 @@ def _short(exc: BaseException | None, chars: int = 1500) -> str:
 # ---- 1. a micro-batch slower than the transaction timeout ----------------------------------
 
 
+# long (issue 25 / suite time, 43 s): a Spark-level repeat of finding 1, which the default run
+# keeps at driver level (tests/integration/test_exactly_once_commit.py,
+# test_a_batch_without_time_left_fails_before_anything_is_committed: the same error text,
+# nothing visible; tests/integration/test_exactly_once.py: a transaction the broker aborted)
+@pytest.mark.long
 def test_slow_batch_fails_naming_what_to_change_then_larger_timeout_delivers(
     spark: SparkSession,
     kafka_bootstrap: str,
