@@ -159,10 +159,11 @@ def test_list_offsets_backs_off_exponentially_while_brokers_are_unreachable() ->
     with pytest.raises(KafkaTimeoutError, match=r"unreachable for default.api.timeout.ms=1200 ms"):
         list_offsets(cast(KafkaClient, client), {TP: -1}, api_timeout_ms=1_200, retry_backoff_ms=50)
     gaps = [(b - a) * 1000 for a, b in itertools.pairwise(client.calls)]
-    # 50, 100, 200, 400 ms (+-20 %), the last pause cut at the deadline
-    assert len(gaps) >= 4
-    for n, gap in enumerate(gaps[:4]):
-        assert 50 * 2**n * (1 - JITTER) <= gap < 50 * 2**n * (1 + JITTER) + 100, (n, gaps)
+    # 50, 100, 200, 400 ms (-20 % at most; a loaded machine may sleep longer, never shorter),
+    # the last pause cut at the deadline
+    assert len(gaps) >= 2
+    for n, gap in enumerate(gaps[:-1]):
+        assert gap >= 50 * 2**n * (1 - JITTER), (n, gaps)
 
 
 def test_list_offsets_does_not_retry_what_waiting_cannot_mend() -> None:

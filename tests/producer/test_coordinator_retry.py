@@ -64,8 +64,9 @@ def test_retriable_answers_are_asked_again_after_a_growing_backoff() -> None:
     assert _find(client, 10_000) == 7
     gaps = [(b - a) * 1000 for a, b in itertools.pairwise(client.times)]
     assert len(gaps) == 4
-    for n, gap in enumerate(gaps):  # 20, 40, 80, 160 ms, +-20 %
-        assert BACKOFF_MS * 2**n * (1 - JITTER) <= gap < BACKOFF_MS * 2**n * (1 + JITTER) + 50
+    # 20, 40, 80, 160 ms, -20 % at most (a loaded machine may sleep longer, never shorter)
+    for n, gap in enumerate(gaps):
+        assert gap >= BACKOFF_MS * 2**n * (1 - JITTER), (n, gaps)
 
 
 def test_the_timeout_names_the_request_and_the_last_error() -> None:
@@ -76,7 +77,9 @@ def test_the_timeout_names_the_request_and_the_last_error() -> None:
         "FindCoordinator for transactional id 'tid': not done within 300 ms "
         "(last: COORDINATOR_LOAD_IN_PROGRESS)"
     )
-    assert 3 <= len(client.times) <= 6  # 20 + 40 + 80 + 160 ms > 300 ms
+    # 16 + 32 + 64 + 128 ms (the shortest jitter) < 300 ms: a last try after the pause cut at
+    # the deadline makes at most 6
+    assert 2 <= len(client.times) <= 6, client.times
 
 
 @pytest.mark.parametrize(
