@@ -12,8 +12,11 @@ declared with :func:`kfield`, mirroring one entry of a Kafka message spec
 
 Requests and responses subclass :class:`Request`/:class:`Response` and are decorated with
 :func:`kafka_message`, which records the API key, the spec's valid and flexible versions and
-the range we support. :func:`encode` and :func:`decode` walk the field list for the chosen
-version; no per-version code is written by hand.
+the range we support. A request names its response class as the type argument
+(``class MetadataRequest(Request["MetadataResponse"])``, for type checkers: sending it returns
+a ``MetadataResponse``) and as ``response_type`` (for decoding). :func:`encode` and
+:func:`decode` walk the field list for the chosen version; no per-version code is written by
+hand.
 
 Rules taken from Kafka's message generator:
 
