@@ -177,8 +177,8 @@ def next_batch(
         begin = start
         candidates: Offsets = latest
     else:
-        mine = assigned if isinstance(assigned, set | frozenset) else set(assigned)
-        mine = {tp for tp in latest if tp in mine}
+        pool = assigned if isinstance(assigned, set | frozenset) else set(assigned)
+        mine = {tp for tp in latest if tp in pool}
         before = start or {}
         new = [tp for tp in mine if tp not in before]
         if new and first is None:
