@@ -255,42 +255,6 @@ class StreamGroup:
         if todo:
             self._committed.update(member.commit(todo, metadata="spark-kafka-py"))
 
-    def on_batch_boundary(
-        self, start: Mapping[TopicPartition, int] | None, latest: Mapping[TopicPartition, int]
-    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
-        """``latestOffset(start, ...)``: commit ``start`` (processed), rejoin if needed, and
-        split ``latest`` into the owned partitions already in ``start`` (their end offsets,
-        never below their start) and newly assigned partitions (at their group start offset,
-        read from the next batch on).
-
-        Returns:
-            ``(latest for owned partitions in start, entering partitions -> start offset)``.
-        """
-        begin = dict(start or {})
-        if begin:
-            self.commit(begin)
-        leaders = {tp: -1 for tp in latest}
-        mine = self.assigned(leaders)
-        owned = {tp: max(latest[tp], begin[tp]) for tp in mine if tp in begin}
-        entering = self.start_offsets({tp for tp in mine if tp not in begin})
-        dropped = sorted(str(tp) for tp in begin if tp not in mine)
-        if dropped or entering:
-            log.info(
-                "group '%s': partitions revoked %s, assigned %s",
-                self.group.config.group_id if self.group.config else "?",
-                dropped,
-                {str(tp): off for tp, off in entering.items()},
-            )
-        return owned, entering
-
-    @staticmethod
-    def plan_start(
-        start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, int]:
-        """``partitions(start, end)`` in group mode: revoked partitions (not in ``end``) are not
-        read; entering ones (not in ``start``) read nothing in this batch."""
-        return {tp: start.get(tp, off) for tp, off in end.items()}
-
     def close(self) -> None:
         """Stop heartbeats, leave the group (dynamic members) and close connections."""
         member, self._member = self._member, None

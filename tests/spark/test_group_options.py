@@ -98,14 +98,6 @@ def test_stream_group_pickles_without_live_state() -> None:
     assert copy._member is None and copy._client is None and copy._committed == {}
 
 
-def test_plan_start_drops_revoked_and_enters_new_at_end() -> None:
-    from spark_kafka_py.consumer.types import TopicPartition as TP
-
-    start = {TP("t", 0): 5, TP("t", 1): 7}
-    end = {TP("t", 0): 9, TP("t", 2): 3}
-    assert StreamGroup.plan_start(start, end) == {TP("t", 0): 5, TP("t", 2): 3}
-
-
 def test_commit_group_offsets_is_for_batch_reads() -> None:
     with pytest.raises(ValueError, match="'commitGroupOffsets' is for batch reads"):
         parse(**{"kafka.group.id": "g", "commitGroupOffsets": "true"})
