@@ -181,7 +181,8 @@ def partitions_for_keys(keys: pa.Array, num_partitions: int) -> np.ndarray:
     if num_partitions < 1:
         raise ConfigError(f"a topic has at least 1 partition, got num_partitions={num_partitions}")
     hashes = murmur2_array(keys).view(np.uint32) & np.uint32(0x7FFFFFFF)
-    return (hashes % np.uint32(num_partitions)).astype(np.int32)
+    partitions: np.ndarray = (hashes % np.uint32(num_partitions)).astype(np.int32)
+    return partitions
 
 
 class StickyPartitioner:

@@ -583,7 +583,8 @@ class KafkaProducer:
 def _py_bytes(array: pa.Array | None, n: int) -> list[bytes | None]:
     if array is None or pa.types.is_null(array.type):
         return [None] * n
-    return array.cast(pa.large_binary()).to_pylist()
+    values: list[bytes | None] = array.cast(pa.large_binary()).to_pylist()  # pyarrow is untyped
+    return values
 
 
 def _py_headers(headers: pa.Array | None, n: int) -> list[list[Header]]:

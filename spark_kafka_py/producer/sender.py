@@ -63,6 +63,7 @@ from spark_kafka_py.protocol.messages.produce import (
     ACKS_NONE,
     PartitionProduceData,
     ProduceRequest,
+    ProduceResponse,
     TopicProduceData,
 )
 from spark_kafka_py.protocol.primitives import ZERO_UUID
@@ -86,7 +87,7 @@ class _Request:
     """A Produce request in flight: its connection, handle, batches and topic ids."""
 
     conn: BrokerConnection
-    pending: Pipelined
+    pending: Pipelined[ProduceResponse]
     batches: tuple[ProducerBatch, ...]
     names_by_id: dict[uuid.UUID, str]
 

@@ -56,6 +56,8 @@ from spark_kafka_py.protocol.messages.offset_fetch import (
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
     OffsetFetchRequestTopics,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions,
 )
 
 __all__ = ["GroupOffsets", "Membership"]
@@ -291,6 +293,10 @@ class GroupOffsets:
             except NETWORK_ERRORS as exc:
                 retries.after(exc)
                 continue
+            # v8+ answers per group, earlier versions per topic: two partition classes
+            topics: list[
+                tuple[str, tuple[OffsetFetchResponsePartition | OffsetFetchResponsePartitions, ...]]
+            ]
             if response.groups:
                 top = response.groups[0].error_code
                 topics = [(t.name, t.partitions) for t in response.groups[0].topics]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from spark_kafka_py.client.retry import Backoff, Retries
 from spark_kafka_py.consumer.group.config import GroupConfig
@@ -44,7 +44,10 @@ from spark_kafka_py.protocol.messages.find_coordinator import (
     KEY_TYPE_GROUP,
     FindCoordinatorRequest,
 )
-from spark_kafka_py.protocol.schema import Request
+from spark_kafka_py.protocol.schema import Request, Response
+
+#: The response class a request names (``Request[R]``).
+R = TypeVar("R", bound=Response)
 
 __all__ = ["CoordinatorChannel", "Transport"]
 
@@ -73,11 +76,11 @@ class Transport(Protocol):
     def send(
         self,
         node_id: int,
-        request: Request,
+        request: Request[R],
         *,
         timeout_ms: int | None = None,
         max_version: int | None = None,
-    ) -> Any: ...
+    ) -> R: ...
 
     def least_loaded_node(self) -> int: ...
 
@@ -210,7 +213,7 @@ class CoordinatorChannel:
                 raise error
             retries.after(error)
 
-    def send(self, request: Request, timeout_ms: int | None = None) -> Any:
+    def send(self, request: Request[R], timeout_ms: int | None = None) -> R:
         """Send ``request`` to the coordinator (looked up first if unknown) and return the
         decoded response; a connection failure forgets the coordinator.
 
