@@ -2,8 +2,10 @@
 
 Imports point downwards only: ``spark/`` -> ``consumer/`` (and ``producer/``) -> ``admin/``
 (the Admin requests) -> ``client/`` (the only code touching sockets) -> ``protocol/``,
-``records/`` (sans-I/O); ``testing/`` (the local broker harness) is used by the console tools
-and tests, never by the library. Module-level
+``records/`` (sans-I/O); ``formats/`` (payload formats, sans-I/O) and ``schema_registry/``
+(the schema registry's HTTP client, beside ``client/``) sit below ``spark/`` too;
+``testing/`` (the local broker harness) is used by the console tools and tests, never by the
+library. Module-level
 imports among ``spark_kafka_py`` modules form no cycle. Imports inside functions count for the
 layers (they are dependencies too) but not for cycles; ``if TYPE_CHECKING:`` imports count for
 neither.
@@ -33,6 +35,27 @@ FORBIDDEN: Mapping[str, frozenset[str]] = {
     "admin": frozenset({"consumer", "producer", "spark", "testing", "pyspark"}),
     "consumer": frozenset({"spark", "testing", "pyspark"}),
     "producer": frozenset({"spark", "testing", "pyspark"}),
+    # payload formats (Avro, Protobuf, JSON; the registry framings): sans-I/O like records/
+    "formats": frozenset(
+        {
+            "admin",
+            "client",
+            "consumer",
+            "producer",
+            "schema_registry",
+            "spark",
+            "testing",
+            "socket",
+            "ssl",
+            "pyspark",
+            "requests",
+            "urllib3",
+        }
+    ),
+    # the schema-registry client (HTTP through requests), beside client/
+    "schema_registry": frozenset(
+        {"admin", "client", "consumer", "producer", "spark", "testing", "pyspark"}
+    ),
 }
 #: Areas that may open sockets (``socket``, ``ssl``).
 SOCKET_AREAS = frozenset({"client", "testing"})
