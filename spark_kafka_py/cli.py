@@ -6,6 +6,7 @@ its subparser and sets ``func`` (``(argparse.Namespace) -> int``, the exit code)
 
     spark-kafka-py broker start [--brokers N]   # prints bootstrap servers
     spark-kafka-py broker status | stop
+    spark-kafka-py registry start | status | stop  # prints the schema registry's URL
     spark-kafka-py topics create|list|describe|delete ...
     spark-kafka-py groups list|describe ...
     spark-kafka-py transactions list|describe ...
@@ -47,6 +48,7 @@ __all__ = [
 #: that does not exist (yet) is left out; any other import error is raised.
 COMMAND_MODULES: list[str] = [
     "spark_kafka_py.testing.cli_broker",
+    "spark_kafka_py.testing.cli_registry",
     "spark_kafka_py.admin_cli",
     "spark_kafka_py.demo",
 ]

@@ -30,6 +30,11 @@ Fixtures:
   a standalone Spark master and two 1-core workers on loopback (drive it from a driver
   process of its own: this process holds the ``local[2]`` session). One that cannot start is
   an ERROR of the tests, never a skip.
+- ``schema_registry`` (session) -> ``str``: the Confluent-compatible base URL of a schema
+  registry: ``$SCHEMA_REGISTRY_URL`` if set; else an Apicurio Registry started for the session
+  (:class:`~spark_kafka_py.testing.registry.ApicurioRegistry`, one per test run, stopped at the
+  end). One that fails to start is an ERROR; one that cannot even be tried (no Java 21+, the
+  download failed) is a skip, except with ``CI=true``, where it is an ERROR too.
 
 Environment: ``KAFKA_BOOTSTRAP_SERVERS`` (use that broker), ``SPARK_KAFKA_PY_BROKER`` =
 ``auto`` (default), ``local`` (never Docker) or ``docker`` (Docker or fail);
@@ -232,6 +237,41 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect
 
     with ConnectServer(work_dir=tmp_path_factory.mktemp("spark-connect")) as server:
         yield server
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def schema_registry() -> Iterator[str]:
+    """The base URL of the Confluent-compatible API of the session's schema registry (see the
+    module docstring), e.g. ``http://127.0.0.1:PORT/apis/ccompat/v7``.
+
+    Raises (as a test ERROR): RegistryStartError (the message names the log file);
+    NoSuitableJavaError / ArtifactDownloadError with ``CI=true`` (a skip otherwise).
+    """
+    env = os.environ.get("SCHEMA_REGISTRY_URL", "").strip()
+    if env:
+        yield env
+        return
+    from spark_kafka_py.testing.registry import (
+        ApicurioRegistry,
+        ArtifactDownloadError,
+        NoSuitableJavaError,
+    )
+
+    registry = ApicurioRegistry()
+    try:
+        registry.start()
+    except (NoSuitableJavaError, ArtifactDownloadError) as exc:
+        if _ci():
+            raise
+        pytest.skip(f"no schema registry (set SCHEMA_REGISTRY_URL, or CI=true to fail): {exc}")
+    try:
+        yield registry.url
+    finally:
+        registry.stop()
 
 
 @pytest.fixture()
