@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         # a loaded machine can be slow to start Python workers
         extra_conf={"spark.python.authenticate.socketTimeout": "120s"},
     )
+    # _jvm is Optional in PySpark's annotations; a classic driver always has one
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
     client = KafkaClient(ClientConfig.from_bootstrap(bootstrap))
     tps = [TopicPartition(topic, p) for p in range(args.partitions)]

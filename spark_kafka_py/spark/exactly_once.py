@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from types import FrameType
 from typing import TypeVar
 
 import pyarrow as pa
@@ -228,14 +229,14 @@ def at_query_start() -> bool:
     """Whether the stream writer is being created for a query's start (PySpark's
     ``write_into_data_source`` worker) rather than for a commit: only then may the open
     transactions of the prefix be fenced, since no task of the query runs yet."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = str(frame.f_globals.get("__name__", ""))
         if name.endswith(_QUERY_START_MODULE) or frame.f_code.co_filename.endswith(
             f"{_QUERY_START_MODULE}.py"
         ):
             return True
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return False
 
 
@@ -686,9 +687,10 @@ class ExactlyOnceCommitter:
                 state.producer_id,
                 state.producer_epoch,
             ) == (handle.producer_id, handle.producer_epoch)
-            if same and state.state in _COMMITTED:  # type: ignore[union-attr]
+            now = state.state if same and isinstance(state, TransactionState) else None
+            if now in _COMMITTED:
                 committed.append(handle)
-            elif same and state.state == _OPEN:  # type: ignore[union-attr]
+            elif now == _OPEN:
                 open_.append(handle)
             else:
                 lost.append(handle)

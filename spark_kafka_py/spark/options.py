@@ -291,8 +291,11 @@ def parse_offset_spec(raw: str, name: str) -> OffsetSpec:
         ConfigError: naming ``name`` when the value is neither.
     """
     text = raw.strip()
-    if text.lower() in ("earliest", "latest"):
-        return text.lower()  # type: ignore[return-value]
+    lowered = text.lower()
+    if lowered == "earliest":
+        return "earliest"
+    if lowered == "latest":
+        return "latest"
     bad = ConfigError(
         f"Option '{name}' must be 'earliest', 'latest' or JSON like {_OFFSETS_EXAMPLE}, got {raw!r}"
     )

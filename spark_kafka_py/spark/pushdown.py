@@ -228,6 +228,8 @@ def _evaluate(f: Filter, value: object) -> bool | None:
             return None
         raise _Unreadable(f)
     other = _comparable(value, literal)
+    # `other` has `value`'s type (int or str: _comparable checked it), which mypy cannot follow
+    # through the object-typed values: hence the operator and arg-type ignores below
     if isinstance(f, EqualTo):
         return value == other
     if isinstance(f, GreaterThan):

@@ -163,6 +163,7 @@ class KafkaBatchReader(DataSourceReader):
     ``partition``, ``offset`` and ``timestamp`` narrow the plan (:mod:`.pushdown`).
     """
 
+    # a descriptor in place of the base class's method (see _PushFilters for why)
     pushFilters = _PushFilters()  # type: ignore[assignment]
 
     def __init__(self, options: SourceOptions) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from spark_kafka_py.errors import KafkaError
 
@@ -44,4 +44,4 @@ def user_facing(method: _Method) -> _Method:
         except KafkaError as exc:
             raise exc.with_traceback(None) from None
 
-    return boundary  # type: ignore[return-value]
+    return cast(_Method, boundary)  # functools.wraps keeps the signature mypy cannot see

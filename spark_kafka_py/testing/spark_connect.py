@@ -300,6 +300,8 @@ class ConnectServer:
 
         with connect_mode():
             remote = SparkSession.builder.remote(self.url).create()
+        # builder.remote() is typed as the classic SparkSession; under connect_mode() it is
+        # Spark Connect's
         self._sessions.append(remote)  # type: ignore[arg-type]
         return remote  # type: ignore[return-value]
 
