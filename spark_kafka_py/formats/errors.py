@@ -1,0 +1,88 @@
+"""The typed errors of the payload formats (``formats/``).
+
+Every one derives from :class:`spark_kafka_py.errors.KafkaError` (so a user catching the
+package's base class catches these too) and from :class:`ValueError` (they are all about bad
+input: a schema, a payload, a framing). None is retriable: the same bytes fail the same way.
+
+Hierarchy::
+
+    FormatError
+      FramingError            a registry wire framing is wrong (no magic byte, too short)
+      AvroError
+        SchemaError           an Avro schema (JSON) is malformed, too large, too deep, or
+                              names a type that is not defined
+          IncompatibleSchemaError
+                              a well-formed schema that cannot be mapped to Spark types
+                              (a recursive record, a decimal wider than 38 digits) or a
+                              writer schema that cannot be resolved to a reader schema
+        AvroDecodeError       a payload does not decode with its writer schema (truncated,
+                              trailing bytes, a length past the end, an out-of-range index)
+
+The caller (the Spark layer) adds what only it knows: topic, partition, offset, schema id.
+"""
+
+from __future__ import annotations
+
+from spark_kafka_py.errors import KafkaError
+
+
+class FormatError(KafkaError, ValueError):
+    """Base class of the payload-format errors: bad input, never retriable."""
+
+
+class FramingError(FormatError):
+    """A registry wire framing is wrong: no magic byte, or fewer bytes than its header.
+
+    Attributes:
+        reason: what is wrong, e.g. ``magic byte 0x7b, expected 0x00``.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class AvroError(FormatError):
+    """Base class of the Avro errors (schema and payload)."""
+
+
+class SchemaError(AvroError):
+    """An Avro schema is malformed, too large, too deeply nested, or names an undefined type.
+
+    Attributes:
+        reason: what is wrong.
+        path: where in the schema, as a JSON-pointer-like path (``/fields/2/type``); empty for
+            the whole schema.
+    """
+
+    def __init__(self, reason: str, path: str = "") -> None:
+        super().__init__(f"{reason} (at {path or '/'})")
+        self.reason = reason
+        self.path = path
+
+
+class IncompatibleSchemaError(SchemaError):
+    """A well-formed schema that cannot be used as asked.
+
+    Raised when mapping to Spark types (a recursive record, as spark-avro's
+    ``SchemaConverters.toSqlType`` refuses it; a decimal precision above Spark's 38) and when a
+    writer schema cannot be resolved to a reader schema (the Avro specification's "Schema
+    Resolution").
+    """
+
+
+class AvroDecodeError(AvroError):
+    """A payload does not decode with its writer schema.
+
+    Attributes:
+        index: the payload's position in the column being decoded (0-based); the caller maps
+            it to topic, partition and offset.
+        reason: what is wrong (truncated, trailing bytes, a length past the end, ...).
+        position: the byte offset within the payload where decoding stopped.
+    """
+
+    def __init__(self, index: int, reason: str, position: int) -> None:
+        super().__init__(f"record {index}: {reason} (at byte {position})")
+        self.index = index
+        self.reason = reason
+        self.position = position
