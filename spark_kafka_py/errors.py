@@ -336,3 +336,36 @@ class ExactlyOnceError(KafkaError):
     def __init__(self, message: str, *, batch_id: int | None = None) -> None:
         super().__init__(message)
         self.batch_id = batch_id
+
+
+class SchemaRegistryError(KafkaError):
+    """A schema registry could not be reached, answered an error, or answered something we
+    refuse (malformed JSON, a body beyond the size bound, too slow).
+
+    Raised by :mod:`spark_kafka_py.schema_registry`. The message names the method and the URL
+    without credentials (no user info, no password), the HTTP status and the registry's
+    ``error_code`` when there was an answer (Confluent Schema Registry API reference, "Errors":
+    e.g. 40401 subject not found, 40403 schema not found, 409 incompatible schema).
+
+    Attributes:
+        url: the request's URL, credentials removed.
+        status: the HTTP status, ``None`` when no answer came (connection refused, timeout).
+        error_code: the registry's ``error_code`` from its JSON error body, ``None`` if none.
+        retriable: true for no answer, a timeout, 408, 429 and 5xx (asking again, perhaps of
+            another URL of ``schema.registry.url``, may succeed); false otherwise.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        status: int | None = None,
+        error_code: int | None = None,
+        retriable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.error_code = error_code
+        self.retriable = retriable

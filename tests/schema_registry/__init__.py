@@ -1,0 +1,1 @@
+"""Tests of spark_kafka_py.schema_registry."""
