@@ -253,9 +253,9 @@ def _release_of(java: Path) -> int | None:
 
 def _candidates() -> Iterable[tuple[str, Path]]:
     for env in (JAVA_HOME_ENV, "JAVA_HOME"):
-        home = os.environ.get(env)
-        if home:
-            yield f"${env}", Path(home).expanduser() / "bin" / "java"
+        value = os.environ.get(env)
+        if value:
+            yield f"${env}", Path(value).expanduser() / "bin" / "java"
     on_path = shutil.which("java")
     if on_path:
         yield "java on PATH", Path(on_path)
@@ -264,8 +264,9 @@ def _candidates() -> Iterable[tuple[str, Path]]:
         base = Path(root).expanduser()
         if base.is_dir():
             for child in sorted(base.iterdir()):
-                home = child / "Contents" / "Home" if (child / "Contents").is_dir() else child
-                homes.append(home)
+                homes.append(
+                    child / "Contents" / "Home" if (child / "Contents").is_dir() else child
+                )
     for home in homes:
         yield str(home), home / "bin" / "java"
 
@@ -489,7 +490,7 @@ class ApicurioRegistry:
                     if code is not None
                     else f"did not answer GET {self.url}/subjects within {self.start_timeout_s} s"
                 )
-                self.stop()
+                self.stop(keep_files=True)  # the log stays for the message to point at
                 raise RegistryStartError(
                     f"Apicurio Registry {self.version} ({java}) {why}; log {self.log_path}:\n"
                     f"{_tail(self.log_path)}"
@@ -498,9 +499,9 @@ class ApicurioRegistry:
         self.started_in_s = time.monotonic() - started
         return self
 
-    def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
+    def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S, *, keep_files: bool = False) -> None:
         """SIGTERM, then SIGKILL after ``timeout_s`` seconds; remove a temporary work
-        directory. Does nothing when not running; may be called twice."""
+        directory unless ``keep_files``. May be called twice."""
         process = self.process
         if process is not None and process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
@@ -513,7 +514,8 @@ class ApicurioRegistry:
                 process.wait()
         _LIVE.discard(self)
         if (
-            self.work_dir is not None
+            not keep_files
+            and self.work_dir is not None
             and self._given_work_dir is None
             and not self._detached
             and self.work_dir.exists()
