@@ -30,20 +30,23 @@ Schemas by id and by GUID are kept in a bounded per-process cache
 from __future__ import annotations
 
 import json
-import ssl
 import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.util.ssl_ import create_urllib3_context
 
 from spark_kafka_py.errors import SchemaRegistryError
 from spark_kafka_py.schema_registry.cache import LruCache
 from spark_kafka_py.schema_registry.settings import RegistrySettings, parse_settings, redact_url
+
+if TYPE_CHECKING:  # sockets and TLS belong to requests/urllib3 here (tests/test_layers.py)
+    import ssl
 
 __all__ = [
     "CONTENT_TYPE",
@@ -156,16 +159,21 @@ class _TLSAdapter(HTTPAdapter):
 
 
 def _tls_context(settings: RegistrySettings) -> ssl.SSLContext:
-    """The client TLS context of ``settings``.
+    """The client TLS context of ``settings`` (urllib3's defaults: TLS 1.2+, certificates
+    required), trusting the truststore's CAs, or the system's without one.
 
     Raises:
         SchemaRegistryError: a store cannot be read (the message names the file).
     """
+    context = create_urllib3_context()
     try:
-        context = ssl.create_default_context(cafile=settings.truststore)
+        if settings.truststore is not None:
+            context.load_verify_locations(cafile=settings.truststore)
+        else:
+            context.load_default_certs()
         if settings.keystore is not None:
             context.load_cert_chain(settings.keystore, password=settings.key_password)
-    except (OSError, ssl.SSLError) as exc:
+    except OSError as exc:  # ssl.SSLError is an OSError
         raise SchemaRegistryError(
             f"cannot load the schema registry's TLS stores "
             f"(truststore {settings.truststore}, keystore {settings.keystore}): "
