@@ -191,7 +191,7 @@ class _Values(_Builder):
 
     def finish(self) -> pa.Array:
         out = pa.array(self.values, type=self.arrow)
-        self.values = []
+        self.values.clear()  # in place: the readers hold this list
         return out
 
     def mark(self) -> object:
@@ -240,7 +240,8 @@ class _Struct(_Builder):
             child.append_null()
 
     def finish(self) -> pa.Array:
-        valid, self.valid = self.valid, []
+        valid = list(self.valid)
+        self.valid.clear()  # in place: the readers hold this list
         if not self.children:
             return pa.array([{} if v else None for v in valid], type=self.arrow)
         arrays = [child.finish() for child in self.children]
@@ -274,7 +275,8 @@ class _List(_Builder):
     def finish(self) -> pa.Array:
         offsets = pa.array(self.offsets, type=pa.int32())
         mask = _mask(self.valid)
-        self.offsets, self.valid = [0], []
+        del self.offsets[1:]  # in place: the readers hold these lists
+        self.valid.clear()
         items = self.items.finish()
         if self.keys is None:
             return pa.ListArray.from_arrays(offsets, items, type=self.arrow, mask=mask)
