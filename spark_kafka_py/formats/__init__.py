@@ -1,0 +1,11 @@
+"""Payload formats, sans-I/O: the registry wire framings and Avro (Protobuf and JSON to come).
+
+- :mod:`.framing`: Confluent's wire format (magic byte 0x00, 4-byte schema id, payload).
+- :mod:`.avro.schema`: Avro schema JSON -> an immutable model, hostile input bounded.
+- :mod:`.avro.types`: the model -> Spark types (as Arrow, Spark JSON, DDL), as spark-avro.
+- :mod:`.avro.decoder`: payloads of one writer schema -> one Arrow array of the reader's type.
+- :mod:`.avro.column`: a column of framed values of mixed writer schemas -> one array.
+- :mod:`.errors`: the typed errors (all :class:`~spark_kafka_py.errors.KafkaError`).
+
+Nothing here opens sockets or imports pyspark (``tests/test_layers.py``).
+"""

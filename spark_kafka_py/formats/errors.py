@@ -8,6 +8,7 @@ Hierarchy::
 
     FormatError
       FramingError            a registry wire framing is wrong (no magic byte, too short)
+      UnknownSchemaError      a framing names a schema id the caller has no schema for
       AvroError
         SchemaError           an Avro schema (JSON) is malformed, too large, too deep, or
                               names a type that is not defined
@@ -35,11 +36,27 @@ class FramingError(FormatError):
 
     Attributes:
         reason: what is wrong, e.g. ``magic byte 0x7b, expected 0x00``.
+        index: the value's position in the column being decoded, when known.
     """
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, reason: str, index: int | None = None) -> None:
+        super().__init__(reason if index is None else f"record {index}: {reason}")
         self.reason = reason
+        self.index = index
+
+
+class UnknownSchemaError(FormatError):
+    """A framed value names a schema id the caller has no schema for.
+
+    Attributes:
+        schema_id: the id in the framing.
+        index: the value's position in the column being decoded.
+    """
+
+    def __init__(self, schema_id: int, index: int) -> None:
+        super().__init__(f"record {index}: no schema for id {schema_id}")
+        self.schema_id = schema_id
+        self.index = index
 
 
 class AvroError(FormatError):
@@ -79,10 +96,15 @@ class AvroDecodeError(AvroError):
             it to topic, partition and offset.
         reason: what is wrong (truncated, trailing bytes, a length past the end, ...).
         position: the byte offset within the payload where decoding stopped.
+        schema_id: the writer schema's registry id, when the payload was framed with one.
     """
 
-    def __init__(self, index: int, reason: str, position: int) -> None:
-        super().__init__(f"record {index}: {reason} (at byte {position})")
+    def __init__(
+        self, index: int, reason: str, position: int, schema_id: int | None = None
+    ) -> None:
+        writer = "" if schema_id is None else f" (writer schema id {schema_id})"
+        super().__init__(f"record {index}{writer}: {reason} (at byte {position})")
         self.index = index
         self.reason = reason
         self.position = position
+        self.schema_id = schema_id
