@@ -22,6 +22,7 @@ from spark_kafka_py.formats.avro.schema import (
     Record,
     Ref,
     UnionType,
+    is_recursive,
     max_decimal_digits,
     parse_schema,
 )
@@ -332,3 +333,45 @@ def test_the_model_is_immutable() -> None:
         schema.root.name = "S"  # type: ignore[union-attr, misc]
     with pytest.raises(TypeError):
         schema.names["S"] = schema.root  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("obj", "recursive"),
+    [
+        ({"type": "record", "name": "N", "fields": [{"name": "n", "type": ["null", "N"]}]}, True),
+        (
+            {
+                "type": "record",
+                "name": "A",
+                "fields": [
+                    {
+                        "name": "m",
+                        "type": {
+                            "type": "map",
+                            "values": {
+                                "type": "record",
+                                "name": "B",
+                                "fields": [{"name": "a", "type": {"type": "array", "items": "A"}}],
+                            },
+                        },
+                    },
+                ],
+            },
+            True,
+        ),
+        (
+            {
+                "type": "record",
+                "name": "Pair",
+                "fields": [
+                    {"name": "a", "type": {"type": "record", "name": "P", "fields": []}},
+                    {"name": "b", "type": "P"},
+                ],
+            },
+            False,
+        ),
+        ("int", False),
+    ],
+)
+def test_is_recursive(obj: object, recursive: bool) -> None:
+    assert is_recursive(parse_schema(json.dumps(obj))) is recursive

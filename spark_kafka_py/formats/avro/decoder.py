@@ -66,6 +66,7 @@ from spark_kafka_py.formats.avro.schema import (
     Record,
     Schema,
     UnionType,
+    is_recursive,
     type_name,
 )
 from spark_kafka_py.formats.avro.types import MappedType, to_spark, union_shape
@@ -910,7 +911,11 @@ class AvroDecoder:
         max_empty_items: int = DEFAULT_MAX_EMPTY_ITEMS,
     ) -> None:
         reader = writer if reader is None else reader
-        to_spark(writer)  # refuses a recursive writer schema too: its plan would not end
+        if is_recursive(writer):  # its plan would not end (the reader's: to_spark refuses)
+            raise IncompatibleSchemaError(
+                "found recursive reference in the writer's Avro schema, which can not be "
+                "processed by Spark (as spark-avro refuses it)"
+            )
         self.mapped = to_spark(reader)
         self.arrow_type = self.mapped.arrow
         self.max_empty_items = max_empty_items

@@ -256,6 +256,27 @@ def type_name(avro_type: AvroType) -> str:
     return "union"
 
 
+def is_recursive(schema: Schema) -> bool:
+    """Whether a record of ``schema`` contains itself (through fields, arrays, maps, unions)."""
+
+    def walk(avro_type: AvroType, records: frozenset[str]) -> bool:
+        t = schema.deref(avro_type)
+        if isinstance(t, Record):
+            if t.name in records:
+                return True
+            inner = records | {t.name}
+            return any(walk(f.type, inner) for f in t.fields)
+        if isinstance(t, Array):
+            return walk(t.items, records)
+        if isinstance(t, Map):
+            return walk(t.values, records)
+        if isinstance(t, UnionType):
+            return any(walk(b, records) for b in t.branches)
+        return False
+
+    return walk(schema.root, frozenset())
+
+
 def parse_schema(
     text: str | bytes,
     *,
