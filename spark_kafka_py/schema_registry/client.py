@@ -21,7 +21,18 @@ through the ``retries`` policy given to :class:`SchemaRegistryClient`: a factory
 ``after(exc)`` (raise, or pause and return), which is the project's one policy,
 :class:`spark_kafka_py.client.retry.Retries` (KIP-580's backoff under a deadline). This package
 sits beside ``client/`` and may not import it, so the layer above passes it in; without one,
-an operation is one pass over the URLs.
+an operation is one pass over the URLs. The layer above builds it from the settings::
+
+    settings = parse_settings(options)
+    client = SchemaRegistryClient(
+        settings,
+        retries=lambda what: Retries(
+            what,
+            settings.retry_timeout_ms,
+            timeout_option="schema.registry.retry.timeout.ms",
+            backoff=Backoff(settings.retry_backoff_ms, settings.retry_backoff_max_ms),
+        ),
+    )
 
 Schemas by id and by GUID are kept in a bounded per-process cache
 (:data:`PROCESS_CACHE`): a registry never changes what an id names.
@@ -74,6 +85,9 @@ MESSAGE_CHARS = 500
 
 #: HTTP statuses that may mend when asked again (besides 5xx): Request Timeout, Too Many Requests.
 RETRIABLE_STATUSES = frozenset({408, 429})
+
+#: Confluent's ``error_code`` of a subject already soft-deleted (API reference, "Errors").
+SUBJECT_SOFT_DELETED = 40404
 
 #: The schema type when the registry names none (Confluent: absent means Avro).
 AVRO = "AVRO"
@@ -350,10 +364,19 @@ class SchemaRegistryClient:
         return self._registered(self._request("POST", path, _schema_body(schema)), path)
 
     def delete_subject(self, subject: str, *, permanent: bool = False) -> list[int]:
-        """Delete ``subject`` (``DELETE /subjects/{subject}``; with ``permanent``, a second
-        ``?permanent=true`` call as Confluent requires); the versions deleted."""
+        """Delete ``subject`` (``DELETE /subjects/{subject}``, a soft delete; with
+        ``permanent``, then ``?permanent=true``, as Confluent requires, also of a subject
+        soft-deleted before); the versions deleted.
+
+        Raises:
+            SchemaRegistryError: unknown subject (404, 40401), or see the class.
+        """
         path = f"/subjects/{_quote(subject)}"
-        body = self._request("DELETE", path)
+        try:
+            body = self._request("DELETE", path)
+        except SchemaRegistryError as exc:
+            if not (permanent and exc.error_code == SUBJECT_SOFT_DELETED):
+                raise
         if permanent:
             body = self._request("DELETE", f"{path}?permanent=true")
         if not isinstance(body, list) or not all(_is_int(v) for v in body):
