@@ -132,10 +132,20 @@ def _varint(buf: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
 
 
 def _long(buf: bytes, pos: int) -> tuple[int, int]:
+    """A ``long`` at ``pos``: (value, next position); one byte (-64..63) on the fast path."""
+    if pos < len(buf):
+        byte = buf[pos]
+        if byte < 0x80:
+            return (byte >> 1) ^ -(byte & 1), pos + 1
     return _varint(buf, pos, 10)
 
 
 def _int(buf: bytes, pos: int) -> tuple[int, int]:
+    """An ``int`` at ``pos``: (value, next position)."""
+    if pos < len(buf):
+        byte = buf[pos]
+        if byte < 0x80:
+            return (byte >> 1) ^ -(byte & 1), pos + 1
     return _varint(buf, pos, 5)
 
 
