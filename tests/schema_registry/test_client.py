@@ -171,6 +171,22 @@ def test_credentials_never_appear_in_errors(schema_registry: str, source: str) -
 
 
 @pytest.mark.integration
+def test_delete_subject_soft_then_permanent(schema_registry: str) -> None:
+    client = _client(schema_registry)
+    subject, other = _subject(), _subject()
+    client.register(subject, ORDER_V1)
+    client.register(other, ORDER_V1)
+    assert client.delete_subject(subject) == [1]
+    assert subject not in client.subjects()
+    # already soft-deleted: the permanent delete still goes through
+    assert client.delete_subject(subject, permanent=True) == [1]
+    assert client.delete_subject(other, permanent=True) == [1]
+    with pytest.raises(SchemaRegistryError) as err:
+        client.latest(other)
+    assert err.value.error_code == 40401
+
+
+@pytest.mark.integration
 def test_schemas_by_id_are_cached_per_process(schema_registry: str) -> None:
     cache: LruCache[Schema] = LruCache()
     settings = parse_settings({"schema.registry.url": schema_registry})
