@@ -891,3 +891,23 @@ def _resolution(draw: st.DrawFn) -> tuple[Any, Any, list[Any]]:
 def test_generated_resolutions_match_fastavro(case: tuple[Any, Any, list[Any]]) -> None:
     writer, reader, values = case
     _resolve_check(writer, reader, values)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_schemas())
+def test_the_arrow_type_and_the_spark_json_agree_as_pyspark_reads_them(schema: Any) -> None:
+    # PySpark's own readings, no JVM: the Arrow type as its Arrow conversion maps it, and
+    # the JSON as DataType.fromJson reads it; nullability of fields, elements and values too
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import _parse_datatype_json_value
+
+    mapped = AvroDecoder(parse_schema(json.dumps(schema))).mapped
+    assert from_arrow_type(mapped.arrow) == _parse_datatype_json_value(mapped.spark_json)
+
+
+def test_every_types_arrow_type_and_spark_json_agree() -> None:
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import _parse_datatype_json_value
+
+    mapped = AvroDecoder(parse_schema(json.dumps(EVERY_TYPE))).mapped
+    assert from_arrow_type(mapped.arrow) == _parse_datatype_json_value(mapped.spark_json)
