@@ -15,51 +15,37 @@ topics on first use: create them with spark-kafka-py topics create NAME --partit
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import os
 import shutil
-import signal
 import socket
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from spark_kafka_py.testing import detached
 from spark_kafka_py.testing.broker import LocalKafkaCluster
 from spark_kafka_py.testing.jars import cache_dir
 
 __all__ = ["add_parser", "read_state", "state_path"]
 
+_KIND = "broker"
 #: How long ``stop`` waits after SIGTERM before SIGKILL, seconds.
 STOP_TIMEOUT_S = 30.0
 
 
 def state_path() -> Path:
     """``<cache>/broker/state.json``: the running detached cluster, if any."""
-    return cache_dir() / "broker" / "state.json"
+    return detached.state_path(_KIND)
 
 
 def read_state() -> dict[str, Any] | None:
     """The saved state (``bootstrap``, ``nodes`` with ``pid``/ports, ``base_dir``) or ``None``."""
-    path = state_path()
-    if not path.is_file():
-        return None
-    state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return state
+    return detached.read_state(_KIND)
 
 
 def _is_our_node(pid: int, config_path: str) -> bool:
     """Whether ``pid`` is alive and still the Kafka JVM we started (not a reused pid)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        try:
-            os.kill(pid, 0)  # no /proc (macOS): trust a live pid
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-    return b"kafka.Kafka" in cmdline and config_path.encode() in cmdline
+    return detached.is_our_process(pid, b"kafka.Kafka", config_path)
 
 
 def _port_open(port: int) -> bool:
@@ -105,9 +91,7 @@ def _start(args: argparse.Namespace) -> int:
             for n in cluster.nodes
         ],
     }
-    path = state_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    detached.write_state(_KIND, state)
     print(
         f"started {args.brokers} Kafka node(s) in {time.monotonic() - started:.1f} s; "
         f"logs in {base}; stop with: spark-kafka-py broker stop",
@@ -123,16 +107,9 @@ def _stop(args: argparse.Namespace) -> int:
         print("no broker running (no state file)", file=sys.stderr)
         return 0
     live = _live_nodes(state)
-    for n in live:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(n["pid"], signal.SIGTERM)
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline and any(_is_our_node(n["pid"], n["config"]) for n in live):
-        time.sleep(0.2)
-    for n in live:
-        if _is_our_node(n["pid"], n["config"]):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(n["pid"], signal.SIGKILL)
+    detached.terminate(
+        [n["pid"] for n in live], b"kafka.Kafka", [n["config"] for n in live], args.timeout
+    )
     state_path().unlink(missing_ok=True)
     if not args.keep_data:
         shutil.rmtree(state["base_dir"], ignore_errors=True)

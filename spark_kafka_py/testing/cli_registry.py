@@ -16,16 +16,13 @@ SIGKILL after a timeout) and removes its state and logs; status prints whether i
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import os
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from spark_kafka_py.testing import detached
 from spark_kafka_py.testing.jars import cache_dir
 from spark_kafka_py.testing.registry import (
     APICURIO_VERSION,
@@ -36,32 +33,22 @@ from spark_kafka_py.testing.registry import (
 
 __all__ = ["add_parser", "read_state", "state_path"]
 
+_KIND = "registry"
+
 
 def state_path() -> Path:
     """``<cache>/registry/state.json``: the running detached registry, if any."""
-    return cache_dir() / "registry" / "state.json"
+    return detached.state_path(_KIND)
 
 
 def read_state() -> dict[str, Any] | None:
     """The saved state (``url``, ``pid``, ``port``, ``log``, ``work_dir``...) or ``None``."""
-    path = state_path()
-    if not path.is_file():
-        return None
-    state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return state
+    return detached.read_state(_KIND)
 
 
 def _is_ours(pid: int, work_dir: str) -> bool:
     """Whether ``pid`` is alive and still the registry JVM we started (not a reused pid)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        try:
-            os.kill(pid, 0)  # no /proc (macOS): trust a live pid
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-    return b"quarkus-run.jar" in cmdline and any(work_dir.encode() in arg for arg in cmdline)
+    return detached.is_our_process(pid, b"quarkus-run.jar", work_dir)
 
 
 def _start(args: argparse.Namespace) -> int:
@@ -88,9 +75,7 @@ def _start(args: argparse.Namespace) -> int:
         "work_dir": str(work),
         "started_at": time.time(),
     }
-    path = state_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    detached.write_state(_KIND, state)
     print(
         f"started Apicurio Registry {registry.version} in {registry.started_in_s or 0:.1f} s; "
         f"log {registry.log_path}; stop with: spark-kafka-py registry stop",
@@ -108,14 +93,7 @@ def _stop(args: argparse.Namespace) -> int:
     pid, work_dir = state["pid"], state["work_dir"]
     live = _is_ours(pid, work_dir)
     if live:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + args.timeout
-        while time.monotonic() < deadline and _is_ours(pid, work_dir):
-            time.sleep(0.2)
-        if _is_ours(pid, work_dir):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        detached.terminate([pid], b"quarkus-run.jar", [work_dir], args.timeout)
     state_path().unlink(missing_ok=True)
     if not args.keep_logs:
         shutil.rmtree(work_dir, ignore_errors=True)
