@@ -7,7 +7,8 @@ input: a schema, a payload, a framing). None is retriable: the same bytes fail t
 Hierarchy::
 
     FormatError
-      FramingError            a registry wire framing is wrong (no magic byte, too short)
+      FramingError            a registry wire framing is wrong (no magic byte, too short,
+                              a header schema id of the wrong size or kind)
       UnknownSchemaError      a framing names a schema id the caller has no schema for
       AvroError
         SchemaError           an Avro schema (JSON) is malformed, too large, too deep, or
@@ -18,6 +19,10 @@ Hierarchy::
                               writer schema that cannot be resolved to a reader schema
         AvroDecodeError       a payload does not decode with its writer schema (truncated,
                               trailing bytes, a length past the end, an out-of-range index)
+        AvroEncodeError       a value does not fit the schema it is written with (a null
+                              into a non-null field, an enum symbol not declared, a fixed of
+                              another size, a decimal beyond its precision, an int out of
+                              range)
 
 The caller (the Spark layer) adds what only it knows: topic, partition, offset, schema id.
 """
@@ -107,4 +112,25 @@ class AvroDecodeError(AvroError):
         self.index = index
         self.reason = reason
         self.position = position
+        self.schema_id = schema_id
+
+
+class AvroEncodeError(AvroError):
+    """A value does not fit the Avro schema it is written with (the sink's encoder).
+
+    Attributes:
+        index: the row's position in the column being encoded (0-based).
+        path: the field's path in the schema (``/order/amount``; ``/`` for the root).
+        reason: what does not fit (a null where the schema has no null, an enum symbol the
+            enum lacks, a fixed of another size, a decimal beyond its precision, an integer
+            out of range).
+        schema_id: the schema's registry id, when the encoder was given one.
+    """
+
+    def __init__(self, index: int, path: str, reason: str, schema_id: int | None = None) -> None:
+        schema = "" if schema_id is None else f" (schema id {schema_id})"
+        super().__init__(f"row {index}{schema}: {reason} (at {path or '/'})")
+        self.index = index
+        self.path = path
+        self.reason = reason
         self.schema_id = schema_id
