@@ -1,10 +1,13 @@
 """Payload formats, sans-I/O: the registry wire framings and Avro (Protobuf and JSON to come).
 
-- :mod:`.framing`: Confluent's wire format (magic byte 0x00, 4-byte schema id, payload).
+- :mod:`.framing`: Confluent's wire format (magic byte 0x00, 4-byte schema id, payload) and
+  the header schema ids (``__value_schema_id``: an id or a GUID).
 - :mod:`.avro.schema`: Avro schema JSON -> an immutable model, hostile input bounded.
 - :mod:`.avro.types`: the model -> Spark types (as Arrow, Spark JSON, DDL), as spark-avro.
 - :mod:`.avro.decoder`: payloads of one writer schema -> one Arrow array of the reader's type.
 - :mod:`.avro.column`: a column of framed values of mixed writer schemas -> one array.
+- :mod:`.avro.encoder`: one Arrow array -> payloads of one writer schema (the sink's).
+- :mod:`.avro.derive`: an Avro schema derived from an Arrow type, as spark-avro derives it.
 - :mod:`.errors`: the typed errors (all :class:`~spark_kafka_py.errors.KafkaError`).
 
 Nothing here opens sockets or imports pyspark (``tests/test_layers.py``).

@@ -8,8 +8,19 @@ Confluent-compatible serializers write the same)::
     1       4     schema id, big-endian signed 32-bit (the registry's global id)
     5       ...   the payload (Avro binary encoding of one datum, for Avro)
 
-Protobuf adds message indexes after the id and the header-id form (``__value_schema_id``)
-carries the id outside the value; both live beside this module when they are built.
+Protobuf adds message indexes after the id; they live beside this module when they are built.
+
+Confluent 8's serializers can instead carry the id in a record header (the value, or key, is
+then the bare payload): header ``__value_schema_id`` (``__key_schema_id`` for the key) whose
+value is one of (Confluent's ``SchemaId``, ``MAGIC_BYTE_V0`` / ``MAGIC_BYTE_V1``)::
+
+    offset  size  field
+    0       1     0x00: a registry id follows; 0x01: a GUID follows
+    1       4     the schema id, big-endian signed 32-bit                  (after 0x00)
+    1       16    the schema's GUID, big-endian (most significant first)   (after 0x01)
+
+A GUID is looked up at the registry's ``GET /schemas/guids/{guid}``; :func:`parse_header_id`
+returns an ``int`` for an id and a :class:`uuid.UUID` for a GUID so the caller can tell.
 
 Pure functions over bytes; no I/O.
 """
@@ -17,6 +28,7 @@ Pure functions over bytes; no I/O.
 from __future__ import annotations
 
 import struct
+import uuid
 from typing import Final, NamedTuple
 
 from spark_kafka_py.formats.errors import FramingError
@@ -79,3 +91,70 @@ def build(schema_id: int, payload: bytes | bytearray | memoryview) -> bytes:
     if not -(2**31) <= schema_id < 2**31:
         raise FramingError(f"schema id {schema_id} outside the signed 32-bit range")
     return bytes((MAGIC_BYTE,)) + _ID.pack(schema_id) + bytes(payload)
+
+
+#: The record header carrying the value's schema id (Confluent 8's header-id serializers).
+VALUE_SCHEMA_ID_HEADER: Final = "__value_schema_id"
+#: The record header carrying the key's schema id.
+KEY_SCHEMA_ID_HEADER: Final = "__key_schema_id"
+#: The first byte of a header id: a 4-byte registry id follows (``SchemaId.MAGIC_BYTE_V0``).
+HEADER_ID_MAGIC: Final = 0
+#: The first byte of a header id: a 16-byte GUID follows (``SchemaId.MAGIC_BYTE_V1``).
+HEADER_GUID_MAGIC: Final = 1
+#: The size of a header value carrying a registry id (magic byte and 4 bytes).
+HEADER_ID_SIZE: Final = 5
+#: The size of a header value carrying a GUID (magic byte and 16 bytes).
+HEADER_GUID_SIZE: Final = 17
+
+
+def parse_header_id(value: bytes | bytearray | memoryview | None) -> int | uuid.UUID:
+    """The schema id in a ``__value_schema_id`` / ``__key_schema_id`` header's value.
+
+    Args:
+        value: the header's value (None: a header without a value).
+
+    Returns:
+        The registry's schema id (``int``, signed 32-bit) after 0x00, or the schema's GUID
+        (:class:`uuid.UUID`) after 0x01.
+
+    Raises:
+        FramingError: no value, an empty value, a first byte other than 0x00 or 0x01, or a
+            value not exactly 5 (id) or 17 (GUID) bytes long.
+    """
+    if value is None:
+        raise FramingError("a schema id header without a value")
+    view = memoryview(value)
+    if len(view) == 0:
+        raise FramingError("an empty schema id header")
+    magic = view[0]
+    if magic == HEADER_ID_MAGIC:
+        if len(view) != HEADER_ID_SIZE:
+            raise FramingError(
+                f"a schema id header of {len(view)} bytes; an id's is {HEADER_ID_SIZE} "
+                "(0x00 and a 4-byte id)"
+            )
+        (header_id,) = _ID.unpack_from(view, 1)
+        return int(header_id)
+    if magic == HEADER_GUID_MAGIC:
+        if len(view) != HEADER_GUID_SIZE:
+            raise FramingError(
+                f"a schema id header of {len(view)} bytes; a GUID's is {HEADER_GUID_SIZE} "
+                "(0x01 and a 16-byte GUID)"
+            )
+        return uuid.UUID(bytes=bytes(view[1:]))
+    raise FramingError(
+        f"a schema id header starting 0x{magic:02x}, expected 0x00 (an id) or 0x01 (a GUID)"
+    )
+
+
+def build_header_id(schema_id: int | uuid.UUID) -> bytes:
+    """A header id's value: ``0x00`` and the 4-byte id, or ``0x01`` and the 16-byte GUID.
+
+    Raises:
+        FramingError: an ``int`` id outside the signed 32-bit range.
+    """
+    if isinstance(schema_id, uuid.UUID):
+        return bytes((HEADER_GUID_MAGIC,)) + schema_id.bytes
+    if not -(2**31) <= schema_id < 2**31:
+        raise FramingError(f"schema id {schema_id} outside the signed 32-bit range")
+    return bytes((HEADER_ID_MAGIC,)) + _ID.pack(schema_id)

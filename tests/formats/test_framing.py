@@ -1,10 +1,13 @@
-"""Confluent's wire format: magic byte 0x00, a 4-byte big-endian schema id, the payload.
+"""Confluent's wire format: magic byte 0x00, a 4-byte big-endian schema id, the payload; and
+Confluent 8's header schema ids (0x00 and a 4-byte id, or 0x01 and a 16-byte GUID).
 
 Expected bytes are written out by hand from the format's layout (Confluent Schema Registry
 documentation, "Wire format"), never produced by the code under test.
 """
 
 from __future__ import annotations
+
+import uuid
 
 import pytest
 
@@ -59,3 +62,49 @@ def test_parse_does_not_copy_the_payload() -> None:
     framed = framing.parse(data)
     data[5] = ord("X")
     assert bytes(framed.payload) == b"Xyz"
+
+
+# -- header schema ids (Confluent 8: __value_schema_id / __key_schema_id) ------------------------
+
+
+def test_header_names() -> None:
+    assert framing.VALUE_SCHEMA_ID_HEADER == "__value_schema_id"
+    assert framing.KEY_SCHEMA_ID_HEADER == "__key_schema_id"
+
+
+def test_a_header_id_is_0x00_and_a_big_endian_signed_int() -> None:
+    assert framing.parse_header_id(b"\x00\x00\x00\x01\x02") == 258
+    assert framing.parse_header_id(bytearray(b"\x00\xff\xff\xff\xff")) == -1
+    assert framing.build_header_id(258) == b"\x00\x00\x00\x01\x02"
+
+
+def test_a_header_guid_is_0x01_and_16_bytes_most_significant_first() -> None:
+    guid = uuid.UUID("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0")
+    value = bytes.fromhex("010f1e2d3c4b5a69788796a5b4c3d2e1f0")
+    parsed = framing.parse_header_id(memoryview(value))
+    assert isinstance(parsed, uuid.UUID) and parsed == guid
+    assert framing.build_header_id(guid) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (None, "without a value"),
+        (b"", "an empty schema id header"),
+        (b"\x00\x00\x00\x01", "4 bytes; an id's is 5"),
+        (b"\x00\x00\x00\x00\x01\x02", "6 bytes; an id's is 5"),
+        (b"\x01" + bytes(15), "16 bytes; a GUID's is 17"),
+        (b"\x01" + bytes(17), "18 bytes; a GUID's is 17"),
+        (b"\x02\x00\x00\x00\x01", "starting 0x02, expected 0x00 \\(an id\\) or 0x01"),
+        (b"123", "starting 0x31"),
+    ],
+)
+def test_bad_header_values_are_typed_errors(value: bytes | None, match: str) -> None:
+    with pytest.raises(FramingError, match=match) as info:
+        framing.parse_header_id(value)
+    assert isinstance(info.value, KafkaError) and not info.value.retriable
+
+
+def test_build_header_id_refuses_ids_outside_32_bits() -> None:
+    with pytest.raises(FramingError, match="32-bit"):
+        framing.build_header_id(2**31)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from spark_kafka_py.formats.avro.column import decode_framed
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
+from spark_kafka_py.formats.avro.derive import derive_schema, derive_schema_json
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
 from spark_kafka_py.formats.avro.schema import Schema, parse_schema
 from spark_kafka_py.formats.avro.types import MappedType, to_spark
@@ -16,6 +17,8 @@ __all__ = [
     "MappedType",
     "Schema",
     "decode_framed",
+    "derive_schema",
+    "derive_schema_json",
     "parse_schema",
     "to_spark",
 ]
