@@ -124,6 +124,32 @@ def test_fields_are_matched_by_name_not_position() -> None:
     assert encode(schema, array) == [b"\x02\x02z"]
 
 
+def test_record_fields_the_struct_lacks_are_null_when_they_take_null() -> None:
+    # spark-avro's serializer: only required (non-nullable) Avro fields must be matched
+    schema = _schema(
+        {
+            "type": "record",
+            "name": "R",
+            "fields": [
+                {"name": "gone", "type": ["string", "null"]},
+                {"name": "a", "type": "int"},
+                {"name": "nothing", "type": "null"},
+            ],
+        }
+    )
+    array = pa.array([{"a": 1}], type=pa.struct([("a", pa.int32())]))
+    assert encode(schema, array) == [b"\x02\x02"]  # branch 1 (null), then 1
+
+
+def test_field_names_match_ignoring_case_when_unambiguous() -> None:
+    schema = {"type": "record", "name": "R", "fields": [{"name": "Amount", "type": "long"}]}
+    array = pa.array([{"amount": 3}], type=pa.struct([("amount", pa.int64())]))
+    assert encode(_schema(schema), array) == [b"\x06"]
+    twice = pa.struct([("amount", pa.int64()), ("AMOUNT", pa.int64())])
+    with pytest.raises(IncompatibleSchemaError, match="several Arrow struct fields"):
+        AvroEncoder(_schema(schema), twice)
+
+
 def test_decimals_bytes_minimal_and_fixed_sign_extended() -> None:
     dec_bytes = {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 2}
     dec_fixed = {
@@ -333,7 +359,7 @@ def test_a_union_without_null_refuses_null_rows() -> None:
         (
             {"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]},
             pa.struct([]),
-            "field 'a' is not in the Arrow struct",
+            "field 'a' is not in the Arrow struct and takes no null",
         ),
         (
             {"type": "long", "logicalType": "timestamp-micros"},

@@ -12,8 +12,11 @@ Spark also has (Avro specification 1.11/1.12, "Binary Encoding" and "Logical Typ
 ==========================================  ==================================================
 Arrow                                       Avro (written as)
 ==========================================  ==================================================
-struct                                      record: fields matched by name, every field on
-                                            both sides (a missing or extra field is refused)
+struct                                      record: fields matched by name (ignoring case
+                                            when unambiguous), as spark-avro's serializer;
+                                            an Arrow field the record lacks is refused, a
+                                            record field the struct lacks is written null
+                                            if its type takes null, else refused
 string, large_string                        string (``uuid`` too); enum: the symbol's index
                                             (a symbol the enum lacks fails the row)
 binary, large_binary, fixed_size_binary     bytes; fixed (a value of another size fails)
@@ -283,35 +286,46 @@ class _Planner:
         return _Node(convert, write_integer)
 
     def _record(self, arrow: pa.DataType, t: Record, path: str) -> _Node:
+        """Fields matched by name, as spark-avro's ``AvroSerializer`` (``AvroSchemaHelper``):
+        exactly, else ignoring case when that names one field; every Arrow field must match
+        one Avro field; an Avro field no Arrow field matches is written as null if its type
+        takes null (``null``, a union with ``null``), else refused."""
         if not pa.types.is_struct(arrow):
             raise self.incompatible(arrow, t, path)
         arrow_names = [arrow.field(i).name for i in range(arrow.num_fields)]
-        avro_names = [f.name for f in t.fields]
-        extra = [n for n in arrow_names if n not in avro_names]
+        if len(set(arrow_names)) != len(arrow_names):
+            raise IncompatibleSchemaError(f"an Arrow struct names a field twice at {_path(path)}")
+        slots: list[int | None] = []
+        writes: list[Write] = []
+        converts: list[Convert] = []
+        for f in t.fields:
+            slot = self._slot(f.name, arrow_names, t, path)
+            where = f"{path}/{f.name}"
+            if slot is None:
+                writes.append(self._absent(f.type, t, f.name, where))
+            else:
+                child = self.plan(arrow.field(slot).type, f.type, where)
+                writes.append(child.write)
+                converts.append(child.convert)
+            slots.append(slot)
+        matched = [s for s in slots if s is not None]
+        if len(set(matched)) != len(matched):
+            raise IncompatibleSchemaError(
+                f"an Arrow struct field matches two fields of the Avro record {t.name!r} "
+                f"at {_path(path)}"
+            )
+        extra = [n for i, n in enumerate(arrow_names) if i not in matched]
         if extra:
             raise IncompatibleSchemaError(
                 f"the Arrow struct's field {extra[0]!r} is not in the Avro record "
                 f"{t.name!r} at {_path(path)}"
             )
-        if len(set(arrow_names)) != len(arrow_names):
-            raise IncompatibleSchemaError(f"an Arrow struct names a field twice at {_path(path)}")
-        children: list[_Node] = []
-        slots: list[int] = []
-        for f in t.fields:
-            if f.name not in arrow_names:
-                raise IncompatibleSchemaError(
-                    f"the Avro record {t.name!r}'s field {f.name!r} is not in the Arrow struct "
-                    f"at {_path(path)}"
-                )
-            slot = arrow_names.index(f.name)
-            slots.append(slot)
-            children.append(self.plan(arrow.field(slot).type, f.type, f"{path}/{f.name}"))
-        converts = [c.convert for c in children]
-        writes = [c.write for c in children]
 
         def convert(array: pa.Array) -> list[object]:
             valid = array.is_valid().to_pylist()
-            columns = [conv(array.field(slot)) for conv, slot in zip(converts, slots, strict=True)]
+            found = iter([conv(array.field(s)) for conv, s in zip(converts, matched, strict=True)])
+            nulls: list[object] = [None] * len(valid)
+            columns = [nulls if s is None else next(found) for s in slots]
             rows: list[tuple[object, ...]] = (
                 list(zip(*columns, strict=True)) if columns else [()] * len(valid)
             )
@@ -323,6 +337,34 @@ class _Planner:
                 field_write(out, item)
 
         return _Node(convert, write)
+
+    def _slot(self, name: str, arrow_names: list[str], t: Record, path: str) -> int | None:
+        """The Arrow field an Avro field takes: the same name, else the one equal ignoring
+        case (spark-avro with ``spark.sql.caseSensitive`` false, the default)."""
+        if name in arrow_names:
+            return arrow_names.index(name)
+        folded = [i for i, n in enumerate(arrow_names) if n.lower() == name.lower()]
+        if len(folded) > 1:
+            raise IncompatibleSchemaError(
+                f"the Avro record {t.name!r}'s field {name!r} matches several Arrow struct "
+                f"fields ignoring case at {_path(path)}"
+            )
+        return folded[0] if folded else None
+
+    def _absent(self, avro_type: AvroType, t: Record, name: str, path: str) -> Write:
+        """The writer of an Avro field no Arrow field matches: null, if the type takes it."""
+        field_type = self.schema.deref(avro_type)
+        if isinstance(field_type, Primitive) and field_type.type == "null":
+            return lambda out, value: None
+        if isinstance(field_type, UnionType):
+            for i, branch in enumerate(field_type.branches):
+                b = self.schema.deref(branch)
+                if isinstance(b, Primitive) and b.type == "null":
+                    return _null_writer(i, path)
+        raise IncompatibleSchemaError(
+            f"the Avro record {t.name!r}'s field {name!r} is not in the Arrow struct and "
+            f"takes no null at {_path(path).rpartition('/')[0] or '/'}"
+        )
 
     def _list(
         self, item_arrow: pa.DataType, key_arrow: pa.DataType | None, item: AvroType, path: str
