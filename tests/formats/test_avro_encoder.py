@@ -2,8 +2,10 @@
 decoded by our decoder into Arrow, encoded back by the encoder, and fastavro's
 ``schemaless_reader`` reads our payloads to exactly what it reads from its own, row by row
 (every type by hand, then generated schemas and data); our decoder reads them back to the same
-array. Rows that do not fit the schema raise :class:`AvroEncodeError` naming the row and the
-field; expected bytes by hand are written out from the specification's "Binary Encoding".
+array. Generated Spark-shaped Arrow arrays written with the schema spark-avro derives for them
+(:mod:`.derive`) read back too, and fastavro writes what it reads to the same bytes. Rows that
+do not fit the schema raise :class:`AvroEncodeError` naming the row and the field; expected
+bytes by hand are written out from the specification's "Binary Encoding".
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ import fastavro
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spark_kafka_py.errors import KafkaError
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
+from spark_kafka_py.formats.avro.derive import derive_schema
 from spark_kafka_py.formats.avro.encoder import AvroEncoder, encode
 from spark_kafka_py.formats.avro.schema import parse_schema
 from spark_kafka_py.formats.errors import AvroEncodeError, IncompatibleSchemaError
@@ -385,3 +389,119 @@ def test_types_that_cannot_be_written_are_refused_when_planning(
 def test_an_array_of_another_type_is_refused() -> None:
     with pytest.raises(ValueError, match="not the encoder's"):
         AvroEncoder(_schema("long"), pa.int64()).encode(pa.array([1], pa.int32()))
+
+
+# -- generated Spark-shaped Arrow types, with the schema spark-avro derives for them -------------
+
+_LEAVES: list[pa.DataType] = [
+    pa.bool_(),
+    pa.int32(),
+    pa.int64(),
+    pa.float32(),
+    pa.float64(),
+    pa.string(),
+    pa.binary(),
+    pa.date32(),
+    pa.timestamp("us", tz="UTC"),
+    pa.timestamp("us"),
+    pa.decimal128(1, 0),
+    pa.decimal128(9, 3),
+    pa.decimal128(38, 10),
+]
+
+
+@st.composite
+def _arrow_types(draw: st.DrawFn, depth: int = 0) -> pa.DataType:
+    kinds = ["leaf"] + (["list", "map", "struct", "struct"] if depth < 3 else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "leaf":
+        leaf: pa.DataType = draw(st.sampled_from(_LEAVES))
+        return leaf
+    if kind == "list":
+        item = draw(_arrow_types(depth + 1))
+        return pa.list_(pa.field("element", item, nullable=draw(st.booleans())))
+    if kind == "map":
+        value = draw(_arrow_types(depth + 1))
+        return pa.map_(pa.string(), pa.field("value", value, nullable=draw(st.booleans())))
+    count = draw(st.integers(1, 4))
+    return pa.struct(
+        [
+            pa.field(f"f{i}", draw(_arrow_types(depth + 1)), nullable=draw(st.booleans()))
+            for i in range(count)
+        ]
+    )
+
+
+def _arrow_values(t: pa.DataType, nullable: bool) -> st.SearchStrategy[Any]:
+    values: st.SearchStrategy[Any]
+    if pa.types.is_boolean(t):
+        values = st.booleans()
+    elif pa.types.is_integer(t):
+        bits = t.bit_width - 1
+        values = st.integers(-(2**bits), 2**bits - 1)
+    elif pa.types.is_floating(t):
+        values = st.floats(width=t.bit_width, allow_nan=False)
+    elif pa.types.is_string(t):
+        values = st.text(max_size=6)
+    elif pa.types.is_binary(t):
+        values = st.binary(max_size=6)
+    elif pa.types.is_date32(t):
+        values = st.integers(-(10**6), 10**6).map(
+            lambda d: datetime.date(1970, 1, 1) + datetime.timedelta(days=d)
+        )
+    elif pa.types.is_timestamp(t):
+        tz = UTC if t.tz is not None else None
+        values = st.integers(-(10**17), 10**17).map(
+            lambda us: (
+                datetime.datetime(1970, 1, 1, tzinfo=tz) + datetime.timedelta(microseconds=us)
+            )
+        )
+    elif pa.types.is_decimal(t):
+        bound = 10**t.precision - 1
+        scale = t.scale
+        values = st.integers(-bound, bound).map(lambda u: Decimal(u).scaleb(-scale))
+    elif pa.types.is_list(t):
+        field = t.value_field
+        values = st.lists(_arrow_values(field.type, field.nullable), max_size=3)
+    elif pa.types.is_map(t):
+        field = t.item_field
+        values = st.dictionaries(
+            st.text(max_size=3), _arrow_values(field.type, field.nullable), max_size=3
+        ).map(lambda d: list(d.items()))
+    else:
+        assert pa.types.is_struct(t)
+        values = st.fixed_dictionaries(
+            {
+                f.name: _arrow_values(f.type, f.nullable)
+                for f in (t.field(i) for i in range(t.num_fields))
+            }
+        )
+    return values | st.none() if nullable else values
+
+
+@st.composite
+def _typed_arrays(draw: st.DrawFn) -> tuple[pa.DataType, bool, pa.Array]:
+    t = draw(_arrow_types())
+    nullable = draw(st.booleans())
+    rows = draw(st.lists(_arrow_values(t, nullable), min_size=1, max_size=4))
+    return t, nullable, pa.array(rows, type=t)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_typed_arrays())
+def test_generated_arrays_with_derived_schemas(case: tuple[pa.DataType, bool, pa.Array]) -> None:
+    t, nullable, array = case
+    schema_json = derive_schema(t, nullable=nullable)
+    schema = parse_schema(json.dumps(schema_json))
+    payloads = encode(schema, array)
+    # fastavro reads each payload, and writes what it read back to the same bytes
+    parsed = fastavro.parse_schema(schema_json)
+    for payload in payloads:
+        value = fastavro.schemaless_reader(io.BytesIO(payload), parsed, parsed)
+        again = io.BytesIO()
+        fastavro.schemaless_writer(again, parsed, value)
+        assert again.getvalue() == payload
+    # our decoder reads them back to the array encoded (the derived schema maps back to t)
+    decoded = AvroDecoder(schema).decode(payloads)
+    assert decoded.type == t
+    assert decoded.to_pylist() == array.to_pylist()
