@@ -15,17 +15,21 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
 from spark_kafka_py.formats.avro.derive import (
     derive_schema,
+    derive_schema_from_spark,
     derive_schema_json,
     min_bytes_for_precision,
+    spark_json_of,
 )
 from spark_kafka_py.formats.avro.encoder import encode
 from spark_kafka_py.formats.avro.schema import parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
 from spark_kafka_py.formats.errors import IncompatibleSchemaError
+from tests.formats.test_avro_decoder import _schemas
 
 
 @pytest.mark.parametrize(
@@ -264,3 +268,94 @@ def test_data_written_with_a_derived_schema_reads_back() -> None:
     parsed = fastavro.parse_schema(schema_json)
     assert [fastavro.schemaless_reader(io.BytesIO(p), parsed, parsed) for p in payloads] == rows
     assert AvroDecoder(schema).decode(payloads).equals(array)
+
+
+@pytest.mark.parametrize(
+    ("spark", "avro"),
+    [
+        ("byte", "int"),
+        ("short", "int"),
+        ("timestamp_ntz", {"type": "long", "logicalType": "local-timestamp-micros"}),
+        (
+            "decimal",  # Spark's DecimalType() is decimal(10, 0)
+            {
+                "type": "fixed",
+                "name": "fixed",
+                "namespace": "topLevelRecord",
+                "size": 5,
+                "logicalType": "decimal",
+                "precision": 10,
+                "scale": 0,
+            },
+        ),
+        (
+            "interval year to month",
+            {"type": "int", "spark.sql.catalyst.type": "interval year to month"},
+        ),
+        ("interval month", {"type": "int", "spark.sql.catalyst.type": "interval month"}),
+        (
+            "interval hour to second",
+            {"type": "long", "spark.sql.catalyst.type": "interval hour to second"},
+        ),
+        ("void", "null"),
+        (
+            {"type": "array", "elementType": "integer", "containsNull": True},
+            {"type": "array", "items": ["int", "null"]},
+        ),
+        (
+            {
+                "type": "struct",
+                "fields": [
+                    {"name": "a", "type": "long", "nullable": False, "metadata": {}},
+                    {
+                        "name": "m",
+                        "type": {
+                            "type": "map",
+                            "keyType": "string",
+                            "valueType": "binary",
+                            "valueContainsNull": False,
+                        },
+                        "nullable": True,
+                        "metadata": {},
+                    },
+                ],
+            },
+            {
+                "type": "record",
+                "name": "topLevelRecord",
+                "fields": [
+                    {"name": "a", "type": "long"},
+                    {"name": "m", "type": [{"type": "map", "values": "bytes"}, "null"]},
+                ],
+            },
+        ),
+    ],
+)
+def test_spark_json_types(spark: object, avro: object) -> None:
+    assert derive_schema_from_spark(spark) == avro
+
+
+@pytest.mark.parametrize(
+    ("spark", "match"),
+    [
+        ("char(3)", "unexpected type"),
+        ("decimal(39,0)", "unexpected type"),
+        ({"type": "map", "keyType": "integer", "valueType": "integer"}, "string keys"),
+        ({"type": "struct", "fields": [{"type": "integer"}]}, "unexpected type"),
+        ({"type": "udt"}, "unexpected type"),
+    ],
+)
+def test_spark_types_spark_avro_cannot_write(spark: object, match: str) -> None:
+    with pytest.raises(IncompatibleSchemaError, match=match):
+        derive_schema_from_spark(spark)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_schemas())
+def test_the_arrow_and_the_spark_json_of_a_mapped_type_derive_the_same_schema(schema: Any) -> None:
+    mapped = to_spark(parse_schema(json.dumps(schema)))
+    assert spark_json_of(mapped.arrow) == mapped.spark_json
+    derived = derive_schema(mapped.arrow, nullable=mapped.nullable)
+    assert derived == derive_schema_from_spark(mapped.spark_json, nullable=mapped.nullable)
+    # and the derived schema maps back to the same Spark type
+    assert to_spark(parse_schema(json.dumps(derived))).arrow == mapped.arrow

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from spark_kafka_py.formats.avro.column import decode_framed
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
-from spark_kafka_py.formats.avro.derive import derive_schema, derive_schema_json
+from spark_kafka_py.formats.avro.derive import (
+    derive_schema,
+    derive_schema_from_spark,
+    derive_schema_json,
+)
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
 from spark_kafka_py.formats.avro.schema import Schema, parse_schema
 from spark_kafka_py.formats.avro.types import MappedType, to_spark
@@ -18,6 +22,7 @@ __all__ = [
     "Schema",
     "decode_framed",
     "derive_schema",
+    "derive_schema_from_spark",
     "derive_schema_json",
     "parse_schema",
     "to_spark",

@@ -3,8 +3,10 @@
 The sink's ``auto.register.schemas`` registers the schema of the column it writes; this module
 gives the schema spark-avro's ``SchemaConverters.toAvroType`` (apache/spark,
 ``connector/avro``, Spark 4.x; what ``to_avro`` and the Avro file source write) gives for the
-same Spark type, so the subject holds the same schema whichever writes first. Each Arrow type
-is read as the Spark type PySpark converts it to (``pyspark.sql.pandas.types.from_arrow_type``):
+same Spark type, so the subject holds the same schema whichever writes first. The type is
+given as Arrow (:func:`derive_schema`; each Arrow type read as the Spark type PySpark converts
+it to, ``pyspark.sql.pandas.types.from_arrow_type``, :func:`spark_json_of`) or as Spark's JSON
+(:func:`derive_schema_from_spark`, what ``DataType.jsonValue()`` gives):
 
 ======================================  ========================  =============================
 Arrow                                   Spark                     Avro
@@ -21,6 +23,8 @@ timestamp(_, tz)                        timestamp                 long, ``timest
 timestamp(_) (no tz)                    timestamp_ntz             long,
                                                                   ``local-timestamp-micros``
 duration                                interval day to second    long with
+                                                                  ``spark.sql.catalyst.type``
+(none)                                  interval year to month    int with
                                                                   ``spark.sql.catalyst.type``
 decimal128(p, s)                        decimal(p, s)             fixed ``decimal(p, s)`` of
                                                                   the fewest bytes holding p
@@ -49,6 +53,7 @@ name Avro does not allow (``a-b``, ``1st``) or two types of one full name raise 
 from __future__ import annotations
 
 import json
+import re
 from typing import Final
 
 import pyarrow as pa
@@ -104,12 +109,42 @@ def derive_schema(
     if isinstance(arrow, pa.Field):
         nullable = arrow.nullable if nullable is None else nullable
         arrow = arrow.type
-    result = _derive(arrow, bool(nullable), record_name, namespace, None)
+    return derive_schema_from_spark(
+        spark_json_of(arrow),
+        nullable=bool(nullable),
+        record_name=record_name,
+        namespace=namespace,
+    )
+
+
+def derive_schema_from_spark(
+    spark_type: Json,
+    *,
+    nullable: bool = False,
+    record_name: str = DEFAULT_RECORD_NAME,
+    namespace: str = "",
+) -> Json:
+    """The Avro schema (as a JSON value) of a Spark type given as Spark's JSON.
+
+    Args:
+        spark_type: the type as ``DataType.jsonValue()`` gives it (``"integer"``,
+            ``"decimal(10,2)"``, ``{"type": "struct", "fields": [...]}``, ...), as loaded by
+            :func:`json.loads`; Spark's interval types too (``"interval day to second"``,
+            written as spark-avro writes them: long or int with ``spark.sql.catalyst.type``).
+        nullable, record_name, namespace: as :func:`derive_schema`.
+
+    Returns:
+        The schema as a JSON value.
+
+    Raises:
+        IncompatibleSchemaError: as :func:`derive_schema`; also a malformed Spark type.
+    """
+    result = _derive(spark_type, nullable, record_name, namespace, None)
     try:
         parse_schema(json.dumps(result))
     except SchemaError as exc:
         raise IncompatibleSchemaError(
-            f"the Avro schema derived from {arrow} is not valid: {exc.reason}", exc.path
+            f"the Avro schema derived is not valid: {exc.reason}", exc.path
         ) from None
     return result
 
@@ -124,6 +159,93 @@ def derive_schema_json(
     """:func:`derive_schema` as compact JSON text (no spaces, as Avro Java writes it)."""
     schema = derive_schema(arrow, nullable=nullable, record_name=record_name, namespace=namespace)
     return json.dumps(schema, separators=(",", ":"))
+
+
+def spark_json_of(arrow: pa.DataType) -> Json:
+    """The Spark type (as Spark's JSON) PySpark converts an Arrow type to (the module's table).
+
+    Raises:
+        IncompatibleSchemaError: an Arrow type PySpark has no Spark type for here (unsigned
+            integers, times, decimal256, ...).
+    """
+    simple = _SIMPLE.get(arrow)
+    if simple is not None:
+        return simple
+    if pa.types.is_fixed_size_binary(arrow):
+        return "binary"
+    if pa.types.is_timestamp(arrow):
+        return "timestamp" if arrow.tz is not None else "timestamp_ntz"
+    if pa.types.is_duration(arrow):
+        return "interval day to second"
+    if pa.types.is_decimal128(arrow):
+        return f"decimal({arrow.precision},{arrow.scale})"
+    if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
+        item = arrow.value_field
+        return {
+            "type": "array",
+            "elementType": spark_json_of(item.type),
+            "containsNull": item.nullable,
+        }
+    if pa.types.is_map(arrow):
+        value = arrow.item_field
+        return {
+            "type": "map",
+            "keyType": spark_json_of(arrow.key_type),
+            "valueType": spark_json_of(value.type),
+            "valueContainsNull": value.nullable,
+        }
+    if pa.types.is_struct(arrow):
+        fields = (arrow.field(i) for i in range(arrow.num_fields))
+        return {
+            "type": "struct",
+            "fields": [
+                {
+                    "name": f.name,
+                    "type": spark_json_of(f.type),
+                    "nullable": f.nullable,
+                    "metadata": {},
+                }
+                for f in fields
+            ],
+        }
+    raise IncompatibleSchemaError(f"unexpected type {arrow}: spark-avro writes no Avro type for it")
+
+
+_SIMPLE: Final[dict[pa.DataType, str]] = {
+    pa.null(): "void",
+    pa.bool_(): "boolean",
+    pa.int8(): "byte",
+    pa.int16(): "short",
+    pa.int32(): "integer",
+    pa.int64(): "long",
+    pa.float32(): "float",
+    pa.float64(): "double",
+    pa.string(): "string",
+    pa.large_string(): "string",
+    pa.binary(): "binary",
+    pa.large_binary(): "binary",
+    pa.date32(): "date",
+}
+
+#: Spark's simple types -> their Avro schema (``toAvroType``'s cases).
+_AVRO_OF: Final[dict[str, Json]] = {
+    "boolean": "boolean",
+    "byte": "int",
+    "short": "int",
+    "integer": "int",
+    "long": "long",
+    "float": "float",
+    "double": "double",
+    "string": "string",
+    "binary": "bytes",
+    "date": {"type": "int", "logicalType": "date"},
+    "timestamp": {"type": "long", "logicalType": "timestamp-micros"},
+    "timestamp_ntz": {"type": "long", "logicalType": "local-timestamp-micros"},
+}
+
+_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)\Z")
+_YEAR_MONTH = re.compile(r"interval (year|month)( to (year|month))?\Z")
+_DAY_TIME = re.compile(r"interval (day|hour|minute|second)( to (day|hour|minute|second))?\Z")
 
 
 def _split(name: str, space: str) -> tuple[str, str | None]:
@@ -143,62 +265,72 @@ def _named(kind: str, name: str, space: str | None, enclosing: str | None) -> di
     return out
 
 
+def _bad(spark_type: Json) -> IncompatibleSchemaError:
+    return IncompatibleSchemaError(
+        f"unexpected type {spark_type!r:.80}: spark-avro writes no Avro type for it"
+    )
+
+
 def _derive(
-    t: pa.DataType, nullable: bool, record_name: str, namespace: str, enclosing: str | None
+    t: Json, nullable: bool, record_name: str, namespace: str, enclosing: str | None
 ) -> Json:
     schema: Json
-    if pa.types.is_null(t):
+    if t in ("void", "null"):
         return "null"  # never a union: spark-avro leaves NullType as it is
-    if pa.types.is_boolean(t):
-        schema = "boolean"
-    elif pa.types.is_signed_integer(t):
-        schema = "long" if t.bit_width == 64 else "int"
-    elif pa.types.is_float32(t):
-        schema = "float"
-    elif pa.types.is_float64(t):
-        schema = "double"
-    elif pa.types.is_string(t) or pa.types.is_large_string(t):
-        schema = "string"
-    elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        schema = "bytes"
-    elif pa.types.is_date32(t):
-        schema = {"type": "int", "logicalType": "date"}
-    elif pa.types.is_timestamp(t):
-        logical = "timestamp-micros" if t.tz is not None else "local-timestamp-micros"
-        schema = {"type": "long", "logicalType": logical}
-    elif pa.types.is_duration(t):
-        schema = {"type": "long", CATALYST_TYPE_PROP: "interval day to second"}
-    elif pa.types.is_decimal128(t):
-        full = f"{record_name}.fixed" if not namespace else f"{namespace}.{record_name}.fixed"
-        name, space = _split(full, "")
-        fixed = _named("fixed", name, space, enclosing)
-        fixed["size"] = min_bytes_for_precision(t.precision)
-        fixed.update(logicalType="decimal", precision=t.precision, scale=t.scale)
-        schema = fixed
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        item = t.value_field
-        items = _derive(item.type, item.nullable, record_name, namespace, enclosing)
+    if isinstance(t, str):
+        simple = _AVRO_OF.get(t)
+        decimal = _DECIMAL.match(t)
+        if simple is not None:
+            schema = dict(simple) if isinstance(simple, dict) else simple
+        elif t == "decimal" or decimal:
+            precision, scale = (int(decimal[1]), int(decimal[2])) if decimal else (10, 0)
+            if not 0 < precision <= 38 or not 0 <= scale <= precision:
+                raise _bad(t)
+            full = f"{record_name}.fixed" if not namespace else f"{namespace}.{record_name}.fixed"
+            name, space = _split(full, "")
+            fixed = _named("fixed", name, space, enclosing)
+            fixed["size"] = min_bytes_for_precision(precision)
+            fixed.update(logicalType="decimal", precision=precision, scale=scale)
+            schema = fixed
+        elif _YEAR_MONTH.match(t):
+            schema = {"type": "int", CATALYST_TYPE_PROP: t}
+        elif _DAY_TIME.match(t):
+            schema = {"type": "long", CATALYST_TYPE_PROP: t}
+        else:
+            raise _bad(t)
+    elif isinstance(t, dict) and t.get("type") == "array":
+        items = _derive(
+            t.get("elementType"), t.get("containsNull") is True, record_name, namespace, enclosing
+        )
         schema = {"type": "array", "items": items}
-    elif pa.types.is_map(t):
-        if not (pa.types.is_string(t.key_type) or pa.types.is_large_string(t.key_type)):
+    elif isinstance(t, dict) and t.get("type") == "map":
+        if t.get("keyType") != "string":
             raise IncompatibleSchemaError(
-                f"a map with {t.key_type} keys: Avro maps have string keys (as spark-avro)"
+                f"a map with {t.get('keyType')!r:.40} keys: Avro maps have string keys "
+                "(as spark-avro)"
             )
-        value = t.item_field
-        values = _derive(value.type, value.nullable, record_name, namespace, enclosing)
+        values = _derive(
+            t.get("valueType"),
+            t.get("valueContainsNull") is True,
+            record_name,
+            namespace,
+            enclosing,
+        )
         schema = {"type": "map", "values": values}
-    elif pa.types.is_struct(t):
+    elif isinstance(t, dict) and t.get("type") == "struct" and isinstance(t.get("fields"), list):
         child_namespace = f"{namespace}.{record_name}" if namespace else record_name
         name, space = _split(record_name, namespace)
         record = _named("record", name, space, enclosing)
-        record["fields"] = [
-            {
-                "name": f.name,
-                "type": _derive(f.type, f.nullable, f.name, child_namespace, space),
-            }
-            for f in (t.field(i) for i in range(t.num_fields))
-        ]
+        fields: list[Json] = []
+        for f in t["fields"]:
+            if not isinstance(f, dict) or not isinstance(f.get("name"), str):
+                raise _bad(t)
+            field_type = _derive(
+                f.get("type"), f.get("nullable") is True, f["name"], child_namespace, space
+            )
+            fields.append({"name": f["name"], "type": field_type})
+        record["fields"] = fields
         schema = record
     else:
-        raise IncompatibleSchemaError(f"unexpected type {t}: spark-avro writes no Avro type for it")
+        raise _bad(t)
     return [schema, "null"] if nullable else schema
