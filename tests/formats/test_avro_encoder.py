@@ -185,6 +185,35 @@ def test_decimals_bytes_minimal_and_fixed_sign_extended() -> None:
     ]
 
 
+def test_38_digit_decimals_are_written_exactly() -> None:
+    values = [Decimal(f"{10**37 + 1}e-10"), Decimal(f"-{10**38 - 1}e-10")]
+    array = pa.array(values, type=pa.decimal128(38, 10))
+    for schema in (
+        {"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 10},
+        {
+            "type": "fixed",
+            "name": "F",
+            "size": 16,
+            "logicalType": "decimal",
+            "precision": 38,
+            "scale": 10,
+        },
+    ):
+        payloads = encode(_schema(schema), array)
+        assert [_fastavro_reads(schema, p) for p in payloads] == values
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the decoder builds decimals in Python's default context (28 digits), so a "
+    "decimal of more digits comes back rounded",
+)
+def test_38_digit_decimals_round_trip() -> None:
+    schema = _schema({"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 10})
+    array = pa.array([Decimal(f"{10**37 + 1}e-10")], type=pa.decimal128(38, 10))
+    assert AvroDecoder(schema).decode(encode(schema, array)).equals(array)
+
+
 def test_timestamps_in_the_schemas_unit() -> None:
     micros = 1_700_000_000_123_456
     utc = pa.array([micros, -1], type=pa.timestamp("us", tz="UTC"))
@@ -204,6 +233,21 @@ def test_timestamps_in_the_schemas_unit() -> None:
     seconds = pa.array([1], type=pa.timestamp("s", tz="UTC"))
     micros_schema = {"type": "long", "logicalType": "timestamp-micros"}
     assert encode(_schema(micros_schema), seconds) == [b"\x80\x89\x7a"]  # 1,000,000 zig-zag
+
+
+def test_seconds_beyond_a_long_of_microseconds_fail_the_row() -> None:
+    schema = _schema({"type": "long", "logicalType": "timestamp-micros"})
+    array = pa.array([0, 2**62], type=pa.timestamp("s", tz="UTC"))
+    with pytest.raises(AvroEncodeError, match="outside Avro long's range") as info:
+        encode(schema, array)
+    assert info.value.index == 1
+
+
+def test_durations_are_longs_of_microseconds() -> None:
+    # a day-time interval column, with the schema derive_schema gives it
+    schema = _schema({"type": "long", "spark.sql.catalyst.type": "interval day to second"})
+    assert encode(schema, pa.array([1], type=pa.duration("ms"))) == [b"\xd0\x0f"]  # 1000
+    assert encode(schema, pa.array([-1], type=pa.duration("us"))) == [b"\x01"]
 
 
 def test_int_long_and_float_double_unions_take_the_arrow_width() -> None:
@@ -457,9 +501,11 @@ def _arrow_values(t: pa.DataType, nullable: bool) -> st.SearchStrategy[Any]:
             )
         )
     elif pa.types.is_decimal(t):
-        bound = 10**t.precision - 1
+        # at most 28 digits: the decoder reads wider decimals through Python's default decimal
+        # context, which rounds to 28 (test_38_digit_decimals_round_trip below)
+        bound = 10 ** min(t.precision, 28) - 1
         scale = t.scale
-        values = st.integers(-bound, bound).map(lambda u: Decimal(u).scaleb(-scale))
+        values = st.integers(-bound, bound).map(lambda u: Decimal(f"{u}e-{scale}"))
     elif pa.types.is_list(t):
         field = t.value_field
         values = st.lists(_arrow_values(field.type, field.nullable), max_size=3)

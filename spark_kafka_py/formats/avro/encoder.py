@@ -32,7 +32,10 @@ date32                                      int, ``date`` (days since 1970-01-01
 timestamp(unit, tz)                         long, ``timestamp-millis``/``-micros``
 timestamp(unit) (no tz)                     long, ``local-timestamp-millis``/``-micros``
                                             (microseconds to milliseconds: floor division,
-                                            as spark-avro's ``AvroSerializer``)
+                                            as spark-avro's ``AvroSerializer``; beyond a
+                                            long fails the row)
+duration(unit)                              long (microseconds: Spark's day-time interval,
+                                            as spark-avro writes it)
 float32, float64                            float, double (a finite float64 beyond float32's
                                             range fails the row)
 null                                        null
@@ -270,10 +273,16 @@ class _Planner:
             millis = t.logical_type in ("timestamp-millis", "local-timestamp-millis")
             if arrow.unit == "ns":
                 convert = _cast_to(pa.int64(), 1, 1_000_000 if millis else 1_000)
+                checked = False
             else:
                 per = _MICROS_PER[arrow.unit]
                 convert = _cast_to(pa.int64(), per, 1_000 if millis else 1)
-            checked = False
+                checked = per > 1 and not millis  # seconds as microseconds may overflow
+        elif pa.types.is_duration(arrow) and t.type == "long" and t.logical_type is None:
+            # Spark's day-time interval: microseconds (spark-avro writes it as a long)
+            per = _MICROS_PER.get(arrow.unit, 1)
+            convert = _cast_to(pa.int64(), per, 1_000 if arrow.unit == "ns" else 1)
+            checked = per > 1
         else:
             raise self.incompatible(arrow, t, path)
 
