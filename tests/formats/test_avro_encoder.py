@@ -243,6 +243,24 @@ def test_seconds_beyond_a_long_of_microseconds_fail_the_row() -> None:
     assert info.value.index == 1
 
 
+@pytest.mark.parametrize(
+    ("schema", "arrow", "good", "bad"),
+    [
+        ("int", pa.int64(), -(2**31), -(2**31) - 1),
+        ("int", pa.uint32(), 2**31 - 1, 2**31),
+        ("long", pa.uint64(), 2**63 - 1, 2**63),
+    ],
+)
+def test_integers_out_of_the_avro_range_fail_the_row(
+    schema: str, arrow: pa.DataType, good: int, bad: int
+) -> None:
+    encoder = AvroEncoder(_schema(schema), arrow)
+    (payload,) = encoder.encode(pa.array([good], arrow))
+    assert _fastavro_reads(schema, payload) == good
+    with pytest.raises(AvroEncodeError, match=f"{bad} is outside Avro {schema}'s range"):
+        encoder.encode(pa.array([good, bad], arrow))
+
+
 def test_durations_are_longs_of_microseconds() -> None:
     # a day-time interval column, with the schema derive_schema gives it
     schema = _schema({"type": "long", "spark.sql.catalyst.type": "interval day to second"})
@@ -490,12 +508,12 @@ def _arrow_values(t: pa.DataType, nullable: bool) -> st.SearchStrategy[Any]:
     elif pa.types.is_binary(t):
         values = st.binary(max_size=6)
     elif pa.types.is_date32(t):
-        values = st.integers(-(10**6), 10**6).map(
+        values = st.integers(-700_000, 700_000).map(
             lambda d: datetime.date(1970, 1, 1) + datetime.timedelta(days=d)
         )
     elif pa.types.is_timestamp(t):
         tz = UTC if t.tz is not None else None
-        values = st.integers(-(10**17), 10**17).map(
+        values = st.integers(-(6 * 10**16), 6 * 10**16).map(
             lambda us: (
                 datetime.datetime(1970, 1, 1, tzinfo=tz) + datetime.timedelta(microseconds=us)
             )

@@ -260,9 +260,10 @@ class _Planner:
         convert: Convert
         if pa.types.is_integer(arrow):
             convert = _plain
-            checked = arrow.bit_width > (32 if t.type == "int" else 63) or (
-                t.type == "long" and pa.types.is_unsigned_integer(arrow)
-            )
+            width = 32 if t.type == "int" else 64
+            unsigned = pa.types.is_unsigned_integer(arrow)
+            # every value fits unless the Arrow type is wider (or as wide and unsigned)
+            checked = arrow.bit_width > width or (unsigned and arrow.bit_width == width)
         elif pa.types.is_date32(arrow) and t.logical_type == "date":
             convert = _cast_to(pa.int32(), 1, 1)
             checked = False
