@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from collections.abc import Iterable
 from typing import Final, NamedTuple
 
 from spark_kafka_py.formats.errors import FramingError
@@ -158,3 +159,29 @@ def build_header_id(schema_id: int | uuid.UUID) -> bytes:
     if not -(2**31) <= schema_id < 2**31:
         raise FramingError(f"schema id {schema_id} outside the signed 32-bit range")
     return bytes((HEADER_ID_MAGIC,)) + _ID.pack(schema_id)
+
+
+def header_id(
+    headers: Iterable[tuple[str, bytes | bytearray | memoryview | None]], *, key: bool = False
+) -> int | uuid.UUID | None:
+    """The schema id a record's headers carry for its value (or key), if any.
+
+    Args:
+        headers: the record's headers in order, as (name, value) pairs.
+        key: look for ``__key_schema_id`` instead of ``__value_schema_id``.
+
+    Returns:
+        :func:`parse_header_id` of the last header of that name (Kafka allows repeats; the
+        last one wins, as Confluent's deserializers take ``Headers.lastHeader``), or None
+        when there is none (the id is then in the payload's framing).
+
+    Raises:
+        FramingError: the header's value is malformed (see :func:`parse_header_id`).
+    """
+    name = KEY_SCHEMA_ID_HEADER if key else VALUE_SCHEMA_ID_HEADER
+    found = False
+    last: bytes | bytearray | memoryview | None = None
+    for header_name, value in headers:
+        if header_name == name:
+            found, last = True, value
+    return parse_header_id(last) if found else None

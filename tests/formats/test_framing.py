@@ -108,3 +108,18 @@ def test_bad_header_values_are_typed_errors(value: bytes | None, match: str) -> 
 def test_build_header_id_refuses_ids_outside_32_bits() -> None:
     with pytest.raises(FramingError, match="32-bit"):
         framing.build_header_id(2**31)
+
+
+def test_header_id_takes_the_last_header_of_the_name() -> None:
+    headers = [
+        ("__value_schema_id", b"\x00\x00\x00\x00\x01"),
+        ("__key_schema_id", b"\x00\x00\x00\x00\x02"),
+        ("trace", None),
+        ("__value_schema_id", b"\x00\x00\x00\x00\x03"),
+    ]
+    assert framing.header_id(headers) == 3
+    assert framing.header_id(headers, key=True) == 2
+    assert framing.header_id([("trace", b"x")]) is None
+    assert framing.header_id([]) is None
+    with pytest.raises(FramingError, match="without a value"):
+        framing.header_id([("__key_schema_id", None)], key=True)
