@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Mapping
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Final
 
 import pyarrow as pa
@@ -71,6 +71,10 @@ from spark_kafka_py.formats.avro.schema import (
 )
 from spark_kafka_py.formats.avro.types import MappedType, to_spark, union_shape
 from spark_kafka_py.formats.errors import AvroDecodeError, IncompatibleSchemaError, SchemaError
+
+#: Decimal arithmetic without rounding: the default context keeps 28 digits, fewer than a
+#: decimal(38, s) has; ``Decimal(int)`` is exact and ``scaleb`` in this context stays exact.
+_EXACT: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 #: The most items that encode to zero bytes (``null``s, empty records) one payload may hold
 #: in its arrays and maps together: such items cost no input bytes, so their count is bounded
@@ -751,7 +755,7 @@ def _from_unscaled(
     unscaled = _unscaled(data)
     if abs(unscaled) >= 10**precision:
         raise bad
-    return Decimal(unscaled).scaleb(-scale)
+    return Decimal(unscaled).scaleb(-scale, _EXACT)
 
 
 #: Logical types stored as Spark microseconds: the factor from the Avro unit.
@@ -847,7 +851,7 @@ def _decimal(data: bytes, precision: int | None, scale: int | None, pos: int) ->
     unscaled = _unscaled(data)
     if abs(unscaled) >= 10**precision:
         raise _Bad(f"a decimal wider than its precision {precision}", pos)
-    return Decimal(unscaled).scaleb(-scale)
+    return Decimal(unscaled).scaleb(-scale, _EXACT)
 
 
 def _fixed_reader(w: Fixed, r: Fixed, out: _Builder, keep: bool = True) -> Read:
