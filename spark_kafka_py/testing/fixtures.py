@@ -36,6 +36,9 @@ Fixtures:
   end). One that fails to start is an ERROR; one that cannot even be tried (no Java 21+, the
   download failed) is a skip, except with ``CI=true``, where it is an ERROR too.
 
+SIGTERM ends a run as Ctrl-C does (``KeyboardInterrupt``): the session's fixtures stop their
+brokers, registries and Spark processes instead of leaving them running.
+
 Environment: ``KAFKA_BOOTSTRAP_SERVERS`` (use that broker), ``SPARK_KAFKA_PY_BROKER`` =
 ``auto`` (default), ``local`` (never Docker) or ``docker`` (Docker or fail);
 ``SPARK_KAFKA_PY_KAFKA_VERSION`` = the Kafka release of every local cluster,
@@ -48,6 +51,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -69,6 +74,22 @@ if TYPE_CHECKING:
 #: Image of the Docker path. testcontainers-python's KafkaContainer is written for Confluent's
 #: image (KRaft from 7.4 on); Confluent Platform 7.9 carries Apache Kafka 3.9.
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.0"
+
+
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C: pytest then tears the session down (brokers, registries, Spark
+    stopped by their fixtures) instead of dying with their JVMs left running."""
+    raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Make SIGTERM stop the run like Ctrl-C (session fixtures' teardown runs), unless
+    something else already handles it."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    ):
+        signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
 
 
 def _docker_kafka() -> Any | None:
