@@ -277,18 +277,22 @@ def test_spot_check_conversions_written_out() -> None:
     assert row["ts"] == datetime.datetime(2026, 11, 27, 1, 2, 3, 8000, tzinfo=UTC)
 
 
+#: A value of each top-level type other than a record (the encoder's tests use it too).
+TOP_LEVEL_CASES: list[tuple[object, object]] = [
+    ("int", -5),
+    ("long", 2**62),
+    ("string", "top"),
+    (["null", "long"], None),
+    ({"type": "array", "items": "string"}, ["a", "b"]),
+    ({"type": "map", "values": "int"}, {"a": 1}),
+    ({"type": "enum", "name": "E", "symbols": ["A", "B"]}, "B"),
+    ("null", None),
+]
+
+
 @pytest.mark.parametrize(
     ("schema", "value"),
-    [
-        ("int", -5),
-        ("long", 2**62),
-        ("string", "top"),
-        (["null", "long"], None),
-        ({"type": "array", "items": "string"}, ["a", "b"]),
-        ({"type": "map", "values": "int"}, {"a": 1}),
-        ({"type": "enum", "name": "E", "symbols": ["A", "B"]}, "B"),
-        ("null", None),
-    ],
+    TOP_LEVEL_CASES,
 )
 def test_top_level_types_other_than_records(schema: object, value: object) -> None:
     _check(schema, [value, value])

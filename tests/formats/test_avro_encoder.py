@@ -28,7 +28,13 @@ from spark_kafka_py.formats.avro.derive import derive_schema
 from spark_kafka_py.formats.avro.encoder import AvroEncoder, encode
 from spark_kafka_py.formats.avro.schema import parse_schema
 from spark_kafka_py.formats.errors import AvroEncodeError, IncompatibleSchemaError
-from tests.formats.test_avro_decoder import EVERY_TYPE, _encode, _every, _schema_and_values
+from tests.formats.test_avro_decoder import (
+    EVERY_TYPE,
+    TOP_LEVEL_CASES,
+    _encode,
+    _every,
+    _schema_and_values,
+)
 
 UTC = datetime.timezone.utc
 
@@ -57,16 +63,7 @@ def test_every_type_round_trips_through_fastavro() -> None:
 
 @pytest.mark.parametrize(
     ("schema", "value"),
-    [
-        ("int", -5),
-        ("long", 2**62),
-        ("string", "top"),
-        (["null", "long"], None),
-        ({"type": "array", "items": "string"}, ["a", "b"]),
-        ({"type": "map", "values": "int"}, {"a": 1}),
-        ({"type": "enum", "name": "E", "symbols": ["A", "B"]}, "B"),
-        ("null", None),
-    ],
+    TOP_LEVEL_CASES,
 )
 def test_top_level_types_other_than_records(schema: object, value: object) -> None:
     _round_trip(schema, [value, value])
