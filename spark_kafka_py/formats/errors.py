@@ -29,6 +29,8 @@ The caller (the Spark layer) adds what only it knows: topic, partition, offset, 
 
 from __future__ import annotations
 
+import uuid
+
 from spark_kafka_py.errors import KafkaError
 
 
@@ -54,11 +56,11 @@ class UnknownSchemaError(FormatError):
     """A framed value names a schema id the caller has no schema for.
 
     Attributes:
-        schema_id: the id in the framing.
+        schema_id: the id in the framing or a header (an ``int``), or the GUID in a header.
         index: the value's position in the column being decoded.
     """
 
-    def __init__(self, schema_id: int, index: int) -> None:
+    def __init__(self, schema_id: int | uuid.UUID, index: int) -> None:
         super().__init__(f"record {index}: no schema for id {schema_id}")
         self.schema_id = schema_id
         self.index = index

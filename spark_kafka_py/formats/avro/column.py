@@ -18,6 +18,7 @@ payload that does not decode with its writer schema (:class:`AvroDecodeError`, w
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -61,7 +62,63 @@ def decode_framed(
         FramingError, UnknownSchemaError, AvroDecodeError: a bad row, without ``on_error``.
         ValueError: a decoder whose ``arrow_type`` is not ``arrow_type``.
     """
-    groups: dict[int, tuple[list[int], list[memoryview]]] = {}
+    def by_key(key: SchemaKey) -> AvroDecoder | None:
+        assert isinstance(key, int)  # the framing holds ids only
+        return decoder_for(key)
+
+    return decode_keyed(split_framed(values), arrow_type, by_key, on_error=on_error)
+
+
+#: What names a writer schema: a registry id, or a GUID (a header id, Confluent 8).
+SchemaKey = int | uuid.UUID
+#: One row to decode: (its writer schema's key, its unframed payload), None for a null row,
+#: or the :class:`FramingError` that makes it a bad row.
+Keyed = tuple[SchemaKey, memoryview] | FramingError | None
+
+
+def split_framed(values: Sequence[bytes | bytearray | memoryview | None]) -> list[Keyed]:
+    """Each framed value as (schema id, payload); None stays None; a value without the
+    framing becomes its :class:`FramingError` (``index`` set to the row)."""
+    rows: list[Keyed] = []
+    for row, value in enumerate(values):
+        if value is None:
+            rows.append(None)
+            continue
+        try:
+            framed = framing.parse(value)
+        except FramingError as exc:
+            rows.append(FramingError(exc.reason, row))
+            continue
+        rows.append((framed.schema_id, framed.payload))
+    return rows
+
+
+def decode_keyed(
+    rows: Sequence[Keyed],
+    arrow_type: pa.DataType,
+    decoder_for: Callable[[SchemaKey], AvroDecoder | None],
+    *,
+    on_error: OnError | None = None,
+) -> pa.Array:
+    """Decode rows whose writer schemas are named by any key (a registry id in the framing
+    or in a header, a GUID) into one array, in row order.
+
+    Args:
+        rows: per row, (writer schema key, payload), None (a null row), or the
+            :class:`FramingError` that makes it bad.
+        arrow_type, on_error: as :func:`decode_framed`.
+        decoder_for: the decoder for a key (called once per distinct key), or None when the
+            key names no schema (the rows fail with :class:`UnknownSchemaError`).
+
+    Returns:
+        An array of ``arrow_type`` with one row per row.
+
+    Raises:
+        FramingError, UnknownSchemaError, AvroDecodeError: a bad row, without ``on_error``
+            (framing errors first, then by key in order of first appearance).
+        ValueError: a decoder whose ``arrow_type`` is not ``arrow_type``.
+    """
+    groups: dict[SchemaKey, tuple[list[int], list[memoryview]]] = {}
     null_rows: list[int] = []
 
     def bad(row: int, error: FormatError) -> None:
@@ -70,43 +127,43 @@ def decode_framed(
         on_error(error)
         null_rows.append(row)
 
-    for row, value in enumerate(values):
-        if value is None:
+    for row, item in enumerate(rows):
+        if item is None:
             null_rows.append(row)
-            continue
-        try:
-            framed = framing.parse(value)
-        except FramingError as exc:
-            bad(row, FramingError(exc.reason, row))
-            continue
-        rows, payloads = groups.setdefault(framed.schema_id, ([], []))
-        rows.append(row)
-        payloads.append(framed.payload)
+        elif isinstance(item, FramingError):
+            bad(row, item)
+        else:
+            key, payload = item
+            members, payloads = groups.setdefault(key, ([], []))
+            members.append(row)
+            payloads.append(payload)
 
     pieces: list[pa.Array] = []
-    positions = [0] * len(values)
+    positions = [0] * len(rows)
     size = 0
-    for schema_id, (rows, payloads) in groups.items():
-        decoder = decoder_for(schema_id)
+    for key, (members, payloads) in groups.items():
+        decoder = decoder_for(key)
         if decoder is None:
-            for row in rows:
-                bad(row, UnknownSchemaError(schema_id, row))
+            for row in members:
+                bad(row, UnknownSchemaError(key, row))
             continue
         if decoder.arrow_type != arrow_type:
             raise ValueError(
-                f"the decoder for schema id {schema_id} gives {decoder.arrow_type}, "
-                f"not {arrow_type}"
+                f"the decoder for schema {key} gives {decoder.arrow_type}, not {arrow_type}"
             )
+        sid = key if isinstance(key, int) else None
 
-        def report(error: AvroDecodeError, rows: list[int] = rows, sid: int = schema_id) -> None:
+        def report(
+            error: AvroDecodeError, members: list[int] = members, sid: int | None = sid
+        ) -> None:
             assert on_error is not None
-            on_error(AvroDecodeError(rows[error.index], error.reason, error.position, sid))
+            on_error(AvroDecodeError(members[error.index], error.reason, error.position, sid))
 
         try:
             array = decoder.decode(payloads, on_error=None if on_error is None else report)
         except AvroDecodeError as exc:
-            raise AvroDecodeError(rows[exc.index], exc.reason, exc.position, schema_id) from None
-        for n, row in enumerate(rows):
+            raise AvroDecodeError(members[exc.index], exc.reason, exc.position, sid) from None
+        for n, row in enumerate(members):
             positions[row] = size + n
         pieces.append(array)
         size += len(array)
