@@ -60,6 +60,12 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     (KIP-848), ``--pause-runs`` runs each, alternating (median and max, ms), and the joining
     member's time to its first record. Not a comparison with a peer; no Spark; without
     ``--bootstrap-servers`` on a local broker of its own (``--partitions``, default 4).
+``avro`` (:mod:`benchmarks.avro`)
+    The Avro decoder alone: registry-framed values of a 10-field record decoded into one
+    Arrow array (``decode_framed``, accelerated and pure) against the Python route (fastavro's
+    ``schemaless_reader`` and confluent-kafka's ``AvroDeserializer`` per record, then
+    ``pa.array``); records/s, ns/record and the ratios. No broker, no Spark; ``--records``
+    (default 200,000), ``--repeat``.
 ``fuzz`` (:mod:`benchmarks.fuzz`)
     Coverage-guided fuzzing (atheris) of every decoder of network bytes, seeded with real
     broker traffic: executions, exec/s, findings, slowest input and largest allocation per
@@ -99,6 +105,7 @@ from typing import Any
 if __name__ == "__main__" and not __package__:  # run as a file: the checkout's root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.avro import run as run_avro
 from benchmarks.batch_read import bench_batch, format_batch_table
 from benchmarks.decoder import bench_decoder
 from benchmarks.eos import EosLatency, bench_eos, format_latency_table
@@ -222,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
         *("planning", "fuzz", "all"),
     }
     known.add("group-pause")
+    known.add("avro")
     unknown = which - known
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
@@ -233,6 +241,11 @@ def run(args: argparse.Namespace) -> int:
     if "group-pause" in which:  # no Spark; a broker of its own (benchmarks.group_pause)
         status = run_group_pause(args)
         which.discard("group-pause")
+        if not which:
+            return status
+    if "avro" in which:  # no broker, no Spark (benchmarks.avro)
+        status = run_avro(args)
+        which.discard("avro")
         if not which:
             return status
     if "all" in which:
@@ -567,7 +580,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,planning,fuzz,group-pause,all}",
+        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,planning,fuzz,group-pause,avro,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument(
