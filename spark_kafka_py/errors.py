@@ -369,3 +369,23 @@ class SchemaRegistryError(KafkaError):
         self.status = status
         self.error_code = error_code
         self.retriable = retriable
+
+
+class RecordFormatError(KafkaError, ValueError):
+    """A record's key or value does not decode in its payload format (``valueFormat`` /
+    ``keyFormat``), or a row does not encode: raised by the Spark layer with ``mode=FAILFAST``.
+
+    The message names the column, the topic-partition and offset (reads) or the row (writes),
+    the schema id when known, and what is wrong.
+
+    Attributes:
+        column: ``"key"`` or ``"value"``, when known.
+        schema_id: the writer schema's registry id, when known.
+    """
+
+    def __init__(
+        self, message: str, *, column: str | None = None, schema_id: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.column = column
+        self.schema_id = schema_id

@@ -61,6 +61,8 @@ SINK = "sink"
 READ = frozenset({BATCH, STREAM})
 #: Client settings shared by reads and writes.
 CLIENT = frozenset({BATCH, STREAM, SINK})
+#: Payload format and schema registry options: reads and writes.
+FORMATS = CLIENT
 
 #: Prefix of the Kafka client settings among the options (Spark's ``kafka.`` convention).
 KAFKA_PREFIX = "kafka."
@@ -398,6 +400,95 @@ OPTIONS: tuple[Option, ...] = (
          default_text="the broker's `transaction.max.timeout.ms` (15 min by default)"),
     _opt("kafka.partitioner.ignore.keys", "boolean", False,
          "spread keyed records as unkeyed ones instead of by `murmur2(key)` (KIP-794)", {SINK}),
+    # -- payload formats: Avro with a schema registry (spark_kafka_py.spark.payload; docs/formats.md)
+    _opt("valueFormat", "enum", "binary",
+         "`binary` (Spark's schema) or `avro`: the `value` column is the Avro schema's struct "
+         "(read: decoded on the executors; write: encoded, registry-framed)", FORMATS,
+         choices=("binary", "avro"), spark="ours only"),
+    _opt("keyFormat", "enum", "binary", "the same for the `key` column", FORMATS,
+         choices=("binary", "avro"), spark="ours only"),
+    _opt("mode", "enum", "failfast",
+         "a record that does not decode: `FAILFAST` fails the task naming topic, partition, "
+         "offset and schema id; `PERMISSIVE` gives a null column (spark-avro's `mode`)", READ,
+         choices=("failfast", "permissive"), default_text="`FAILFAST`", spark="ours only"),
+    _opt("includeRawBytes", "boolean", False,
+         "add `value_raw` (and `key_raw`) binary columns holding each formatted column's bytes "
+         "as read (what `PERMISSIVE` left null stays there)", READ, spark="ours only"),
+    _opt("avroSchema", "json", None,
+         "the value's Avro schema as JSON: the reader schema (read), the writer schema (write); "
+         "without `schema.registry.url` values are plain Avro, as spark-avro's", FORMATS,
+         spark="ours only"),
+    _opt("key.avroSchema", "json", None, "the same for the key", FORMATS, spark="ours only"),
+    _opt("value.schema.id", "int", None,
+         "the value's schema by registry id (reader schema on read, writer schema on write)",
+         FORMATS, minimum=0, spark="ours only"),
+    _opt("key.schema.id", "int", None, "the same for the key", FORMATS, minimum=0,
+         spark="ours only"),
+    _opt("value.schema.version", "int", None,
+         "the value's schema by version of its subject (else the latest)", FORMATS, minimum=1,
+         spark="ours only"),
+    _opt("key.schema.version", "int", None, "the same for the key", FORMATS, minimum=1,
+         spark="ours only"),
+    _opt("value.subject.name.strategy", "string", "TopicNameStrategy",
+         "the value's subject: `TopicNameStrategy` (`<topic>-value`), `RecordNameStrategy` "
+         "(the record's full name) or `TopicRecordNameStrategy` (`<topic>-<record name>`); "
+         "Confluent's class names are accepted too", FORMATS,
+         spark="ours only"),
+    _opt("key.subject.name.strategy", "string", "TopicNameStrategy",
+         "the same for the key (`<topic>-key`)", FORMATS,
+         spark="ours only"),
+    _opt("auto.register.schemas", "boolean", True,
+         "write: register the schema derived from the column's type under the subject (as "
+         "Confluent's serializer; the registry's compatibility rule still applies)", {SINK},
+         spark="ours only"),
+    _opt("use.latest.version", "boolean", False,
+         "write: encode with the subject's latest schema (needs `auto.register.schemas=false`)",
+         {SINK}, spark="ours only"),
+    _opt("schema.registry.url", "list", None,
+         "registry base URLs, comma-separated (Confluent-compatible API); credentials in a URL "
+         "are hidden", FORMATS, spark="ours only"),
+    _opt("schema.registry.basic.auth.credentials.source", "enum", "USER_INFO",
+         "`USER_INFO` (the next option) or `URL` (`user:password@` in the URL)", FORMATS,
+         choices=("user_info", "url"), default_text="`USER_INFO`", spark="ours only"),
+    _opt("schema.registry.basic.auth.user.info", "password", None,
+         "`user:password` for HTTP basic authentication (also read as "
+         "`basic.auth.user.info`)", FORMATS, secret=True, spark="ours only"),
+    _opt("basic.auth.user.info", "password", None, "the same, Confluent's short name",
+         FORMATS, secret=True, spark="ours only"),
+    _opt("schema.registry.ssl.truststore.location", "string", None,
+         "PEM file of the CAs the registry's certificate is checked against", FORMATS,
+         spark="ours only"),
+    _opt("schema.registry.ssl.truststore.type", "enum", "PEM", "only `PEM`", FORMATS,
+         choices=("pem",), default_text="`PEM`", spark="ours only"),
+    _opt("schema.registry.ssl.keystore.location", "string", None,
+         "PEM file with the client's certificate chain and key (mutual TLS)", FORMATS,
+         spark="ours only"),
+    _opt("schema.registry.ssl.keystore.type", "enum", "PEM", "only `PEM`", FORMATS,
+         choices=("pem",), default_text="`PEM`", spark="ours only"),
+    _opt("schema.registry.ssl.key.password", "password", None, "the private key's password",
+         FORMATS, secret=True, spark="ours only"),
+    _opt("schema.registry.ssl.endpoint.identification.algorithm", "string", "https",
+         "`https` checks the registry's host name; empty turns that off", FORMATS,
+         spark="ours only"),
+    _opt("schema.registry.request.timeout.ms", "int", _client.REQUEST_TIMEOUT_MS,
+         "the longest one HTTP exchange with the registry may take", FORMATS, unit="ms",
+         minimum=1, spark="ours only"),
+    _opt("schema.registry.connect.timeout.ms", "int",
+         _client.SOCKET_CONNECTION_SETUP_TIMEOUT_MS,
+         "the longest a connection (and TLS) set-up to the registry may take", FORMATS,
+         unit="ms", minimum=1, spark="ours only"),
+    _opt("schema.registry.max.response.bytes", "int", 8 * 1024 * 1024,
+         "the largest registry answer read; a larger one fails", FORMATS, unit="bytes",
+         minimum=1024, spark="ours only"),
+    _opt("schema.registry.retry.backoff.ms", "int", _client.RETRY_BACKOFF_MS,
+         "first pause before retrying a failed registry request (doubling, KIP-580 style)",
+         FORMATS, unit="ms", minimum=0, spark="ours only"),
+    _opt("schema.registry.retry.backoff.max.ms", "int", _client.RETRY_BACKOFF_MAX_MS,
+         "the longest pause between registry retries", FORMATS, unit="ms", minimum=0,
+         spark="ours only"),
+    _opt("schema.registry.retry.timeout.ms", "int", _client.DEFAULT_API_TIMEOUT_MS,
+         "how long one registry look-up may keep retrying", FORMATS, unit="ms", minimum=0,
+         spark="ours only"),
     # -- security (parsed by spark_kafka_py.client.security; see docs/security.md) ---------------
     _opt("kafka.security.protocol", "enum", "PLAINTEXT",
          "`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`", {SECURITY},

@@ -142,13 +142,17 @@ SINK_BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "topic": "t"}
 def _valid_context(o: registry.Option) -> tuple[dict[str, str], bool]:
     """Options and mode in which ``o`` is read by the parser."""
     extra = {"kafka.group.id": "g"} if registry.GROUP in o.scopes else {}
+    if o.scopes == registry.FORMATS or o.key in ("mode", "includerawbytes"):
+        # payload options are read with a formatted column and a registry
+        extra = {"valueformat": "avro", "keyformat": "avro", "schema.registry.url": "http://r:1"}
     return {**BASE, **extra}, registry.STREAM in o.scopes
 
 
 def _parse(o: registry.Option, value: str) -> None:
     """Parse a read, or a write for options of the sink only, with ``o`` set to ``value``."""
     if o.scopes == {registry.SINK}:
-        parse_sink_options({**SINK_BASE, o.key: value})
+        formats = {"valueformat": "avro", "schema.registry.url": "http://r:1"}
+        parse_sink_options({**SINK_BASE, **formats, o.key: value})
         return
     base, streaming = _valid_context(o)
     parse_options({**base, o.key: value}, streaming=streaming)

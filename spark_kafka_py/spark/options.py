@@ -50,6 +50,7 @@ from spark_kafka_py.registry import (
     option,
     parse_time_ms,
 )
+from spark_kafka_py.spark.payload import PayloadOptions, ReadPayload, parse_payload_options
 
 __all__ = [
     "Assign",
@@ -196,6 +197,10 @@ class SourceOptions:
         consumer: the honoured ``kafka.*`` settings.
         group: the consumer-group settings (:class:`GroupOptions`).
         kafka_params: the ``kafka.*`` options as given (without the prefix), secrets redacted.
+        payload: ``valueFormat`` / ``keyFormat`` and the schema registry
+            (:class:`~spark_kafka_py.spark.payload.PayloadOptions`).
+        read_payload: the reader schemas of the formatted columns, set once the DataFrame's
+            schema is known (:func:`~spark_kafka_py.spark.payload.read_payload_from_schema`).
     """
 
     subscription: Subscription
@@ -214,6 +219,8 @@ class SourceOptions:
     fetch_offset_retry_interval_ms: int = option("fetchOffset.retryIntervalMs").default
     kafka_params: Mapping[str, str] = field(default_factory=dict)
     group: GroupOptions = field(default_factory=GroupOptions)
+    payload: PayloadOptions = field(default_factory=PayloadOptions)
+    read_payload: ReadPayload | None = None
 
 
 def parse_subscription(options: Mapping[str, str]) -> Subscription:
@@ -717,6 +724,7 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
         group=_group_options(
             opts, consumer, subscription, streaming=streaming, start_from_group=start_from_group
         ),
+        payload=parse_payload_options(opts),
     )
     if streaming:
         _check_trigger(parsed)

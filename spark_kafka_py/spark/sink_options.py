@@ -27,6 +27,7 @@ from spark_kafka_py.records.compression import (
 from spark_kafka_py.records.encoder import LEVEL_RANGES
 from spark_kafka_py.registry import KAFKA_PREFIX, OPTIONS, SECURITY, SINK, SINK_REJECTED, option
 from spark_kafka_py.spark.options import check_kafka_options, parse_client_config
+from spark_kafka_py.spark.payload import PayloadOptions, parse_payload_options
 
 __all__ = ["SinkOptions", "parse_sink_options"]
 
@@ -73,6 +74,7 @@ class SinkOptions:
         recover_partial_batch: ``recoverPartialBatch``: the part-visible micro-batch whose
             replay completes it (exactly-once), or ``None``.
         kafka_params: the ``kafka.*`` options as given, secrets hidden (for messages).
+        payload: ``valueFormat`` / ``keyFormat`` and the schema registry (encoding rows).
     """
 
     producer: ProducerSettings
@@ -86,6 +88,7 @@ class SinkOptions:
     checkpoint_location: str | None = None
     recover_partial_batch: int | None = None
     kafka_params: Mapping[str, str] = field(default_factory=dict)
+    payload: PayloadOptions = field(default_factory=PayloadOptions)
 
 
 def _value(opts: Mapping[str, str], name: str) -> Any:
@@ -159,6 +162,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) ->
         recover_partial_batch=_value(opts, "recoverPartialBatch"),
         partitioner_ignore_keys=_value(opts, "kafka.partitioner.ignore.keys"),
         kafka_params=redact_options(kafka),
+        payload=parse_payload_options(opts),
     )
 
 

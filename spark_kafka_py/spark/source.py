@@ -11,10 +11,11 @@ Integration Guide for option names, schema and semantics.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -47,7 +48,21 @@ from spark_kafka_py.consumer.types import EARLIEST_TIMESTAMP, TopicPartition
 from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.spark.group import StreamGroup, commit_read_range, plan_commits
 from spark_kafka_py.spark.offsets import SparkOffsets, to_offset_dict
-from spark_kafka_py.spark.options import SourceOptions, include_headers, parse_options
+from spark_kafka_py.spark.options import (
+    Assign,
+    SourceOptions,
+    Subscribe,
+    include_headers,
+    parse_options,
+    parse_subscription,
+)
+from spark_kafka_py.spark.payload import (
+    ReadPayload,
+    decode_batch,
+    parse_payload_options,
+    read_payload_from_schema,
+    resolve_read,
+)
 from spark_kafka_py.spark.plan_report import report_plan
 from spark_kafka_py.spark.planner import (
     KafkaInputPartition,
@@ -101,6 +116,44 @@ def kafka_schema(include_headers: bool) -> StructType:
     return StructType(fields)
 
 
+def source_schema(options: Mapping[str, str]) -> StructType:
+    """The DataFrame's schema: :func:`kafka_schema`, with ``valueFormat`` / ``keyFormat`` the
+    formatted columns' types from their reader schemas (asked of the registry now, on the
+    driver: :func:`~spark_kafka_py.spark.payload.resolve_read`) and, with
+    ``includeRawBytes``, ``key_raw`` / ``value_raw`` binary columns at the end.
+
+    Raises:
+        ConfigError: a bad payload option, a subject that cannot be named, a schema Spark
+            cannot represent.
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    opts = {str(k).lower(): str(v) for k, v in options.items()}
+    base = kafka_schema(include_headers(opts))
+    payload = parse_payload_options(opts)
+    if not payload.active:
+        return base
+    subscription = parse_subscription(opts)
+    if isinstance(subscription, Subscribe):
+        topics: list[str] | None = list(subscription.topics)
+    elif isinstance(subscription, Assign):
+        topics = [tp.topic for tp in subscription.partitions]
+    else:
+        topics = None
+    return with_payload(base, resolve_read(payload, topics))
+
+
+def with_payload(base: StructType, payload: ReadPayload) -> StructType:
+    """``base`` with the formatted columns' fields (:meth:`ReaderSchema.field`) and the raw
+    byte columns of ``includeRawBytes``."""
+    fields = []
+    for f in base.fields:
+        reader = payload.reader(f.name)
+        fields.append(reader.field() if reader is not None else f)
+    if payload.options.include_raw:
+        fields.extend(StructField(f"{r.column}_raw", BinaryType()) for r in payload.readers)
+    return StructType(fields)
+
+
 def read_partition(options: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
     """Executor side: the records of one planned range as Arrow batches (Spark's schema).
 
@@ -115,16 +168,26 @@ def read_partition(options: SourceOptions, partition: InputPartition) -> Iterato
         if type(partition) is InputPartition and partition.value is None:
             return
         raise TypeError(f"format('pykafka') cannot read input partition {partition!r}")
-    yield from read_range(
+    payload = options.read_payload
+    # header schema ids (Confluent 8) are read from the headers: fetch them with a registry
+    headers = options.include_headers or (
+        payload is not None and payload.options.registry is not None
+    )
+    batches = read_range(
         options.consumer,
         partition.topic_partition,
         partition.from_offset,
         partition.until_offset,
-        include_headers=options.include_headers,
+        include_headers=headers,
         fail_on_data_loss=options.fail_on_data_loss,
         poll_timeout_ms=options.poll_timeout_ms,
         leader_hint=partition.leader_hint,
     )
+    if payload is None:
+        yield from batches
+        return
+    for batch in batches:
+        yield decode_batch(batch, payload, keep_headers=options.include_headers)
 
 
 class _PushFilters:
@@ -427,26 +490,37 @@ class PyKafkaDataSource(DataSource):
 
     @user_facing
     def schema(self) -> StructType:
-        return kafka_schema(include_headers(self.options))
+        return source_schema(self.options)
 
-    def _check_schema(self, schema: StructType) -> None:
-        """Spark's Kafka source has a fixed schema; a user-specified one is an error."""
-        if schema != kafka_schema(include_headers(self.options)):
+    def _options(self, schema: StructType, *, streaming: bool) -> SourceOptions:
+        """The read's options, with the reader schemas ``schema`` carries.
+
+        Spark's Kafka source has a fixed schema; a user-specified one is an error. With
+        ``valueFormat``/``keyFormat`` the formatted columns' types are the reader schemas'
+        that :meth:`schema` resolved (carried in the fields' metadata), so a query keeps the
+        schema it was planned with even if the subject's latest schema changes.
+        """
+        options = parse_options(self.options, streaming=streaming)
+        expected = kafka_schema(options.include_headers)
+        payload = None
+        if options.payload.active:
+            payload = read_payload_from_schema(options.payload, schema.fields)
+            expected = with_payload(expected, payload)
+        if schema != expected:
             raise ConfigError(
                 "Kafka source has a fixed schema and cannot be set with a custom one "
                 f"(got {schema.simpleString()}); remove .schema(...) and use select/cast "
                 "or from_json on the value column instead"
             )
+        return dataclasses.replace(options, read_payload=payload)
 
     @user_facing
     def reader(self, schema: StructType) -> KafkaBatchReader:
-        self._check_schema(schema)
-        return KafkaBatchReader(parse_options(self.options, streaming=False))
+        return KafkaBatchReader(self._options(schema, streaming=False))
 
     @user_facing
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
-        self._check_schema(schema)
-        return KafkaStreamReader(parse_options(self.options, streaming=True))
+        return KafkaStreamReader(self._options(schema, streaming=True))
 
     @user_facing
     def writer(self, schema: StructType, overwrite: bool) -> KafkaArrowWriter:

@@ -45,7 +45,7 @@ SECURITY_OPTIONS: frozenset[str] = kafka_settings(SECURITY)
 
 #: Options whose whole value is secret (``secret`` in the registry), and what
 #: :func:`redact_options` shows instead.
-_SECRET_OPTIONS = frozenset(o.kafka_name for o in OPTIONS if o.secret)
+_SECRET_OPTIONS = frozenset(o.kafka_name or o.key for o in OPTIONS if o.secret)
 REDACTED = "*********(redacted)"
 
 
@@ -170,7 +170,8 @@ def redact_options(options: Mapping[str, str]) -> dict[str, str]:
     """A copy of ``kafka.*`` options (prefix stripped or not) with secret values replaced.
 
     Secret options: ``sasl.jaas.config``, ``sasl.oauthbearer.token``, ``ssl.*.password``,
-    ``ssl.keystore.key`` (and any key containing ``password``, ``secret`` or ``token``).
+    ``ssl.keystore.key``, the schema registry's ``basic.auth.user.info`` (and any key
+    containing ``password``, ``secret`` or ``token``).
     """
     out = {}
     for key, value in options.items():

@@ -1,0 +1,696 @@
+"""Payload formats of the ``key`` and ``value`` columns: ``valueFormat`` / ``keyFormat``.
+
+With ``valueFormat=avro`` a read's ``value`` column is the Avro schema's Spark type (a struct
+for a record) instead of ``binary``, decoded on the executors in the pass that turns fetched
+record batches into Arrow; a write encodes it. This module is the Spark layer's side of that:
+
+* :func:`parse_payload_options`: the options (``valueFormat``, ``keyFormat``, ``mode``,
+  ``includeRawBytes``, ``avroSchema``, ``value.schema.id``/``.version``, the subject name
+  strategies, ``schema.registry.*``), checked once, picklable.
+* :func:`resolve_read`: on the driver, at planning time, the reader schema of each formatted
+  column: ``avroSchema`` as given, else the registry's schema of ``value.schema.id``, else
+  version ``value.schema.version`` (or the latest) of the column's subject. The DataFrame's
+  column type is that schema mapped as spark-avro's ``SchemaConverters`` maps it
+  (:func:`spark_kafka_py.formats.avro.types.to_spark`).
+* :func:`decode_batch`: on an executor, a fetched batch (Spark's Kafka schema, ``value
+  binary``) -> the same batch with the formatted columns decoded. Each record names its writer
+  schema by the id in Confluent's framing (magic byte 0, 4-byte id) or in a
+  ``__value_schema_id`` / ``__key_schema_id`` header (Confluent 8, an id or a GUID); the
+  executor fetches each writer schema once per process (the registry client's bounded cache)
+  and resolves it to the reader schema by Avro's rules (a decoder per writer/reader pair,
+  kept in a bounded per-process cache).
+
+Without ``schema.registry.url`` the values are plain Avro datums of ``avroSchema`` (no framing),
+as spark-avro's ``from_avro``/``to_avro`` read and write them.
+
+Bad records: ``mode=FAILFAST`` (the default, as spark-avro's) fails the task with a
+:class:`~spark_kafka_py.errors.RecordFormatError` naming the column, topic-partition, offset
+and schema id; ``mode=PERMISSIVE`` makes the column null, logs one warning per task with the
+count and the first bad record, and with ``includeRawBytes=true`` the record's bytes stay in
+``value_raw`` / ``key_raw``.
+
+Sources: Confluent's wire format and ``SubjectNameStrategy`` (Schema Registry docs, "Formats,
+Serializers, and Deserializers"), spark-avro's ``from_avro`` options (``mode``,
+``avroSchema``) and ``SchemaConverters``, the Avro 1.12 specification ("Schema Resolution").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.types import StructField, StructType
+
+from spark_kafka_py.client.retry import Backoff, Retries
+from spark_kafka_py.errors import ConfigError, RecordFormatError, SchemaRegistryError
+from spark_kafka_py.formats import framing
+from spark_kafka_py.formats.avro.column import Keyed, SchemaKey, decode_keyed
+from spark_kafka_py.formats.avro.decoder import AvroDecoder
+from spark_kafka_py.formats.avro.schema import Record, Schema, parse_schema
+from spark_kafka_py.formats.avro.types import to_spark
+from spark_kafka_py.formats.errors import (
+    AvroDecodeError,
+    FormatError,
+    FramingError,
+    SchemaError,
+    UnknownSchemaError,
+)
+from spark_kafka_py.registry import OPTIONS, option
+from spark_kafka_py.schema_registry.cache import LruCache
+from spark_kafka_py.schema_registry.client import AVRO, SchemaRegistryClient
+from spark_kafka_py.schema_registry.settings import RegistrySettings, parse_settings
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "BINARY",
+    "ColumnFormat",
+    "PayloadOptions",
+    "ReadPayload",
+    "ReaderSchema",
+    "decode_batch",
+    "parse_payload_options",
+    "registry_client",
+    "resolve_read",
+    "subject_name",
+]
+
+BINARY = "binary"
+AVRO_FORMAT = "avro"
+
+#: The subject name strategies (Confluent's ``io.confluent.kafka.serializers.subject.*``).
+STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+_STRATEGY_PACKAGE = "io.confluent.kafka.serializers.subject."
+
+#: Field metadata key under which a formatted column carries its reader schema through Spark
+#: (the schema PySpark hands ``reader(schema)`` is the one ``schema()`` returned).
+READER_SCHEMA_METADATA = "spark_kafka_py.avroSchema"
+READER_SCHEMA_ID_METADATA = "spark_kafka_py.schemaId"
+
+
+@dataclass(frozen=True)
+class ColumnFormat:
+    """How one column (``key`` or ``value``) is formatted.
+
+    Attributes:
+        column: ``"key"`` or ``"value"``.
+        format: ``"avro"``.
+        avro_schema: the schema JSON of ``avroSchema`` / ``key.avroSchema``, or None.
+        schema_id: ``value.schema.id`` / ``key.schema.id``, or None.
+        schema_version: ``value.schema.version`` / ``key.schema.version``, or None.
+        strategy: the subject name strategy, one of :data:`STRATEGIES`.
+    """
+
+    column: str
+    format: str
+    avro_schema: str | None
+    schema_id: int | None
+    schema_version: int | None
+    strategy: str
+
+    @property
+    def is_key(self) -> bool:
+        return self.column == "key"
+
+    @property
+    def option_prefix(self) -> str:
+        """``key.`` or ``value.``: how the column's options are named."""
+        return f"{self.column}."
+
+    @property
+    def schema_option(self) -> str:
+        return "key.avroSchema" if self.is_key else "avroSchema"
+
+
+@dataclass(frozen=True)
+class PayloadOptions:
+    """The payload options of a read or a write, checked (picklable).
+
+    Attributes:
+        key, value: the formatted columns, None for ``binary``.
+        registry: the registry's settings, None without ``schema.registry.url``.
+        permissive: ``mode=PERMISSIVE``.
+        include_raw: ``includeRawBytes``.
+        auto_register: ``auto.register.schemas`` (writes).
+        use_latest: ``use.latest.version`` (writes).
+    """
+
+    key: ColumnFormat | None = None
+    value: ColumnFormat | None = None
+    registry: RegistrySettings | None = None
+    permissive: bool = False
+    include_raw: bool = False
+    auto_register: bool = True
+    use_latest: bool = False
+
+    @property
+    def columns(self) -> tuple[ColumnFormat, ...]:
+        """The formatted columns, key first."""
+        return tuple(c for c in (self.key, self.value) if c is not None)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.columns)
+
+
+#: The payload options that are not ``schema.registry.*`` (lower case).
+_FORMAT_KEYS = frozenset(
+    k.lower()
+    for k in (
+        "valueFormat",
+        "keyFormat",
+        "mode",
+        "includeRawBytes",
+        "value.schema.id",
+        "key.schema.id",
+        "value.schema.version",
+        "key.schema.version",
+        "auto.register.schemas",
+        "use.latest.version",
+    )
+)
+
+
+def _strategy(raw: str, name: str) -> str:
+    text = raw.strip()
+    if text.startswith(_STRATEGY_PACKAGE):
+        text = text[len(_STRATEGY_PACKAGE) :]
+    for strategy in STRATEGIES:
+        if strategy.lower() == text.lower():
+            return strategy
+    raise ConfigError(
+        f"Option '{name}' must be one of {', '.join(STRATEGIES)} (or Confluent's class name "
+        f"{_STRATEGY_PACKAGE}<name>), got {raw!r}"
+    )
+
+
+def _column(opts: Mapping[str, str], column: str) -> ColumnFormat | None:
+    fmt = option(f"{column}Format").read(opts)
+    prefix = f"{column}."
+    schema_name = "key.avroSchema" if column == "key" else "avroSchema"
+    given = [
+        n
+        for n in (schema_name, f"{prefix}schema.id", f"{prefix}schema.version")
+        if n.lower() in opts
+    ]
+    if fmt == BINARY:
+        if given:
+            raise ConfigError(
+                f"Option '{given[0]}' needs '{column}Format'='avro' (the {column} column is "
+                "binary without it)"
+            )
+        return None
+    if len(given) > 1:
+        raise ConfigError(
+            f"Options {' and '.join(repr(g) for g in given)} both choose the {column}'s "
+            "schema: set one"
+        )
+    avro_schema = option(schema_name).read(opts)
+    if avro_schema is not None:
+        try:
+            parse_schema(avro_schema)
+        except (SchemaError, ValueError) as exc:
+            raise ConfigError(f"Option '{schema_name}' is not a valid Avro schema: {exc}") from None
+    return ColumnFormat(
+        column=column,
+        format=fmt,
+        avro_schema=avro_schema,
+        schema_id=option(f"{prefix}schema.id").read(opts),
+        schema_version=option(f"{prefix}schema.version").read(opts),
+        strategy=_strategy(
+            str(opts.get(f"{prefix}subject.name.strategy", "TopicNameStrategy")),
+            f"{prefix}subject.name.strategy",
+        ),
+    )
+
+
+def parse_payload_options(opts: Mapping[str, str]) -> PayloadOptions:
+    """Read the payload options of a read or write (keys lower-cased).
+
+    Raises:
+        ConfigError: a bad value (naming the option); a schema option without its column's
+            ``*Format=avro``; two options choosing one column's schema; ``avro`` without
+            ``schema.registry.url`` and without ``avroSchema``; a pinned id or version without
+            a registry; ``use.latest.version`` with ``auto.register.schemas``.
+    """
+    for o in OPTIONS:  # typed values checked by the registry's validators, naming the option
+        if o.key in opts and (o.key in _FORMAT_KEYS or o.key.startswith("schema.registry.")):
+            o.read(opts)
+    key = _column(opts, "key")
+    value = _column(opts, "value")
+    registry = parse_settings(opts) if opts.get("schema.registry.url", "").strip() else None
+    for col in (key, value):
+        if col is None or registry is not None:
+            continue
+        if col.avro_schema is None:
+            raise ConfigError(
+                f"Option '{col.column}Format'='avro' needs 'schema.registry.url' (framed "
+                f"values, schemas from the registry) or '{col.schema_option}' (plain Avro "
+                "values of that schema)"
+            )
+        pinned = col.schema_id is not None or col.schema_version is not None
+        if pinned:
+            raise ConfigError(
+                f"Options '{col.option_prefix}schema.id' and '{col.option_prefix}schema.version' "
+                "need 'schema.registry.url'"
+            )
+    auto_register = bool(option("auto.register.schemas").read(opts))
+    use_latest = bool(option("use.latest.version").read(opts))
+    if use_latest and "auto.register.schemas" not in opts:
+        auto_register = False  # use.latest.version alone means: encode with the latest
+    if use_latest and auto_register:
+        raise ConfigError(
+            "Options 'use.latest.version'=true and 'auto.register.schemas'=true conflict "
+            "(as in Confluent's serializer): set 'auto.register.schemas'=false"
+        )
+    return PayloadOptions(
+        key=key,
+        value=value,
+        registry=registry,
+        permissive=option("mode").read(opts) == "permissive",
+        include_raw=bool(option("includeRawBytes").read(opts)),
+        auto_register=auto_register,
+        use_latest=use_latest,
+    )
+
+
+def subject_name(strategy: str, topic: str | None, *, is_key: bool, record: str | None) -> str:
+    """The subject a column's schema is registered under (Confluent's strategies).
+
+    Args:
+        strategy: one of :data:`STRATEGIES`.
+        topic: the topic (``TopicNameStrategy``, ``TopicRecordNameStrategy``).
+        is_key: the key's subject (``<topic>-key``) rather than the value's.
+        record: the record's full name (``RecordNameStrategy``, ``TopicRecordNameStrategy``).
+
+    Raises:
+        ConfigError: the strategy needs a topic or a record name that is not known.
+    """
+    column = "key" if is_key else "value"
+    if strategy != "TopicNameStrategy" and record is None:
+        raise ConfigError(
+            f"{column}.subject.name.strategy={strategy} names the subject after the record: "
+            f"give the {column}'s schema ('{'key.avroSchema' if is_key else 'avroSchema'}' or "
+            f"'{column}.schema.id')"
+        )
+    if strategy != "RecordNameStrategy" and topic is None:
+        raise ConfigError(
+            f"{column}.subject.name.strategy={strategy} names the subject after the topic, and "
+            f"this query reads several topics or a pattern: subscribe to one topic or give the "
+            f"{column}'s schema ('{'key.avroSchema' if is_key else 'avroSchema'}' or "
+            f"'{column}.schema.id')"
+        )
+    if strategy == "TopicNameStrategy":
+        return f"{topic}-{column}"
+    if strategy == "RecordNameStrategy":
+        assert record is not None
+        return record
+    return f"{topic}-{record}"
+
+
+# -- the registry client and decoders, one per process ---------------------------------------
+
+_CLIENTS: dict[RegistrySettings, SchemaRegistryClient] = {}
+_LOCK = threading.Lock()
+
+
+def registry_client(settings: RegistrySettings) -> SchemaRegistryClient:
+    """This process's client of the registry ``settings`` names (shared by its tasks), with
+    the project's retry policy (:class:`~spark_kafka_py.client.retry.Retries` under
+    ``schema.registry.retry.timeout.ms``, KIP-580 backoff)."""
+    with _LOCK:
+        client = _CLIENTS.get(settings)
+        if client is None:
+
+            def retries(what: str) -> Retries:
+                return Retries(
+                    what,
+                    settings.retry_timeout_ms,
+                    timeout_option="schema.registry.retry.timeout.ms",
+                    backoff=Backoff(settings.retry_backoff_ms, settings.retry_backoff_max_ms),
+                )
+
+            client = SchemaRegistryClient(settings, retries=retries)
+            _CLIENTS[settings] = client
+        return client
+
+
+# -- the driver: reader schemas ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReaderSchema:
+    """The reader schema of one formatted column, fixed when the query is planned.
+
+    Attributes:
+        column: ``"key"`` or ``"value"``.
+        schema_json: the schema's JSON text.
+        schema_id: its registry id, when it came from the registry.
+        spark_type: the column's Spark type, as Spark's JSON.
+    """
+
+    column: str
+    schema_json: str
+    schema_id: int | None
+    spark_type: object
+
+    def field(self) -> StructField:
+        """The column's ``StructField`` (nullable: tombstones and ``PERMISSIVE`` give null),
+        carrying the schema in its metadata so the reader gets the same one."""
+        metadata: dict[str, object] = {READER_SCHEMA_METADATA: self.schema_json}
+        if self.schema_id is not None:
+            metadata[READER_SCHEMA_ID_METADATA] = self.schema_id
+        field = {"name": self.column, "type": self.spark_type, "nullable": True}
+        return StructType.fromJson({"type": "struct", "fields": [{**field, "metadata": metadata}]})[
+            0
+        ]
+
+
+@dataclass(frozen=True)
+class ReadPayload:
+    """What a read's executors need to decode: the options and each column's reader schema."""
+
+    options: PayloadOptions
+    readers: tuple[ReaderSchema, ...]
+
+    def reader(self, column: str) -> ReaderSchema | None:
+        return next((r for r in self.readers if r.column == column), None)
+
+
+def _record_name(schema_json: str | None) -> str | None:
+    if schema_json is None:
+        return None
+    root = parse_schema(schema_json).root
+    return root.name if isinstance(root, Record) else None
+
+
+def _reader_schema(
+    col: ColumnFormat, options: PayloadOptions, topic: str | None
+) -> tuple[str, int | None]:
+    if col.avro_schema is not None:
+        return col.avro_schema, None
+    assert options.registry is not None  # parse_payload_options saw to it
+    client = registry_client(options.registry)
+    if col.schema_id is not None:
+        found = client.schema_by_id(col.schema_id)
+        _check_avro(found.schema_type, f"schema id {col.schema_id}", found.references)
+        return found.schema_str, col.schema_id
+    subject = subject_name(col.strategy, topic, is_key=col.is_key, record=None)
+    registered = (
+        client.version(subject, col.schema_version)
+        if col.schema_version is not None
+        else client.latest(subject)
+    )
+    _check_avro(
+        registered.schema.schema_type,
+        f"subject {subject!r} version {registered.version}",
+        registered.schema.references,
+    )
+    return registered.schema.schema_str, registered.schema_id
+
+
+def _check_avro(schema_type: str, what: str, references: Sequence[object]) -> None:
+    if schema_type != AVRO:
+        raise ConfigError(f"the registry's {what} is a {schema_type} schema, not Avro")
+    if references:
+        raise ConfigError(
+            f"the registry's {what} refers to other subjects' schemas (references), which "
+            "are not supported yet"
+        )
+
+
+def resolve_read(options: PayloadOptions, topics: Sequence[str] | None) -> ReadPayload:
+    """Driver side: the reader schema of each formatted column.
+
+    Args:
+        options: the read's payload options.
+        topics: the topics read when known before planning (``subscribe``, ``assign``),
+            None for ``subscribePattern``; the subject of ``TopicNameStrategy`` needs
+            exactly one.
+
+    Raises:
+        ConfigError: no way to name the subject; a registry schema that is not Avro or has
+            references; a schema Spark cannot represent (a recursive record).
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    topic = topics[0] if topics is not None and len(set(topics)) == 1 else None
+    readers = []
+    for col in options.columns:
+        schema_json, schema_id = _reader_schema(col, options, topic)
+        try:
+            mapped = to_spark(parse_schema(schema_json))
+        except FormatError as exc:
+            raise ConfigError(f"the {col.column}'s Avro schema cannot be read: {exc}") from None
+        readers.append(ReaderSchema(col.column, schema_json, schema_id, mapped.spark_json))
+    return ReadPayload(options, tuple(readers))
+
+
+def read_payload_from_schema(options: PayloadOptions, fields: Sequence[StructField]) -> ReadPayload:
+    """The reader schemas a DataFrame's schema carries (:meth:`ReaderSchema.field`): what
+    ``reader(schema)`` is given is what ``schema()`` resolved, so a query keeps its schema.
+
+    Raises:
+        ConfigError: a formatted column without the schema in its metadata (a schema the user
+            gave with ``.schema(...)``).
+    """
+    by_name = {f.name: f for f in fields}
+    readers = []
+    for col in options.columns:
+        f = by_name.get(col.column)
+        metadata = f.metadata if f is not None else {}
+        schema_json = metadata.get(READER_SCHEMA_METADATA)
+        if f is None or not isinstance(schema_json, str):
+            raise ConfigError(
+                f"the {col.column} column's schema does not come from this source: with "
+                f"'{col.column}Format'='avro' the schema is the Avro schema's; remove .schema(...)"
+            )
+        readers.append(
+            ReaderSchema(
+                col.column,
+                schema_json,
+                metadata.get(READER_SCHEMA_ID_METADATA),
+                json.loads(f.dataType.json()),
+            )
+        )
+    return ReadPayload(options, tuple(readers))
+
+
+# -- the executors: decoding ------------------------------------------------------------------
+
+#: Decoders per (reader schema, writer schema key) in this process; a decoder holds its plan
+#: (closures per field), so a few hundred are plenty.
+_DECODERS: LruCache[AvroDecoder] = LruCache(max_entries=256, max_bytes=64 * 1024 * 1024)
+#: Parsed reader schemas of this process, by JSON.
+_READERS: LruCache[Schema] = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
+
+
+def _parsed_reader(schema_json: str) -> Schema:
+    schema = _READERS.get(schema_json)
+    if schema is None:
+        schema = parse_schema(schema_json)
+        _READERS.put(schema_json, schema, len(schema_json))
+    return schema
+
+
+class _Decoders:
+    """The decoders of one column's reader schema in this process: writer schema key ->
+    decoder, or None (the key's records are bad records) when the registry has no schema of
+    that key, it is not Avro, or it does not resolve to the reader schema."""
+
+    def __init__(self, reader: ReaderSchema, registry: RegistrySettings | None) -> None:
+        self.reader = reader
+        self.reader_schema = _parsed_reader(reader.schema_json)
+        self.arrow = to_spark(self.reader_schema).arrow
+        self.registry = registry
+        #: keys the registry answered 404 for, with why (kept: a registry never reuses an id)
+        self.failures: dict[SchemaKey, str] = {}
+        self.plain = AvroDecoder(self.reader_schema) if registry is None else None
+
+    def __call__(self, key: SchemaKey) -> AvroDecoder | None:
+        if self.plain is not None:  # plain Avro: every value is of the reader schema
+            return self.plain
+        cache_key = (self.reader.schema_json, key)
+        decoder = _DECODERS.get(cache_key)
+        if decoder is not None:
+            return decoder
+        if key in self.failures:
+            return None
+        assert self.registry is not None
+        client = registry_client(self.registry)
+        try:
+            found = (
+                client.schema_by_guid(str(key))
+                if isinstance(key, uuid.UUID)
+                else client.schema_by_id(key)
+            )
+        except SchemaRegistryError as exc:
+            if exc.status != 404:
+                raise  # the registry failed: the task fails (retried by Spark), never null
+            self.failures[key] = "is not in the registry"
+            return None
+        if found.schema_type != AVRO:
+            self.failures[key] = f"a {found.schema_type} schema, not Avro"
+            return None
+        try:
+            decoder = AvroDecoder(parse_schema(found.schema_str), self.reader_schema)
+        except FormatError as exc:
+            self.failures[key] = (
+                f"does not resolve to the reader schema{_id_text(self.reader.schema_id)}: {exc}"
+            )
+            return None
+        _DECODERS.put(cache_key, decoder, len(found.schema_str) * 8)
+        return decoder
+
+
+_COLUMN_DECODERS: dict[tuple[str, str, RegistrySettings | None], _Decoders] = {}
+
+
+def _column_decoders(reader: ReaderSchema, registry: RegistrySettings | None) -> _Decoders:
+    key = (reader.column, reader.schema_json, registry)
+    with _LOCK:
+        found = _COLUMN_DECODERS.get(key)
+        if found is None:
+            if len(_COLUMN_DECODERS) >= 64:  # a long-lived executor seeing many queries
+                _COLUMN_DECODERS.clear()
+            found = _COLUMN_DECODERS[key] = _Decoders(reader, registry)
+        return found
+
+
+def _id_text(schema_id: int | None) -> str:
+    return f" (id {schema_id})" if schema_id is not None else ""
+
+
+def _header_keys(headers: pa.Array | None, is_key: bool) -> list[SchemaKey | FramingError | None]:
+    """Per row, the schema key a ``__value_schema_id`` / ``__key_schema_id`` header gives,
+    None when the record has no such header, or the header's :class:`FramingError`."""
+    if headers is None:
+        return []
+    name = framing.KEY_SCHEMA_ID_HEADER if is_key else framing.VALUE_SCHEMA_ID_HEADER
+    if headers.null_count == len(headers):
+        return []
+    flat = headers.flatten()
+    names = flat.field(0).to_pylist()
+    if name not in names:
+        return []
+    values = flat.field(1)
+    offsets = headers.offsets.to_pylist()
+    out: list[SchemaKey | FramingError | None] = []
+    for row in range(len(headers)):
+        found: SchemaKey | FramingError | None = None
+        for i in range(offsets[row], offsets[row + 1]):
+            if names[i] == name:  # the last one wins (Headers.lastHeader)
+                try:
+                    found = framing.parse_header_id(values[i].as_py())
+                except FramingError as exc:
+                    found = FramingError(f"header {name}: {exc.reason}", row)
+        out.append(found)
+    return out
+
+
+def _keyed_rows(
+    values: pa.Array, header_keys: list[SchemaKey | FramingError | None], framed: bool
+) -> list[Keyed]:
+    rows: list[Keyed] = []
+    for row, value in enumerate(values.to_pylist()):
+        if value is None:
+            rows.append(None)
+            continue
+        view = memoryview(value)
+        header = header_keys[row] if header_keys else None
+        if isinstance(header, FramingError):
+            rows.append(header)
+        elif header is not None:
+            rows.append((header, view))
+        elif not framed:
+            rows.append((0, view))
+        else:
+            try:
+                parsed = framing.parse(view)
+            except FramingError as exc:
+                rows.append(FramingError(exc.reason, row))
+                continue
+            rows.append((parsed.schema_id, parsed.payload))
+    return rows
+
+
+def decode_batch(
+    batch: pa.RecordBatch, payload: ReadPayload, *, keep_headers: bool
+) -> pa.RecordBatch:
+    """Executor side: ``batch`` (Spark's Kafka schema, with ``headers``) with each formatted
+    column decoded, ``key_raw`` / ``value_raw`` added with ``includeRawBytes``, and the
+    ``headers`` column dropped unless ``keep_headers``.
+
+    Raises:
+        RecordFormatError: ``FAILFAST`` and a record that does not decode (naming the column,
+            topic-partition, offset and schema id).
+        SchemaRegistryError: the registry failed (after its retries).
+    """
+    opts = payload.options
+    names = batch.schema.names
+    columns = dict(zip(names, batch.columns, strict=True))
+    headers = columns.get("headers")
+    raw: dict[str, pa.Array] = {}
+    for reader in payload.readers:
+        values = columns[reader.column]
+        if opts.include_raw:
+            raw[f"{reader.column}_raw"] = values
+        decoders = _column_decoders(reader, opts.registry)
+        framed = opts.registry is not None
+        keys = _header_keys(headers, reader.column == "key") if framed else []
+        rows = _keyed_rows(values, keys, framed)
+        bad: list[FormatError] = []
+        try:
+            columns[reader.column] = decode_keyed(
+                rows,
+                decoders.arrow,
+                decoders,
+                on_error=bad.append if opts.permissive else None,
+            )
+        except FormatError as exc:
+            raise _record_error(exc, reader, batch, decoders) from None
+        if bad:
+            first = _record_error(bad[0], reader, batch, decoders)
+            log.warning(
+                "mode=PERMISSIVE: %d record(s) of this batch have a null %s; the first: %s",
+                len(bad),
+                reader.column,
+                first,
+            )
+    if not keep_headers:
+        columns.pop("headers", None)
+    columns.update(raw)
+    return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+
+def _record_error(
+    exc: FormatError, reader: ReaderSchema, batch: pa.RecordBatch, decoders: _Decoders
+) -> RecordFormatError:
+    index = getattr(exc, "index", None)
+    where = ""
+    if index is not None and 0 <= index < batch.num_rows:
+        topic = batch.column("topic")[index].as_py()
+        partition = batch.column("partition")[index].as_py()
+        offset = batch.column("offset")[index].as_py()
+        where = f" of {topic}-{partition} at offset {offset}"
+    sid = getattr(exc, "schema_id", None)
+    if isinstance(exc, UnknownSchemaError) and exc.schema_id in decoders.failures:
+        detail = f"writer schema {exc.schema_id} {decoders.failures[exc.schema_id]}"
+    elif isinstance(exc, AvroDecodeError):
+        detail = f"{exc.reason} (byte {exc.position} of the payload" + (
+            f", writer schema id {sid})" if sid is not None else ")"
+        )
+    elif isinstance(exc, FramingError):
+        detail = f"not Confluent-framed: {exc.reason}"
+    else:
+        detail = str(exc)
+    return RecordFormatError(
+        f"cannot decode the {reader.column}{where} as Avro: {detail}; with mode=PERMISSIVE "
+        f"such records get a null {reader.column}",
+        column=reader.column,
+        schema_id=sid if isinstance(sid, int) else None,
+    )
