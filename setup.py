@@ -1,4 +1,5 @@
-"""Build glue for the optional accelerated record decoder (``spark_kafka_py.records._accel``).
+"""Build glue for the optional accelerated record decoder (``spark_kafka_py.records._accel``)
+and Avro decoder (``spark_kafka_py.formats.avro._accel``).
 
 Everything else is in ``pyproject.toml``. The extension is optional: when Cython is missing,
 or compiling fails (no C compiler), the build goes on without it and the package runs on the
@@ -20,6 +21,9 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 _PYX = "spark_kafka_py/records/_accel.pyx"
+#: The accelerated Avro decoder (``spark_kafka_py.formats.avro._accel``), optional the same way:
+#: without it ``AvroDecoder`` runs its pure-Python plan.
+_AVRO_PYX = "spark_kafka_py/formats/avro/_accel.pyx"
 
 
 def _flag(name: str) -> bool:
@@ -86,8 +90,13 @@ def _extensions() -> list[Extension]:
         [_PYX],
         extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
     )
+    avro_ext = Extension(
+        "spark_kafka_py.formats.avro._accel",
+        [_AVRO_PYX],
+        extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+    )
     try:
-        return cythonize([ext], language_level=3, quiet=True)
+        return cythonize([ext, avro_ext], language_level=3, quiet=True)
     except Exception as exc:
         OptionalBuildExt._skip(exc)
         return []

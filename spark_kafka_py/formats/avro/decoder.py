@@ -44,14 +44,23 @@ microseconds raise :class:`AvroDecodeError` naming the payload's index and the b
 decoding stopped.
 
 A decoder is not thread-safe (its builders are reused between calls); build one per thread.
+
+Acceleration: when the optional Cython extension :mod:`spark_kafka_py.formats.avro._accel` was
+built (``setup.py``) and supports the schema pair (its module docstring lists what it does),
+:meth:`AvroDecoder.decode` runs its plan instead, with the same results and the same errors
+(``tests/formats/test_avro_accel.py``); otherwise, with ``SPARK_KAFKA_PY_PURE=1`` or with
+``AvroDecoder(..., accelerate=False)``, this module's plan runs. ``AvroDecoder.implementation``
+says which (``"accel"`` or ``"pure"``).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
-from typing import Final
+from types import ModuleType
+from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 
@@ -71,6 +80,9 @@ from spark_kafka_py.formats.avro.schema import (
 )
 from spark_kafka_py.formats.avro.types import MappedType, to_spark, union_shape
 from spark_kafka_py.formats.errors import AvroDecodeError, IncompatibleSchemaError, SchemaError
+
+if TYPE_CHECKING:
+    from spark_kafka_py.formats.avro._accel import AccelPlan
 
 #: Decimal arithmetic without rounding: the default context keeps 28 digits, fewer than a
 #: decimal(38, s) has; ``Decimal(int)`` is exact and ``scaleb`` in this context stays exact.
@@ -905,9 +917,13 @@ class AvroDecoder:
             array's type); None for the writer's own.
         max_empty_items: see :data:`DEFAULT_MAX_EMPTY_ITEMS`.
 
+        accelerate: use the accelerated plan when there is one for the pair (see the module's
+            "Acceleration"); False for this module's plan always.
+
     Attributes:
         mapped: the reader schema's mapped type (:class:`.types.MappedType`).
         arrow_type: ``mapped.arrow``, the type of every array :meth:`decode` returns.
+        implementation: ``"accel"`` or ``"pure"``: which plan :meth:`decode` runs.
 
     Raises:
         IncompatibleSchemaError: either schema cannot be mapped to Spark types (a recursive
@@ -923,6 +939,7 @@ class AvroDecoder:
         reader: Schema | None = None,
         *,
         max_empty_items: int = DEFAULT_MAX_EMPTY_ITEMS,
+        accelerate: bool = True,
     ) -> None:
         reader = writer if reader is None else reader
         if is_recursive(writer):  # its plan would not end (the reader's: to_spark refuses)
@@ -937,6 +954,11 @@ class AvroDecoder:
         self._root = _builder(self.mapped)
         planner = _Planner(writer, reader, self._budget)
         self._read = planner.plan(writer.root, reader.root, self._root, "")
+        # after the reference's plan: its schema errors are the ones raised
+        self._accel: AccelPlan | None = None
+        if accelerate and _ACCEL is not None:
+            self._accel = _ACCEL.plan(writer, reader, self.arrow_type)
+        self.implementation = "pure" if self._accel is None else "accel"
 
     def decode(
         self,
@@ -959,6 +981,8 @@ class AvroDecoder:
             AvroDecodeError: a payload is truncated, has trailing bytes or is malformed
                 (``index`` is its position in ``payloads``); only without ``on_error``.
         """
+        if self._accel is not None:
+            return self._accel.decode(payloads, on_error)
         root = self._root
         read = self._read
         budget = self._budget
@@ -985,6 +1009,20 @@ class AvroDecoder:
         except BaseException:
             root.restore(_empty_mark(root))  # the next call starts empty
             raise
+
+
+def _load_accel() -> ModuleType | None:
+    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
+    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from spark_kafka_py.formats.avro import _accel
+    except ImportError:
+        return None
+    return _accel
+
+
+_ACCEL: Final = _load_accel()
 
 
 def _empty_mark(builder: _Builder) -> object:

@@ -1,0 +1,963 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""Accelerated twin of :class:`spark_kafka_py.formats.avro.decoder.AvroDecoder`'s plan (Cython).
+
+Same input, same output, same errors as the pure-Python reference
+(:mod:`spark_kafka_py.formats.avro.decoder`), for the writer -> reader pairs it supports; the
+reference decides everything else. :func:`plan` returns None for a pair it does not support,
+and :class:`~spark_kafka_py.formats.avro.decoder.AvroDecoder` then keeps the pure plan. It is
+only asked after the reference's plan was built, so every schema error
+(:class:`~spark_kafka_py.formats.errors.IncompatibleSchemaError`, ``SchemaError``) is the
+reference's.
+
+Supported (Avro specification 1.12, "Binary Encoding" and "Schema Resolution"):
+
+- ``boolean``, ``int``, ``long``, ``float``, ``double``, ``string``, ``bytes``; the
+  promotions ``int`` -> ``long``, ``int``/``long``/``float`` -> ``double`` and
+  ``string`` <-> ``bytes``; the logical types ``date``, ``time-millis``, ``time-micros``,
+  ``timestamp-millis``/``-micros`` (scaled to microseconds, checked against 64 bits),
+  the ``local-`` ones, and ``decimal`` on ``bytes`` (decimal128, exact, checked against its
+  precision);
+- records whose writer and reader fields match one to one (by name or a reader alias,
+  each reader field written once; no defaults, no dropped fields), nested to any depth;
+- arrays of the above whose items encode to at least one byte;
+- unions mapped to one Arrow type (``[null, X]``, ``[X, null]``, ``[X]``, and ``[int,
+  long]``/``[float, double]`` on the reader's side), on either side, whose every writer
+  branch resolves.
+
+Not supported (the pure plan runs): enums, fixed, maps, unions mapped to structs, reader
+fields taken from defaults, writer fields dropped, ``null`` outside a union, ``int``/``long``
+-> ``float``, arrays of items that may encode to no bytes (the reference's budget of
+zero-byte items is then never spent here, so no budget is needed).
+
+How: the plan is a tree of nodes built once, one per reader Arrow array, each reading its
+writer type at a position of the payload (a C pointer and length, no Python object per value)
+and appending into growable C buffers in Arrow's layout: a validity byte per row (packed into
+Arrow's bitmap at the end), fixed-width values, ``int32`` offsets and data for strings, bytes
+and lists. :meth:`AccelPlan.decode` wraps them into one array of the reader's mapped type with
+``pyarrow.Array.from_buffers`` (one copy of each buffer into a ``bytes``).
+
+Errors: a defect raises :class:`_Bad` (reason, byte position) where the reference raises its
+``_Bad``, with the same words; :meth:`AccelPlan.decode` turns it into
+:class:`~spark_kafka_py.formats.errors.AvroDecodeError` with the payload's index, as the
+reference does (``tests/formats/test_avro_accel.py`` compares both). Bounds: every length and
+count is checked against the bytes left before anything is read or allocated, as in the
+reference (``count * min_size > bytes left``; the product computed as a division, which
+cannot overflow); varints are at most 5 (``int``) or 10 (``long``) bytes.
+
+Type stub: ``_accel.pyi``.
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy, memset
+
+import pyarrow as pa
+
+from spark_kafka_py.formats.errors import AvroDecodeError
+
+__all__ = ["AccelPlan", "plan"]
+
+
+cdef extern from *:
+    """
+    typedef __int128 skp_int128;
+    static skp_int128 skp_pow10[39];
+    static void skp_init_pow10(void) {
+        skp_int128 p = 1;
+        for (int i = 0; i < 39; i++) { skp_pow10[i] = p; p *= 10; }
+    }
+    """
+    ctypedef long long skp_int128
+    skp_int128 skp_pow10[39]
+    void skp_init_pow10()
+
+skp_init_pow10()
+
+
+class _Bad(Exception):
+    """A payload defect (the reference's ``_Bad``): ``reason`` and the byte ``position``."""
+
+    def __init__(self, reason, position):
+        super().__init__(reason)
+        self.reason = reason
+        self.position = position
+
+
+class _Unsupported(Exception):
+    """The schema pair needs something this plan does not do: the reference decodes it."""
+
+
+# -- growable buffers --------------------------------------------------------------------------
+
+
+cdef class Buf:
+    """A malloc'd byte buffer that grows by doubling; ``size`` bytes in use."""
+
+    cdef uint8_t* data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t cap
+
+    def __dealloc__(self):
+        free(self.data)
+
+    cdef inline int reserve(self, Py_ssize_t extra) except -1:
+        cdef Py_ssize_t need = self.size + extra
+        cdef Py_ssize_t cap
+        cdef uint8_t* grown
+        if need <= self.cap:
+            return 0
+        cap = self.cap * 2 if self.cap else 256
+        while cap < need:
+            cap *= 2
+        grown = <uint8_t*>realloc(self.data, cap)
+        if grown == NULL:
+            raise MemoryError()
+        self.data = grown
+        self.cap = cap
+        return 0
+
+    cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
+        self.reserve(size)
+        memcpy(self.data + self.size, src, size)
+        self.size += size
+        return 0
+
+    cdef inline int put_int32(self, int32_t value) except -1:
+        self.reserve(4)
+        (<int32_t*>(self.data + self.size))[0] = value
+        self.size += 4
+        return 0
+
+    cdef inline int zeros(self, Py_ssize_t size) except -1:
+        self.reserve(size)
+        memset(self.data + self.size, 0, size)
+        self.size += size
+        return 0
+
+    cdef object take(self):
+        """The bytes in use as a ``pyarrow.Buffer`` (a copy); the buffer is then empty."""
+        out = PyBytes_FromStringAndSize(<char*>self.data, self.size)
+        self.size = 0
+        return pa.py_buffer(out)
+
+
+cdef object _bitmap(Buf valid, Py_ssize_t n):
+    """Arrow's validity bitmap (LSB first) of ``n`` validity bytes; empties ``valid``."""
+    cdef Py_ssize_t size = (n + 7) >> 3
+    out = PyBytes_FromStringAndSize(NULL, size)
+    cdef uint8_t* bits = <uint8_t*>PyBytes_AS_STRING(out)
+    memset(bits, 0, size)
+    cdef Py_ssize_t i
+    for i in range(n):
+        if valid.data[i]:
+            bits[i >> 3] |= <uint8_t>(1 << (i & 7))
+    valid.size = 0
+    return pa.py_buffer(out)
+
+
+# -- varints ("Binary Encoding": zig-zag varints, at most 5 bytes for int, 10 for long) ----------
+
+
+cdef int64_t _varint(const uint8_t* b, Py_ssize_t n, Py_ssize_t* at, int max_bytes) except? -1:
+    """A zig-zag varint at ``at[0]`` (advanced past it); the reference's ``_varint``."""
+    cdef Py_ssize_t pos = at[0]
+    cdef Py_ssize_t start = pos
+    cdef uint64_t raw = 0
+    cdef int shift = 0
+    cdef uint8_t byte
+    while True:
+        if pos >= n:
+            raise _Bad("truncated: a varint runs past the end", start)
+        byte = b[pos]
+        pos += 1
+        raw |= (<uint64_t>(byte & 0x7F)) << shift
+        if not byte & 0x80:
+            break
+        shift += 7
+        if shift >= 7 * max_bytes:
+            raise _Bad(f"a varint longer than {max_bytes} bytes", start)
+    # the value must fit 64 (long) or 32 (int) bits before zig-zag: beyond them lie the high
+    # bits of a 10th byte (shift 63) or bits 32-34 of a 5th
+    if (max_bytes == 10 and shift == 63 and byte > 1) or (max_bytes == 5 and raw >> 32):
+        raise _Bad("a varint outside its type's range", start)
+    at[0] = pos
+    return <int64_t>((raw >> 1) ^ (<uint64_t>0 - (raw & 1)))
+
+
+cdef inline int64_t _long(const uint8_t* b, Py_ssize_t n, Py_ssize_t* at) except? -1:
+    cdef Py_ssize_t pos = at[0]
+    cdef uint8_t byte
+    if pos < n:
+        byte = b[pos]
+        if byte < 0x80:
+            at[0] = pos + 1
+            return (byte >> 1) ^ -(<int64_t>(byte & 1))
+    return _varint(b, n, at, 10)
+
+
+cdef inline int64_t _int(const uint8_t* b, Py_ssize_t n, Py_ssize_t* at) except? -1:
+    cdef Py_ssize_t pos = at[0]
+    cdef uint8_t byte
+    if pos < n:
+        byte = b[pos]
+        if byte < 0x80:
+            at[0] = pos + 1
+            return (byte >> 1) ^ -(<int64_t>(byte & 1))
+    return _varint(b, n, at, 5)
+
+
+cdef inline Py_ssize_t _sized(const uint8_t* b, Py_ssize_t n, Py_ssize_t* at) except -1:
+    """A ``long`` length at ``at[0]``, checked against the bytes left; ``at[0]`` is left at the
+    data, the length is returned (the reference's ``_sized``, errors at the length's start)."""
+    cdef Py_ssize_t start = at[0]
+    cdef int64_t size = _long(b, n, at)
+    if size < 0:
+        raise _Bad(f"negative length {size}", start)
+    if size > n - at[0]:
+        raise _Bad(f"truncated: a length of {size} bytes runs past the end", start)
+    return <Py_ssize_t>size
+
+
+cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t size) noexcept nogil:
+    """Strict UTF-8 (RFC 3629, as Python's ``bytes.decode("utf-8")``): no overlong forms, no
+    surrogates (U+D800-DFFF), nothing above U+10FFFF."""
+    cdef Py_ssize_t i = 0
+    cdef uint8_t c, c1
+    while i < size:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2 or c > 0xF4:
+            return False
+        if c < 0xE0:
+            if i + 1 >= size or (s[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+            continue
+        if i + 1 >= size:
+            return False
+        c1 = s[i + 1]
+        if c < 0xF0:
+            if (c1 & 0xC0) != 0x80:
+                return False
+            if c == 0xE0 and c1 < 0xA0:
+                return False
+            if c == 0xED and c1 > 0x9F:
+                return False
+            if i + 2 >= size or (s[i + 2] & 0xC0) != 0x80:
+                return False
+            i += 3
+            continue
+        if (c1 & 0xC0) != 0x80:
+            return False
+        if c == 0xF0 and c1 < 0x90:
+            return False
+        if c == 0xF4 and c1 > 0x8F:
+            return False
+        if i + 3 >= size or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+            return False
+        i += 4
+    return True
+
+
+# -- nodes: one per reader Arrow array ---------------------------------------------------------
+
+
+cdef class Node:
+    """Reads one writer value into one Arrow array's buffers; ``n`` rows so far."""
+
+    cdef object arrow
+    cdef Py_ssize_t n
+    cdef Py_ssize_t nulls
+    cdef Buf valid
+    cdef Py_ssize_t saved_n
+    cdef Py_ssize_t saved_nulls
+
+    def __cinit__(self):
+        self.valid = Buf()
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        raise NotImplementedError
+
+    cdef inline int push_valid(self) except -1:
+        self.valid.reserve(1)
+        self.valid.data[self.valid.size] = 1
+        self.valid.size += 1
+        self.n += 1
+        return 0
+
+    cdef int append_null(self) except -1:
+        self.valid.zeros(1)
+        self.n += 1
+        self.nulls += 1
+        return 0
+
+    cdef int save(self) except -1:
+        self.saved_n = self.n
+        self.saved_nulls = self.nulls
+        return 0
+
+    cdef int restore(self) except -1:
+        self.n = self.saved_n
+        self.nulls = self.saved_nulls
+        self.valid.size = self.n
+        return 0
+
+    cdef int reset(self) except -1:
+        self.saved_n = 0
+        self.saved_nulls = 0
+        self.restore()
+        return 0
+
+    cdef object validity(self):
+        """The validity bitmap, or None without nulls; empties the validity bytes."""
+        if self.nulls == 0:
+            self.valid.size = 0
+            return None
+        return _bitmap(self.valid, self.n)
+
+    cdef object finish(self):
+        raise NotImplementedError
+
+
+cdef class FixedNode(Node):
+    """Fixed-width values (``width`` bytes a row); null rows hold zeros."""
+
+    cdef Buf values
+    cdef Py_ssize_t width
+
+    def __cinit__(self):
+        self.values = Buf()
+
+    cdef int append_null(self) except -1:
+        Node.append_null(self)
+        self.values.zeros(self.width)
+        return 0
+
+    cdef int restore(self) except -1:
+        Node.restore(self)
+        self.values.size = self.n * self.width
+        return 0
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        out = pa.Array.from_buffers(self.arrow, n, [validity, self.values.take()], nulls)
+        self.n = self.nulls = 0
+        return out
+
+
+cdef class IntNode(FixedNode):
+    """``int``/``long`` into int32 (``width`` 4) or int64 (8), times ``scale`` (timestamps in
+    milliseconds to microseconds, checked against 64 bits)."""
+
+    cdef int max_bytes
+    cdef int64_t scale
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef Py_ssize_t start = pos
+        cdef int64_t value = (
+            _int(b, n, &pos) if self.max_bytes == 5 else _long(b, n, &pos)
+        )
+        if self.scale != 1:
+            if value > INT64_MAX / self.scale or value < INT64_MIN / self.scale:
+                raise _Bad("a timestamp outside 64-bit microseconds", start)
+            value *= self.scale
+        self.values.reserve(8)
+        if self.width == 4:
+            (<int32_t*>(self.values.data + self.values.size))[0] = <int32_t>value
+        else:
+            (<int64_t*>(self.values.data + self.values.size))[0] = value
+        self.values.size += self.width
+        self.push_valid()
+        return pos
+
+
+cdef class IntToDoubleNode(FixedNode):
+    """``int``/``long`` read as ``double``."""
+
+    cdef int max_bytes
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef int64_t value = (
+            _int(b, n, &pos) if self.max_bytes == 5 else _long(b, n, &pos)
+        )
+        cdef double d = <double>value
+        self.values.put(&d, 8)
+        self.push_valid()
+        return pos
+
+
+cdef class FloatNode(FixedNode):
+    """``float`` (4 bytes) or ``double`` (8), little-endian IEEE 754; a ``float`` into a
+    ``double`` column when ``width`` is 8 and ``single`` is set."""
+
+    cdef bint single
+    cdef object kind
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef Py_ssize_t size = 4 if self.single else 8
+        cdef float f
+        cdef double d
+        if pos + size > n:
+            raise _Bad(f"truncated: a {self.kind} past the end", pos)
+        if self.single and self.width == 8:
+            memcpy(&f, b + pos, 4)
+            d = f
+            self.values.put(&d, 8)
+        else:
+            self.values.put(b + pos, size)
+        self.push_valid()
+        return pos + size
+
+
+cdef class BoolNode(FixedNode):
+    """``boolean``: one byte, 0 or 1 (packed into Arrow's bitmap at the end)."""
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef uint8_t byte
+        if pos >= n:
+            raise _Bad("truncated: a boolean past the end", pos)
+        byte = b[pos]
+        if byte > 1:
+            raise _Bad(f"a boolean byte 0x{byte:02x}, not 0 or 1", pos)
+        self.values.put(&byte, 1)
+        self.push_valid()
+        return pos + 1
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        values = _bitmap(self.values, n)
+        self.n = self.nulls = 0
+        return pa.Array.from_buffers(self.arrow, n, [validity, values], nulls)
+
+
+cdef class DecimalNode(FixedNode):
+    """``bytes`` read as ``decimal(precision, scale)``: the big-endian two's complement
+    unscaled value into decimal128's 16 little-endian bytes, checked against its precision."""
+
+    cdef int precision
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef Py_ssize_t start = pos
+        cdef Py_ssize_t size = _sized(b, n, &pos)
+        cdef skp_int128 value = 0
+        cdef Py_ssize_t i
+        cdef skp_int128 bound = skp_pow10[self.precision]
+        if size <= 16:
+            if size:
+                value = -1 if b[pos] & 0x80 else 0
+            for i in range(size):
+                value = (value << 8) | b[pos + i]
+            if value >= bound or value <= -bound:
+                raise _Bad(f"a decimal wider than its precision {self.precision}", start)
+            self.values.put(&value, 16)
+        else:
+            unscaled = int.from_bytes(
+                PyBytes_FromStringAndSize(<const char*>(b + pos), size), "big", signed=True
+            )
+            if abs(unscaled) >= 10**self.precision:
+                raise _Bad(f"a decimal wider than its precision {self.precision}", start)
+            data = unscaled.to_bytes(16, "little", signed=True)
+            self.values.put(PyBytes_AS_STRING(data), 16)
+        self.push_valid()
+        return pos + size
+
+
+cdef class SizedNode(Node):
+    """``string``/``bytes`` into a string or binary array (offsets and data); UTF-8 checked
+    when either side is a string."""
+
+    cdef Buf offsets
+    cdef Buf data
+    cdef bint check_text
+    cdef Py_ssize_t saved_data
+
+    def __cinit__(self):
+        self.offsets = Buf()
+        self.data = Buf()
+        self.offsets.put_int32(0)
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef Py_ssize_t start = pos
+        cdef Py_ssize_t size = _sized(b, n, &pos)
+        if self.check_text and not _valid_utf8(b + pos, size):
+            raise _Bad("invalid UTF-8 in a string", start)
+        self.data.put(b + pos, size)
+        if self.data.size > INT32_MAX:
+            raise OverflowError("more than 2 GiB of strings or bytes in one column")
+        self.offsets.put_int32(<int32_t>self.data.size)
+        self.push_valid()
+        return pos + size
+
+    cdef int append_null(self) except -1:
+        Node.append_null(self)
+        self.offsets.put_int32(<int32_t>self.data.size)
+        return 0
+
+    cdef int save(self) except -1:
+        Node.save(self)
+        self.saved_data = self.data.size
+        return 0
+
+    cdef int restore(self) except -1:
+        Node.restore(self)
+        self.offsets.size = (self.n + 1) * 4
+        self.data.size = self.saved_data
+        return 0
+
+    cdef int reset(self) except -1:
+        self.saved_data = 0
+        return Node.reset(self)
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        out = pa.Array.from_buffers(
+            self.arrow, n, [validity, self.offsets.take(), self.data.take()], nulls
+        )
+        self.offsets.put_int32(0)
+        self.n = self.nulls = 0
+        self.saved_data = 0
+        return out
+
+
+cdef class StructNode(Node):
+    """A record: its fields read in the writer's order (``readers``) into the children in the
+    reader's order (``children``); the same nodes, permuted."""
+
+    cdef list children
+    cdef list readers
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef list readers = self.readers
+        cdef Py_ssize_t i
+        for i in range(len(readers)):
+            pos = (<Node>readers[i]).read(b, n, pos)
+        self.push_valid()
+        return pos
+
+    cdef int append_null(self) except -1:
+        Node.append_null(self)
+        for child in self.children:
+            (<Node>child).append_null()
+        return 0
+
+    cdef int save(self) except -1:
+        Node.save(self)
+        for child in self.children:
+            (<Node>child).save()
+        return 0
+
+    cdef int restore(self) except -1:
+        Node.restore(self)
+        for child in self.children:
+            (<Node>child).restore()
+        return 0
+
+    cdef int reset(self) except -1:
+        Node.reset(self)
+        for child in self.children:
+            (<Node>child).reset()
+        return 0
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        children = [(<Node>child).finish() for child in self.children]
+        self.n = self.nulls = 0
+        return pa.Array.from_buffers(self.arrow, n, [validity], nulls, children=children)
+
+
+cdef class ListNode(Node):
+    """An array: blocks of items ("Binary Encoding", arrays), each block's count checked
+    against the bytes left (``count * min_size``, ``min_size`` >= 1)."""
+
+    cdef Node items
+    cdef Buf offsets
+    cdef Py_ssize_t min_size
+    cdef int64_t total
+    cdef int64_t saved_total
+
+    def __cinit__(self):
+        self.offsets = Buf()
+        self.offsets.put_int32(0)
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef int64_t total = self.total
+        cdef Py_ssize_t start
+        cdef int64_t count, size
+        cdef uint64_t items
+        cdef uint64_t i
+        cdef Node item = self.items
+        while True:
+            start = pos
+            count = _long(b, n, &pos)
+            if count == 0:
+                break
+            if count < 0:
+                items = <uint64_t>(-(count + 1)) + 1
+                size = _long(b, n, &pos)
+                if size < 0:
+                    raise _Bad(f"negative block size {size}", start)
+            else:
+                items = <uint64_t>count
+            if items > <uint64_t>((n - pos) // self.min_size):
+                raise _Bad(f"truncated: a block of {items} items runs past the end", start)
+            for i in range(items):
+                pos = item.read(b, n, pos)
+            total += <int64_t>items
+        if total > INT32_MAX:
+            raise _Bad("more than 2**31 - 1 items in one column", pos)
+        self.total = total
+        self.offsets.put_int32(<int32_t>total)
+        self.push_valid()
+        return pos
+
+    cdef int append_null(self) except -1:
+        Node.append_null(self)
+        self.offsets.put_int32(<int32_t>self.total)
+        return 0
+
+    cdef int save(self) except -1:
+        Node.save(self)
+        self.saved_total = self.total
+        self.items.save()
+        return 0
+
+    cdef int restore(self) except -1:
+        Node.restore(self)
+        self.offsets.size = (self.n + 1) * 4
+        self.total = self.saved_total
+        self.items.restore()
+        return 0
+
+    cdef int reset(self) except -1:
+        self.saved_total = 0
+        Node.reset(self)
+        self.items.reset()
+        return 0
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        offsets = self.offsets.take()
+        items = self.items.finish()
+        self.offsets.put_int32(0)
+        self.n = self.nulls = 0
+        self.total = self.saved_total = 0
+        return pa.Array.from_buffers(self.arrow, n, [validity, offsets], nulls, children=[items])
+
+
+cdef class UnionNode(Node):
+    """A writer union whose branches all go to one array (``target``): the branch index
+    ("Binary Encoding", unions: a ``long``), then a null or the branch's value. Everything
+    else is ``target``'s."""
+
+    cdef Node target
+    cdef list branches  # per writer branch: None (a null) or the node reading it
+    cdef Py_ssize_t count
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef Py_ssize_t start = pos
+        cdef int64_t index = _long(b, n, &pos)
+        if not 0 <= index < self.count:
+            raise _Bad(f"union index {index} outside 0..{self.count - 1}", start)
+        branch = self.branches[index]
+        if branch is None:
+            self.target.append_null()
+            return pos
+        return (<Node>branch).read(b, n, pos)
+
+    cdef int append_null(self) except -1:
+        return self.target.append_null()
+
+    cdef int save(self) except -1:
+        return self.target.save()
+
+    cdef int restore(self) except -1:
+        return self.target.restore()
+
+    cdef int reset(self) except -1:
+        return self.target.reset()
+
+    cdef object finish(self):
+        return self.target.finish()
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+
+cdef class AccelPlan:
+    """A planned writer -> reader pair: :meth:`decode` is the reference's
+    :meth:`~spark_kafka_py.formats.avro.decoder.AvroDecoder.decode`."""
+
+    cdef Node root
+    cdef readonly object arrow_type
+
+    def decode(self, payloads, on_error=None):
+        """Decode a column of payloads into one array of :attr:`arrow_type`.
+
+        Args:
+            payloads: an iterable of ``bytes``/``bytearray``/``memoryview`` (one datum's Avro
+                binary encoding each, unframed) or None (a null row).
+            on_error: None to raise at the first bad payload; otherwise called with each bad
+                payload's :class:`AvroDecodeError`, its row null.
+
+        Returns:
+            A ``pyarrow.Array`` of :attr:`arrow_type`, one row per payload.
+
+        Raises:
+            AvroDecodeError: a bad payload (``index``, ``reason``, ``position`` as the
+                reference's), without ``on_error``.
+        """
+        cdef Node root = self.root
+        cdef Py_buffer view
+        cdef const uint8_t* b
+        cdef Py_ssize_t n, end
+        cdef Py_ssize_t index = -1
+        cdef bint permissive = on_error is not None
+        root.reset()
+        for payload in payloads:
+            index += 1
+            if payload is None:
+                root.append_null()
+                continue
+            if permissive:
+                root.save()
+            try:
+                if type(payload) is bytes:
+                    end = root.read(
+                        <const uint8_t*>PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload), 0
+                    )
+                    n = PyBytes_GET_SIZE(payload)
+                else:
+                    PyObject_GetBuffer(payload, &view, PyBUF_SIMPLE)
+                    try:
+                        n = view.len
+                        end = root.read(<const uint8_t*>view.buf, n, 0)
+                    finally:
+                        PyBuffer_Release(&view)
+                if end != n:
+                    raise _Bad(f"{n - end} trailing bytes after the value", end)
+            except _Bad as bad:
+                error = AvroDecodeError(index, bad.reason, bad.position)
+                if not permissive:
+                    root.reset()
+                    raise error from None
+                root.restore()
+                root.append_null()
+                on_error(error)
+        return root.finish()
+
+
+def plan(writer, reader, arrow_type):
+    """The accelerated plan of a writer -> reader pair, or None when it is not supported.
+
+    Args:
+        writer, reader: :class:`~spark_kafka_py.formats.avro.schema.Schema` s whose pair the
+            reference already planned (so it resolves).
+        arrow_type: the reader's mapped Arrow type (``AvroDecoder.arrow_type``).
+
+    Returns:
+        An :class:`AccelPlan`, or None (see the module's list of what is supported).
+    """
+    from spark_kafka_py.formats.avro.decoder import _Budget, _Planner
+
+    planner = _Planner(writer, reader, _Budget())
+    try:
+        root = _plan(planner, writer.root, reader.root, arrow_type)
+    except _Unsupported:
+        return None
+    out = AccelPlan()
+    out.root = root
+    out.arrow_type = arrow_type
+    return out
+
+
+_TIME_SCALE = {
+    "timestamp-millis": 1000,
+    "timestamp-micros": 1,
+    "local-timestamp-millis": 1000,
+    "local-timestamp-micros": 1,
+}
+
+
+cdef Node _plan(object planner, object w_type, object r_type, object arrow):
+    """The node reading writer ``w_type`` into an array of reader ``r_type`` (``arrow``),
+    following the reference's ``_Planner.plan`` case by case; _Unsupported otherwise."""
+    from spark_kafka_py.formats.avro.schema import Array, Primitive, Record, UnionType
+    from spark_kafka_py.formats.avro.types import union_shape
+
+    w = planner.writer.deref(w_type)
+    r = planner.reader.deref(r_type)
+    if isinstance(w, UnionType):
+        return _writer_union(planner, w, r, arrow)
+    if isinstance(r, UnionType):
+        index = planner.reader_branch(w, r)
+        if index is None:
+            raise _Unsupported()
+        target = planner.reader.deref(r.branches[index])
+        if isinstance(target, Primitive) and target.type == "null":
+            raise _Unsupported()  # a null read into a union's array: only as a writer branch
+        shape = union_shape(r, planner.reader)
+        if shape.kind == "struct":
+            raise _Unsupported()
+        if shape.kind in ("long", "double"):
+            return _plan(planner, w, Primitive(shape.kind), arrow)
+        return _plan(planner, w, r.branches[index], arrow)
+    if not planner.matches(w, r, False):
+        raise _Unsupported()
+    if isinstance(w, Primitive):
+        return _primitive(w, r, arrow)
+    if isinstance(w, Array):
+        if not isinstance(r, Array) or not pa.types.is_list(arrow):
+            raise _Unsupported()
+        min_size = planner._min_size(w.items)
+        if min_size < 1:
+            raise _Unsupported()  # zero-byte items: the reference's budget bounds them
+        node = ListNode()
+        node.arrow = arrow
+        node.items = _plan(planner, w.items, r.items, arrow.value_type)
+        node.min_size = min_size
+        return node
+    if isinstance(w, Record) and isinstance(r, Record) and pa.types.is_struct(arrow):
+        return _record(planner, w, r, arrow)
+    raise _Unsupported()
+
+
+cdef Node _writer_union(object planner, object w, object r, object arrow):
+    """A writer union: every branch must plan into the same array (or be a null the reader's
+    union takes)."""
+    from spark_kafka_py.formats.avro.schema import Primitive, UnionType
+
+    node = UnionNode()
+    node.arrow = arrow
+    node.branches = []
+    target = None
+    for branch in w.branches:
+        b = planner.writer.deref(branch)
+        if isinstance(b, Primitive) and b.type == "null":
+            if not isinstance(r, UnionType):
+                raise _Unsupported()  # fails the records that use it: the reference words it
+            index = planner.reader_branch(b, r)
+            if index is None:
+                raise _Unsupported()
+            kept = planner.reader.deref(r.branches[index])
+            if not (isinstance(kept, Primitive) and kept.type == "null"):
+                raise _Unsupported()
+            node.branches.append(None)
+            continue
+        if target is not None or isinstance(b, UnionType):
+            raise _Unsupported()  # two branches into one array: not here
+        target = _plan(planner, b, r, arrow)
+        node.branches.append(target)
+    if target is None:
+        raise _Unsupported()
+    node.target = target
+    node.count = len(node.branches)
+    return node
+
+
+cdef Node _record(object planner, object w, object r, object arrow):
+    """A record whose writer and reader fields match one to one (the reference's
+    ``_record`` without dropped fields and defaults)."""
+    by_name = {}
+    for i, f in enumerate(r.fields):
+        by_name.setdefault(f.name, i)
+    for i, f in enumerate(r.fields):
+        for alias in f.aliases:
+            by_name.setdefault(alias, i)
+    if arrow.num_fields != len(r.fields):
+        raise _Unsupported()
+    children = [None] * len(r.fields)
+    readers = []
+    for f in w.fields:
+        slot = by_name.get(f.name)
+        if slot is None or children[slot] is not None:
+            raise _Unsupported()  # a dropped writer field
+        child = _plan(planner, f.type, r.fields[slot].type, arrow.field(slot).type)
+        children[slot] = child
+        readers.append(child)
+    if any(child is None for child in children):
+        raise _Unsupported()  # a reader field from its default
+    node = StructNode()
+    node.arrow = arrow
+    node.children = children
+    node.readers = readers
+    return node
+
+
+cdef Node _primitive(object w, object r, object arrow):
+    """A primitive (and its promotions and logical types) into its Arrow array."""
+    cdef IntNode integer
+    cdef IntToDoubleNode to_double
+    cdef FloatNode floating
+    cdef BoolNode boolean
+    cdef DecimalNode decimal
+    cdef SizedNode sized
+    kind = w.type
+    if kind == "boolean" and r.type == "boolean" and pa.types.is_boolean(arrow):
+        boolean = BoolNode()
+        boolean.arrow = arrow
+        boolean.width = 1
+        return boolean
+    if kind in ("int", "long"):
+        if r.type in ("int", "long"):
+            integer = IntNode()
+            integer.arrow = arrow
+            integer.max_bytes = 5 if kind == "int" else 10
+            integer.scale = _TIME_SCALE.get(r.logical_type or "", 1)
+            if r.type == "int" and arrow in (pa.int32(), pa.date32()):
+                integer.width = 4
+            elif r.type == "long" and (
+                pa.types.is_int64(arrow) or pa.types.is_timestamp(arrow)
+            ) and arrow.bit_width == 64:
+                integer.width = 8
+            else:
+                raise _Unsupported()
+            return integer
+        if r.type == "double" and pa.types.is_float64(arrow):
+            to_double = IntToDoubleNode()
+            to_double.arrow = arrow
+            to_double.width = 8
+            to_double.max_bytes = 5 if kind == "int" else 10
+            return to_double
+        raise _Unsupported()  # into a float32: the reference rounds twice
+    if kind in ("float", "double"):
+        floating = FloatNode()
+        floating.arrow = arrow
+        floating.kind = kind
+        floating.single = kind == "float"
+        if r.type == "float" and kind == "float" and pa.types.is_float32(arrow):
+            floating.width = 4
+        elif r.type == "double" and pa.types.is_float64(arrow):
+            floating.width = 8
+        else:
+            raise _Unsupported()
+        return floating
+    if kind in ("string", "bytes"):
+        if r.logical_type == "decimal" and r.type == "bytes":
+            if not pa.types.is_decimal128(arrow) or r.precision is None or r.precision > 38:
+                raise _Unsupported()
+            decimal = DecimalNode()
+            decimal.arrow = arrow
+            decimal.width = 16
+            decimal.precision = r.precision
+            return decimal
+        if r.type == "string" and arrow == pa.string():
+            pass
+        elif r.type == "bytes" and arrow == pa.binary():
+            pass
+        else:
+            raise _Unsupported()
+        sized = SizedNode()
+        sized.arrow = arrow
+        sized.check_text = kind == "string" or r.type == "string"
+        return sized
+    raise _Unsupported()
