@@ -393,3 +393,23 @@ def test_option_errors(
     for options, expected in cases:
         with pytest.raises((AnalysisException, Exception), match=expected):
             read(spark, kafka_bootstrap, topic, **options).schema  # noqa: B018
+
+
+def test_top_level_bytes_are_raw_after_the_framing(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    new_topic: Callable[..., str],
+    registry: SchemaRegistryClient,
+    schema_registry: str,
+) -> None:
+    """Confluent's serializers write a top-level ``"bytes"`` value raw after the 5-byte
+    framing (no Avro length prefix); a reader schema ``"string"`` resolves it (bytes ->
+    string promotion)."""
+    topic = new_topic()
+    sid = registry.register(f"{topic}-value", '"bytes"')
+    produce(kafka_bootstrap, topic, [ProducedRecord(None, framed(sid, b"hello"))])
+    url = {"schema.registry.url": schema_registry}
+    df = read(spark, kafka_bootstrap, topic, valueFormat="avro", **url)
+    assert [bytes(r.value) for r in df.collect()] == [b"hello"]
+    as_text = read(spark, kafka_bootstrap, topic, valueFormat="avro", avroSchema='"string"', **url)
+    assert [r.value for r in as_text.collect()] == ["hello"]
