@@ -59,6 +59,7 @@ __all__ = [
     "resolve_artifacts",
     "selected_kafka_features",
     "selected_kafka_version",
+    "spark_avro_jars",
     "spark_kafka_connector_jars",
 ]
 
@@ -715,3 +716,43 @@ def spark_kafka_connector_jars(spark_version: str | None = None) -> list[Path]:
 
     coords = [f"org.apache.spark:spark-sql-kafka-0-10_2.13:{spark_version}"]
     return [a.path for a in resolve_artifacts(f"spark-kafka-{spark_version}", coords, keep=keep)]
+
+
+def spark_avro_jars(spark_version: str | None = None) -> list[Path]:
+    """Jars of Spark's Avro module (``from_avro``/``to_avro``, ``format("avro")``), for
+    ``spark.jars``.
+
+    Resolves ``org.apache.spark:spark-avro_2.13:<version>`` with its transitive dependencies,
+    minus what Spark already has on its class path, filtered as
+    :func:`spark_kafka_connector_jars` does: every ``org.apache.spark`` artifact but
+    ``spark-avro`` itself, Scala/SLF4J/log4j, and any artifact whose jar pyspark ships (Avro's
+    own ``avro``, ``avro-mapred``, ...). What remains is typically ``spark-avro`` alone.
+
+    Args:
+        spark_version: spark-avro version; default: the version chosen for the Kafka connector
+            (both are modules of one Spark release): the installed ``pyspark.__version__``,
+            or, when Central does not have that one, the newest release of the same major
+            version below it, or ``$SPARK_KAFKA_PY_CONNECTOR_VERSION``.
+
+    Returns:
+        Absolute jar paths, joined with ``,`` for ``spark.jars``.
+
+    Raises:
+        JarResolutionError: Maven failed (e.g. that version of spark-avro is not on Central) or
+            no fitting version exists.
+    """
+    if spark_version is None:
+        import pyspark
+
+        spark_version = _connector_version(pyspark.__version__)
+    shipped = _pyspark_jar_names()
+
+    def keep(a: Artifact) -> bool:
+        if a.group_id == "org.apache.spark":
+            return a.artifact_id == "spark-avro_2.13"
+        if a.artifact_id.startswith(SPARK_ALWAYS_EXCLUDED_PREFIXES):
+            return False
+        return not _shipped_by_spark(a, shipped)
+
+    coords = [f"org.apache.spark:spark-avro_2.13:{spark_version}"]
+    return [a.path for a in resolve_artifacts(f"spark-avro-{spark_version}", coords, keep=keep)]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from spark_kafka_py.conf import conf_path
-from spark_kafka_py.testing.jars import spark_kafka_connector_jars
+from spark_kafka_py.testing.jars import spark_avro_jars, spark_kafka_connector_jars
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,13 +34,14 @@ def local_spark_session(
     ``sys.executable`` and ``SPARK_LOCAL_IP=127.0.0.1`` (each unless already set). Spark
     settings: ``spark.ui.enabled=false``, ``spark.sql.shuffle.partitions=2``,
     ``spark.sql.session.timeZone=UTC``, log4j2 config ``conf/spark-log4j2.properties`` for
-    driver and executors, and ``spark.jars`` = :func:`spark_kafka_connector_jars` when
+    driver and executors, and ``spark.jars`` = :func:`spark_kafka_connector_jars` and
+    :func:`~spark_kafka_py.testing.jars.spark_avro_jars` (spark-avro's ``from_avro``) when
     ``with_kafka_connector``.
 
     Args:
         app_name: ``spark.app.name``.
         master: ``spark.master``, e.g. ``local[2]``.
-        with_kafka_connector: put Spark's Kafka connector jars on ``spark.jars``.
+        with_kafka_connector: put Spark's Kafka connector and spark-avro jars on ``spark.jars``.
         extra_conf: more Spark settings (override ours).
 
     Raises:
@@ -63,7 +64,9 @@ def local_spark_session(
         "spark.executor.extraJavaOptions": log4j,
     }
     if with_kafka_connector:
-        conf["spark.jars"] = ",".join(str(p) for p in spark_kafka_connector_jars())
+        # spark-avro beside it: from_avro is the oracle of tests/formats' Avro decoder
+        jars = [*spark_kafka_connector_jars(), *spark_avro_jars()]
+        conf["spark.jars"] = ",".join(str(p) for p in jars)
     conf.update(extra_conf or {})
     builder = SparkSession.builder
     for key, value in conf.items():
