@@ -398,7 +398,7 @@ def _reader_schema(
     client = registry_client(options.registry)
     if col.schema_id is not None:
         found = client.schema_by_id(col.schema_id)
-        _check_avro(found.schema_type, f"schema id {col.schema_id}", found.references)
+        check_registry_schema(found.schema_type, f"schema id {col.schema_id}", found.references)
         return found.schema_str, col.schema_id
     subject = subject_name(col.strategy, topic, is_key=col.is_key, record=None)
     registered = (
@@ -406,7 +406,7 @@ def _reader_schema(
         if col.schema_version is not None
         else client.latest(subject)
     )
-    _check_avro(
+    check_registry_schema(
         registered.schema.schema_type,
         f"subject {subject!r} version {registered.version}",
         registered.schema.references,
@@ -414,7 +414,12 @@ def _reader_schema(
     return registered.schema.schema_str, registered.schema_id
 
 
-def _check_avro(schema_type: str, what: str, references: Sequence[object]) -> None:
+def check_registry_schema(schema_type: str, what: str, references: Sequence[object]) -> None:
+    """Refuse a registry schema we cannot read: not Avro, or with references.
+
+    Raises:
+        ConfigError: naming ``what`` (the id, or the subject and version).
+    """
     if schema_type != AVRO:
         raise ConfigError(f"the registry's {what} is a {schema_type} schema, not Avro")
     if references:
@@ -660,12 +665,57 @@ def _keyed_rows(
     return rows
 
 
+def decode_column(
+    values: pa.Array,
+    reader: ReaderSchema,
+    options: PayloadOptions,
+    *,
+    headers: pa.Array | None = None,
+    where: Callable[[int], str] = lambda index: f" of row {index}",
+) -> pa.Array:
+    """Decode one column of Avro values (binary) into the reader schema's Arrow type.
+
+    Args:
+        values: the column's values (binary; null rows stay null).
+        reader: the column's reader schema.
+        options: the payload options (registry: framed values; mode).
+        headers: the records' headers (``array<struct<key,value>>``) for header schema ids.
+        where: the text naming a row in messages (`` of t-0 at offset 7``).
+
+    Returns:
+        The decoded array, one row per value.
+
+    Raises:
+        RecordFormatError: ``FAILFAST`` and a value that does not decode.
+        SchemaRegistryError: the registry failed (after its retries).
+    """
+    decoders = _column_decoders(reader, options.registry)
+    framed = options.registry is not None
+    keys = _header_keys(headers, reader.column == "key") if framed else []
+    rows = _keyed_rows(values, keys, framed)
+    bad: list[FormatError] = []
+    try:
+        decoded = decode_keyed(
+            rows, decoders.arrow, decoders, on_error=bad.append if options.permissive else None
+        )
+    except FormatError as exc:
+        raise _record_error(exc, reader, where, decoders) from None
+    if bad:
+        log.warning(
+            "mode=PERMISSIVE: %d record(s) of this batch have a null %s; the first: %s",
+            len(bad),
+            reader.column,
+            _record_error(bad[0], reader, where, decoders),
+        )
+    return decoded
+
+
 def decode_batch(
     batch: pa.RecordBatch, payload: ReadPayload, *, keep_headers: bool
 ) -> pa.RecordBatch:
     """Executor side: ``batch`` (Spark's Kafka schema, with ``headers``) with each formatted
-    column decoded, ``key_raw`` / ``value_raw`` added with ``includeRawBytes``, and the
-    ``headers`` column dropped unless ``keep_headers``.
+    column decoded (:func:`decode_column`), ``key_raw`` / ``value_raw`` added with
+    ``includeRawBytes``, and the ``headers`` column dropped unless ``keep_headers``.
 
     Raises:
         RecordFormatError: ``FAILFAST`` and a record that does not decode (naming the column,
@@ -675,34 +725,21 @@ def decode_batch(
     opts = payload.options
     names = batch.schema.names
     columns = dict(zip(names, batch.columns, strict=True))
-    headers = columns.get("headers")
     raw: dict[str, pa.Array] = {}
+
+    def where(index: int) -> str:
+        topic = batch.column("topic")[index].as_py()
+        partition = batch.column("partition")[index].as_py()
+        offset = batch.column("offset")[index].as_py()
+        return f" of {topic}-{partition} at offset {offset}"
+
     for reader in payload.readers:
         values = columns[reader.column]
         if opts.include_raw:
             raw[f"{reader.column}_raw"] = values
-        decoders = _column_decoders(reader, opts.registry)
-        framed = opts.registry is not None
-        keys = _header_keys(headers, reader.column == "key") if framed else []
-        rows = _keyed_rows(values, keys, framed)
-        bad: list[FormatError] = []
-        try:
-            columns[reader.column] = decode_keyed(
-                rows,
-                decoders.arrow,
-                decoders,
-                on_error=bad.append if opts.permissive else None,
-            )
-        except FormatError as exc:
-            raise _record_error(exc, reader, batch, decoders) from None
-        if bad:
-            first = _record_error(bad[0], reader, batch, decoders)
-            log.warning(
-                "mode=PERMISSIVE: %d record(s) of this batch have a null %s; the first: %s",
-                len(bad),
-                reader.column,
-                first,
-            )
+        columns[reader.column] = decode_column(
+            values, reader, opts, headers=columns.get("headers"), where=where
+        )
     if not keep_headers:
         columns.pop("headers", None)
     columns.update(raw)
@@ -710,15 +747,13 @@ def decode_batch(
 
 
 def _record_error(
-    exc: FormatError, reader: ReaderSchema, batch: pa.RecordBatch, decoders: _Decoders
+    exc: FormatError,
+    reader: ReaderSchema,
+    where_of: Callable[[int], str],
+    decoders: _Decoders,
 ) -> RecordFormatError:
     index = getattr(exc, "index", None)
-    where = ""
-    if index is not None and 0 <= index < batch.num_rows:
-        topic = batch.column("topic")[index].as_py()
-        partition = batch.column("partition")[index].as_py()
-        offset = batch.column("offset")[index].as_py()
-        where = f" of {topic}-{partition} at offset {offset}"
+    where = where_of(index) if isinstance(index, int) else ""
     sid = getattr(exc, "schema_id", None)
     if isinstance(exc, UnknownSchemaError) and exc.schema_id in decoders.failures:
         detail = f"writer schema {exc.schema_id} {decoders.failures[exc.schema_id]}"
