@@ -158,42 +158,81 @@ class _Names:
         return f"{prefix}{self.count}"
 
 
+#: Reader fields the writer lacks: (type, JSON default), the leaf kinds a default may have.
+_DEFAULTS: list[tuple[Any, Any]] = [
+    ("int", 7),
+    ("long", -(2**40)),
+    ("float", 0.25),
+    ("double", -1.5),
+    ("boolean", True),
+    ("string", "dflt é"),
+    ("bytes", "\u00ff\u0001"),
+    (["null", "string"], None),
+    (["string", "null"], "x"),
+    (["null", "int", "long"], None),
+    ({"type": "int", "logicalType": "date"}, 19000),
+    ({"type": "long", "logicalType": "timestamp-millis"}, 1_700_000_000_000),
+    ({"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2}, "\u0001\u0000"),
+    ({"type": "enum", "name": "Color", "symbols": ["RED", "BLUE"]}, "BLUE"),
+]
+
+
 @st.composite
-def _typed(draw: st.DrawFn, names: _Names, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
-    """A (schema, value strategy) pair: a leaf, a record, an array or a nullable union."""
+def _typed(draw: st.DrawFn, names: _Names, depth: int) -> tuple[Any, Any, st.SearchStrategy[Any]]:
+    """(writer schema, reader schema, value strategy): a leaf, a record, an array or a
+    nullable union; the reader's records may lack writer fields (dropped) and have more
+    (their defaults)."""
     kinds = ["leaf", "decimal"] + (["record", "array", "nullable"] if depth < 2 else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "leaf":
-        return draw(st.sampled_from(_LEAVES))
+        leaf, leaf_values = draw(st.sampled_from(_LEAVES))
+        return leaf, leaf, leaf_values
     if kind == "decimal":
-        return draw(_decimal())
+        decimal, decimal_values = draw(_decimal())
+        return decimal, decimal, decimal_values
     if kind == "array":
-        items, item_values = draw(_typed(names, depth + 1))
-        if items == "null":
-            items = "int"
-        return {"type": "array", "items": items}, st.lists(item_values, max_size=4)
+        items, r_items, item_values = draw(_typed(names, depth + 1))
+        return (
+            {"type": "array", "items": items},
+            {"type": "array", "items": r_items},
+            st.lists(item_values, max_size=4),
+        )
     if kind == "nullable":
-        inner, inner_values = draw(_typed(names, depth + 1))
+        inner, r_inner, inner_values = draw(_typed(names, depth + 1))
         if isinstance(inner, list):
-            return inner, inner_values
-        union = ["null", inner] if draw(st.booleans()) else [inner, "null"]
-        return union, st.none() | inner_values
-    fields = []
+            return inner, r_inner, inner_values
+        first = draw(st.booleans())
+        return (
+            ["null", inner] if first else [inner, "null"],
+            ["null", r_inner] if draw(st.booleans()) else [r_inner, "null"],
+            st.none() | inner_values,
+        )
+    fields, r_fields = [], []
     values = {}
     for _ in range(draw(st.integers(1, 4))):
         name = names.next("f")
-        field_type, field_values = draw(_typed(names, depth + 1))
+        field_type, r_type, field_values = draw(_typed(names, depth + 1))
         fields.append({"name": name, "type": field_type})
         values[name] = field_values
-    record = {"type": "record", "name": names.next("R"), "fields": fields}
-    return record, st.fixed_dictionaries(values)
+        if draw(st.integers(0, 4)) > 0:  # else dropped by the reader
+            r_fields.append({"name": name, "type": r_type})
+    for _ in range(draw(st.integers(0, 2))):
+        default_type, default = draw(st.sampled_from(_DEFAULTS))
+        if isinstance(default_type, dict) and default_type.get("type") == "enum":
+            default_type = {**default_type, "name": names.next("Color")}
+        r_fields.append({"name": names.next("d"), "type": default_type, "default": default})
+    draw(st.randoms()).shuffle(r_fields)
+    record_name = names.next("R")
+    writer = {"type": "record", "name": record_name, "fields": fields}
+    reader = {"type": "record", "name": record_name, "fields": r_fields}
+    return writer, reader, st.fixed_dictionaries(values)
 
 
 @st.composite
-def _schema_and_payloads(draw: st.DrawFn) -> tuple[Any, list[bytes]]:
-    schema, values = draw(_typed(_Names(), 0))
+def _schema_and_payloads(draw: st.DrawFn) -> tuple[Any, Any, list[bytes]]:
+    writer, reader, values = draw(_typed(_Names(), 0))
     rows = draw(st.lists(values, min_size=1, max_size=8))
-    return schema, _encode(schema, rows)
+    return writer, reader, _encode(writer, rows)
 
 
 @st.composite
@@ -222,17 +261,17 @@ def _hostile(draw: st.DrawFn, payloads: list[bytes]) -> list[Payload]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_schema_and_payloads())
-def test_generated_schemas_decode_equal(case: tuple[Any, list[bytes]]) -> None:
-    schema, payloads = case
-    accel, pure = _decoders(schema)
+def test_generated_schemas_decode_equal(case: tuple[Any, Any, list[bytes]]) -> None:
+    writer, reader, payloads = case
+    accel, pure = _decoders(writer, reader)
     _compare(accel, pure, list(payloads))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_hostile_payloads_fail_alike(data: st.DataObject) -> None:
-    schema, payloads = data.draw(_schema_and_payloads())
-    accel, pure = _decoders(schema)
+    writer, reader, payloads = data.draw(_schema_and_payloads())
+    accel, pure = _decoders(writer, reader)
     _compare(accel, pure, data.draw(_hostile(payloads)))
 
 
@@ -401,6 +440,48 @@ def test_resolved_pairs_decode_equal(writer: Any, reader: Any, values: list[Any]
     _compare(accel, pure, [*payloads, None, b"\xff\xff"])
 
 
+def test_dropped_fields_and_defaults() -> None:
+    inner = _record(("x", "int"), ("y", ["null", "string"]), name="In")
+    writer = _record(
+        ("a", "int"),
+        ("gone", inner),
+        ("gone_too", {"type": "array", "items": ["null", "double"]}),
+        ("b", "string"),
+    )
+    reader = {
+        "type": "record",
+        "name": "R",
+        "fields": [
+            {"name": "b", "type": "string"},
+            {"name": "n", "type": ["null", "string"], "default": None},
+            {"name": "a", "type": "long"},
+            {
+                "name": "d",
+                "type": {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 1},
+                "default": "\u0000\u0064",
+            },
+        ],
+    }
+    values = [
+        {"a": 1, "gone": {"x": 2, "y": None}, "gone_too": [None, 1.5], "b": "z"},
+        {"a": -1, "gone": {"x": 3, "y": "é"}, "gone_too": [], "b": ""},
+    ]
+    payloads = _encode(writer, values)
+    accel, pure = _decoders(writer, reader)
+    _compare(accel, pure, [*payloads, payloads[0][:-1], None, payloads[1] + b"\x00"])
+    # a skipped field is checked as the reference checks it: invalid UTF-8 in "gone"
+    bad = payloads[1].replace("é".encode(), b"\xc3\x28", 1)
+    assert bad != payloads[1]
+    _compare(accel, pure, [bad])
+
+
+def test_empty_records() -> None:
+    empty = {"type": "record", "name": "E", "fields": []}
+    _compare(*_decoders(empty), [b"", None, b"\x00"])
+    nested = _record(("e", ["null", empty]), ("x", "int"))
+    _compare(*_decoders(nested), [b"\x00\x02", b"\x02\x04", b"\x04", None])
+
+
 def test_field_aliases_resolve() -> None:
     writer = _record(("old", "int"))
     reader = {
@@ -422,7 +503,10 @@ def test_field_aliases_resolve() -> None:
         ("null", None),
         ({"type": "array", "items": "null"}, None),  # zero-byte items: the reference's budget
         ({"type": "array", "items": {"type": "record", "name": "E0", "fields": []}}, None),
-        (_record(("a", "int"), ("b", "int")), _record(("a", "int"))),  # a dropped field
+        (
+            _record(("a", "int"), ("e", {"type": "enum", "name": "E", "symbols": ["A"]})),
+            _record(("a", "int")),
+        ),  # a dropped field of a type not supported
         (
             _record(("a", "int")),
             {
@@ -430,10 +514,10 @@ def test_field_aliases_resolve() -> None:
                 "name": "R",
                 "fields": [
                     {"name": "a", "type": "int"},
-                    {"name": "c", "type": "int", "default": 1},
+                    {"name": "c", "type": {"type": "array", "items": "int"}, "default": [1]},
                 ],
             },
-        ),  # a default
+        ),  # a default that is not a leaf
         ("int", "float"),
         (["null", "int"], "int"),  # the null branch fails its records: the reference words it
     ],

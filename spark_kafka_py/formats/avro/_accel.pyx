@@ -18,16 +18,18 @@ Supported (Avro specification 1.12, "Binary Encoding" and "Schema Resolution"):
   ``timestamp-millis``/``-micros`` (scaled to microseconds, checked against 64 bits),
   the ``local-`` ones, and ``decimal`` on ``bytes`` (decimal128, exact, checked against its
   precision);
-- records whose writer and reader fields match one to one (by name or a reader alias,
-  each reader field written once; no defaults, no dropped fields), nested to any depth;
+- records, nested to any depth: writer fields matched by name or a reader alias, writer
+  fields the reader lacks read and dropped (when their type is supported), reader fields the
+  writer lacks filled with their default (when it is a leaf: a primitive, a decimal, an enum
+  symbol, a null);
 - arrays of the above whose items encode to at least one byte;
 - unions mapped to one Arrow type (``[null, X]``, ``[X, null]``, ``[X]``, and ``[int,
   long]``/``[float, double]`` on the reader's side), on either side, whose every writer
   branch resolves.
 
-Not supported (the pure plan runs): enums, fixed, maps, unions mapped to structs, reader
-fields taken from defaults, writer fields dropped, ``null`` outside a union, ``int``/``long``
--> ``float``, arrays of items that may encode to no bytes (the reference's budget of
+Not supported (the pure plan runs): enums, fixed, maps, unions mapped to structs, defaults
+of records, arrays and maps, ``null`` outside a union, ``int``/``long`` -> ``float``, arrays
+of items that may encode to no bytes (the reference's budget of
 zero-byte items is then never spent here, so no budget is needed).
 
 How: the plan is a tree of nodes built once, one per reader Arrow array, each reading its
@@ -296,6 +298,10 @@ cdef class Node:
         self.nulls += 1
         return 0
 
+    cdef int append_value(self, bytes value) except -1:
+        """Append one row's value in this array's layout (a reader field's default)."""
+        raise NotImplementedError
+
     cdef int save(self) except -1:
         self.saved_n = self.n
         self.saved_nulls = self.nulls
@@ -336,6 +342,11 @@ cdef class FixedNode(Node):
     cdef int append_null(self) except -1:
         Node.append_null(self)
         self.values.zeros(self.width)
+        return 0
+
+    cdef int append_value(self, bytes value) except -1:
+        self.values.put(PyBytes_AS_STRING(value), self.width)
+        self.push_valid()
         return 0
 
     cdef int restore(self) except -1:
@@ -500,6 +511,14 @@ cdef class SizedNode(Node):
         self.offsets.put_int32(<int32_t>self.data.size)
         return 0
 
+    cdef int append_value(self, bytes value) except -1:
+        self.data.put(PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value))
+        if self.data.size > INT32_MAX:
+            raise OverflowError("more than 2 GiB of strings or bytes in one column")
+        self.offsets.put_int32(<int32_t>self.data.size)
+        self.push_valid()
+        return 0
+
     cdef int save(self) except -1:
         Node.save(self)
         self.saved_data = self.data.size
@@ -527,18 +546,48 @@ cdef class SizedNode(Node):
         return out
 
 
+cdef class SkipNode(Node):
+    """A writer field the reader lacks: read (checked as the reference checks it) into a
+    scratch array that is emptied again; nothing is kept."""
+
+    cdef Node inner
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        pos = self.inner.read(b, n, pos)
+        self.inner.reset()
+        return pos
+
+
+cdef class Fill:
+    """A reader field the writer lacks: its default ("Schema Resolution"), one value (or a
+    null) appended to ``target`` per record."""
+
+    cdef Node target
+    cdef bint null
+    cdef bytes value
+
+    cdef int fill(self) except -1:
+        if self.null:
+            return self.target.append_null()
+        return self.target.append_value(self.value)
+
+
 cdef class StructNode(Node):
     """A record: its fields read in the writer's order (``readers``) into the children in the
     reader's order (``children``); the same nodes, permuted."""
 
     cdef list children
     cdef list readers
+    cdef list fills
 
     cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
         cdef list readers = self.readers
+        cdef list fills = self.fills
         cdef Py_ssize_t i
         for i in range(len(readers)):
             pos = (<Node>readers[i]).read(b, n, pos)
+        for i in range(len(fills)):
+            (<Fill>fills[i]).fill()
         self.push_valid()
         return pos
 
@@ -865,8 +914,9 @@ cdef Node _writer_union(object planner, object w, object r, object arrow):
 
 
 cdef Node _record(object planner, object w, object r, object arrow):
-    """A record whose writer and reader fields match one to one (the reference's
-    ``_record`` without dropped fields and defaults)."""
+    """A record (the reference's ``_record``): writer fields matched by name or a reader alias
+    read into their reader field's array, the others read and dropped (:class:`SkipNode`);
+    reader fields the writer lacks take their default (:class:`Fill`, leaf types only)."""
     by_name = {}
     for i, f in enumerate(r.fields):
         by_name.setdefault(f.name, i)
@@ -880,17 +930,99 @@ cdef Node _record(object planner, object w, object r, object arrow):
     for f in w.fields:
         slot = by_name.get(f.name)
         if slot is None or children[slot] is not None:
-            raise _Unsupported()  # a dropped writer field
+            readers.append(_skip(planner, f.type))
+            continue
         child = _plan(planner, f.type, r.fields[slot].type, arrow.field(slot).type)
         children[slot] = child
         readers.append(child)
-    if any(child is None for child in children):
-        raise _Unsupported()  # a reader field from its default
+    fills = []
+    for i, f in enumerate(r.fields):
+        if children[i] is None:
+            fill = _default(planner, f, arrow.field(i).type)
+            children[i] = fill.target
+            fills.append(fill)
     node = StructNode()
     node.arrow = arrow
     node.children = children
     node.readers = readers
+    node.fills = fills
     return node
+
+
+cdef Node _skip(object planner, object w_type):
+    """A reader of writer type ``w_type`` that keeps nothing: the writer's type planned
+    against itself into a scratch array."""
+    from spark_kafka_py.formats.avro.decoder import _Budget, _Planner
+    from spark_kafka_py.formats.avro.schema import Schema
+    from spark_kafka_py.formats.avro.types import to_spark
+    from spark_kafka_py.formats.errors import SchemaError
+
+    writer = planner.writer
+    try:
+        arrow = to_spark(Schema(w_type, writer.names)).arrow
+    except SchemaError:
+        raise _Unsupported() from None
+    node = SkipNode()
+    node.arrow = arrow
+    node.inner = _plan(_Planner(writer, writer, _Budget()), w_type, w_type, arrow)
+    return node
+
+
+cdef Fill _default(object planner, object f, object arrow):
+    """A reader field's default: the reference's default filler run once into its own
+    builder, the one value taken from the array it gives."""
+    from spark_kafka_py.formats.avro.decoder import _builder_for
+    from spark_kafka_py.formats.errors import SchemaError
+
+    target = _leaf(arrow)
+    builder = _builder_for(arrow)
+    try:
+        planner.default(f, builder, "")()
+    except SchemaError:
+        raise _Unsupported() from None
+    one = builder.finish()
+    out = Fill()
+    out.target = target
+    out.null = one.null_count == 1
+    if out.null:
+        out.value = b""
+    elif isinstance(target, BoolNode):
+        out.value = b"\x01" if one[0].as_py() else b"\x00"
+    elif isinstance(target, SizedNode):
+        value = one[0].as_py()
+        out.value = value.encode("utf-8") if isinstance(value, str) else value
+    else:
+        width = (<FixedNode>target).width
+        out.value = one.buffers()[1].to_pybytes()[one.offset * width : (one.offset + 1) * width]
+    return out
+
+
+cdef Node _leaf(object arrow):
+    """An empty node of a leaf Arrow type (filled by defaults only, never read)."""
+    cdef FixedNode fixed
+    cdef SizedNode sized
+    if pa.types.is_boolean(arrow):
+        fixed = BoolNode()
+        fixed.width = 1
+    elif arrow in (pa.string(), pa.binary()):
+        sized = SizedNode()
+        sized.arrow = arrow
+        return sized
+    elif arrow in (pa.int32(), pa.date32(), pa.float32()):
+        fixed = FixedNode()
+        fixed.width = 4
+    elif arrow == pa.int64() or arrow == pa.float64() or (
+        pa.types.is_timestamp(arrow) and arrow.unit == "us"
+    ):
+        fixed = FixedNode()
+        fixed.width = 8
+    elif pa.types.is_decimal128(arrow):
+        fixed = FixedNode()
+        fixed.width = 16
+    else:
+        raise _Unsupported()
+    fixed.arrow = arrow
+    return fixed
 
 
 cdef Node _primitive(object w, object r, object arrow):
