@@ -400,7 +400,7 @@ OPTIONS: tuple[Option, ...] = (
          default_text="the broker's `transaction.max.timeout.ms` (15 min by default)"),
     _opt("kafka.partitioner.ignore.keys", "boolean", False,
          "spread keyed records as unkeyed ones instead of by `murmur2(key)` (KIP-794)", {SINK}),
-    # -- payload formats: Avro with a schema registry (spark_kafka_py.spark.payload; docs/formats.md)
+    # -- payload formats: Avro, a schema registry (spark_kafka_py.spark.payload; docs/formats.md)
     _opt("valueFormat", "enum", "binary",
          "`binary` (Spark's schema) or `avro`: the `value` column is the Avro schema's struct "
          "(read: decoded on the executors; write: encoded, registry-framed)", FORMATS,

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 import fastavro
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.utils import AnalysisException
 
 from spark_kafka_py.schema_registry.client import SchemaRegistryClient
@@ -77,7 +77,7 @@ def registry(schema_registry: str) -> SchemaRegistryClient:
     return SchemaRegistryClient(parse_settings({"schema.registry.url": schema_registry}))
 
 
-def read(spark: SparkSession, bootstrap: str, topic: str, **options: str):  # noqa: ANN201
+def read(spark: SparkSession, bootstrap: str, topic: str, **options: str) -> DataFrame:
     reader = spark.read.format("pykafka").option("kafka.bootstrap.servers", bootstrap)
     reader = reader.option("subscribe", topic)
     for k, v in options.items():

@@ -62,6 +62,7 @@ def decode_framed(
         FramingError, UnknownSchemaError, AvroDecodeError: a bad row, without ``on_error``.
         ValueError: a decoder whose ``arrow_type`` is not ``arrow_type``.
     """
+
     def by_key(key: SchemaKey) -> AvroDecoder | None:
         assert isinstance(key, int)  # the framing holds ids only
         return decoder_for(key)
