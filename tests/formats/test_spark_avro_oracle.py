@@ -3,7 +3,8 @@
 Payloads written by ``fastavro.schemaless_writer`` are decoded twice: by spark-avro's
 ``from_avro`` (``pyspark.sql.avro.functions``: ``AvroDataToCatalyst``, whose type is
 ``SchemaConverters.toSqlType`` and whose values are ``AvroDeserializer``'s) in the shared
-``spark`` session, and by our :class:`AvroDecoder` ``(schema, schema)``. For every schema:
+``spark`` session, and by our :class:`AvroDecoder` ``(schema, schema)``, both its plans (the
+accelerated one where it covers the schema, and the pure one). For every schema:
 
 (a) the Spark type of ``from_avro``'s column equals ``DataType.fromJson`` of our
     ``to_spark(schema).spark_json`` (nullability of nested fields, elements and values
@@ -29,11 +30,18 @@ from Hypothesis, drawn up front with a fixed seed (``SPARK_AVRO_ORACLE_SEED=<n>`
 another set, ``SPARK_AVRO_ORACLE_EXAMPLES=<n>`` another count), so one Spark job checks them
 all; a failure lists each differing schema with its value, theirs and ours.
 
-Known mismatches are strict xfails named after them (see :data:`MISMATCHES`).
+Besides: dates and timestamps past Python's ``datetime`` compared as Spark's day and
+microsecond counts (:data:`BEYOND_PYTHON`); recursive schemas and decimals of more than 38
+digits refused by both; where the two differ on purpose or through a spark-avro limitation,
+the difference written down as it is (:data:`STRICTER`: payloads spark-avro reads and ours
+refuses; :data:`TOP_LEVEL_UNIONS`: unions spark-avro cannot read at the top of a schema).
+Mismatches of ours are strict xfails named after them (:data:`MISMATCHES`, and the top-level
+``["null"]`` union).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import io
 import itertools
@@ -119,7 +127,10 @@ class Outcome:
 
     Attributes:
         theirs_type, ours_type: ``from_avro``'s Spark type, and ours (``DataType``).
-        theirs, ours: the values, row by row (Python, as ``collect()`` gives them).
+        theirs: spark-avro's values, row by row (Python, as ``collect()`` gives them).
+        ours: ours likewise, by :attr:`AvroDecoder.implementation` (``accel``, the
+            accelerated plan where it covers the schema, and ``pure``); empty when the types
+            differ.
     """
 
     case: Case
@@ -127,7 +138,7 @@ class Outcome:
     theirs_type: DataType
     ours_type: DataType
     theirs: list[Any]
-    ours: list[Any]
+    ours: dict[str, list[Any]]
 
     def problems(self) -> list[str]:
         """What differs, one line each (empty when both sides agree)."""
@@ -139,15 +150,16 @@ class Outcome:
                 f"({self.ours_type.json()})"
             ]
         out = []
-        for n, (theirs, ours) in enumerate(zip(self.theirs, self.ours, strict=True)):
-            if not same(theirs, ours):
-                payload = self.payloads[n]
-                written = self.case.values[n] if n < len(self.case.values) else "by hand"
-                out.append(
-                    f"value of {schema}: written {written!r} "
-                    f"(payload {payload.hex() if payload is not None else None}): "
-                    f"spark-avro {theirs!r}, ours {ours!r}"
-                )
+        for implementation, rows in self.ours.items():
+            for n, (theirs, ours) in enumerate(zip(self.theirs, rows, strict=True)):
+                if not same(theirs, ours):
+                    payload = self.payloads[n]
+                    written = self.case.values[n] if n < len(self.case.values) else "by hand"
+                    out.append(
+                        f"value of {schema}: written {written!r} "
+                        f"(payload {payload.hex() if payload is not None else None}): "
+                        f"spark-avro {theirs!r}, ours ({implementation}) {ours!r}"
+                    )
         return out
 
 
@@ -189,7 +201,8 @@ def _spark_type(spark_json: object) -> DataType:
 
 def run_both(spark: SparkSession, cases: Sequence[Case]) -> list[Outcome]:
     """Decode every case's payloads with ``from_avro`` (one Spark job for each
-    :data:`CASES_PER_JOB` cases) and with ours.
+    :data:`CASES_PER_JOB` cases) and with ours (the accelerated plan, where there is one, and
+    the pure one).
 
     Returns:
         One :class:`Outcome` per case, in order.
@@ -226,8 +239,12 @@ def _run_job(spark: SparkSession, cases: Sequence[Case]) -> list[Outcome]:
         start += count
         schema = parse_schema(json.dumps(case.schema))
         ours_type = _spark_type(to_spark(schema).spark_json)
-        array = AvroDecoder(schema, schema).decode(payloads[i])
-        ours = _rows_of_arrow(array, ours_type) if ours_type == types[i] else []
+        ours: dict[str, list[Any]] = {}
+        if ours_type == types[i]:
+            for accelerate in (True, False):
+                decoder = AvroDecoder(schema, schema, accelerate=accelerate)
+                array = decoder.decode(payloads[i])
+                ours[decoder.implementation] = _rows_of_arrow(array, ours_type)
         outcomes.append(Outcome(case, payloads[i], types[i], ours_type, theirs, ours))
     return outcomes
 
@@ -773,9 +790,11 @@ def _cases(draw: st.DrawFn) -> Case:
     return Case(schema, values)
 
 
+@functools.cache
 def generated_cases(count: int) -> list[Case]:
     """The cases of ``count`` Hypothesis examples, those of one schema merged into one: a fixed
-    set (derandomized), or the set of ``$SPARK_AVRO_ORACLE_SEED`` when it is set."""
+    set (derandomized), or the set of ``$SPARK_AVRO_ORACLE_SEED`` when it is set. Drawn once
+    per test run (the tests share them; none changes them)."""
     cases: list[Case] = []
     env_seed = os.environ.get("SPARK_AVRO_ORACLE_SEED")
 
@@ -808,6 +827,67 @@ def test_generated_schemas_match_spark_avro(spark: SparkSession) -> None:
     cases = generated_cases(GENERATED_EXAMPLES)
     assert len(cases) >= GENERATED_EXAMPLES // 4, "Hypothesis drew a few dozen schemas"
     assert_agree(run_both(spark, cases))
+
+
+# -- union members named after their types ------------------------------------------------------
+
+#: spark-avro's ``enableStableIdentifiersForUnionType``: members named ``<prefix><type name>``.
+STABLE_PREFIXES = ["member_", "u_"]
+
+
+@pytest.mark.parametrize("prefix", STABLE_PREFIXES)
+def test_stable_union_member_names_match_spark_avro(spark: SparkSession, prefix: str) -> None:
+    # types only (no Spark job): every written-out and generated schema with a union
+    from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import from_avro
+
+    options = {
+        **OPTIONS,
+        "enableStableIdentifiersForUnionType": "true",
+        "stableIdentifierPrefixForUnionType": prefix,
+    }
+    schemas = [
+        case.schema
+        for case in [*WRITTEN_OUT, *generated_cases(GENERATED_EXAMPLES)]
+        if "[" in json.dumps(case.schema)  # a union somewhere
+    ]
+    assert len(schemas) > 20
+    df = spark.createDataFrame([], "value BINARY")
+    columns = df.select(
+        *[from_avro(F.col("value"), json.dumps(schema), options) for schema in schemas]
+    )
+    theirs = [field.dataType for field in columns.schema.fields]
+    ours = [
+        _spark_type(
+            to_spark(
+                parse_schema(json.dumps(schema)), stable_union_ids=True, union_prefix=prefix
+            ).spark_json
+        )
+        for schema in schemas
+    ]
+    differ = [
+        f"{json.dumps(schema)}: spark-avro {t.simpleString()}, ours {o.simpleString()}"
+        for schema, t, o in zip(schemas, theirs, ours, strict=True)
+        if t != o
+    ]
+    assert not differ, "\n".join(differ)
+
+
+def test_stable_union_member_names_equal_but_for_case_are_refused_by_both(
+    spark: SparkSession,
+) -> None:
+    from pyspark.sql.avro.functions import from_avro
+
+    schema = [
+        {"type": "record", "name": "Item", "fields": []},
+        {"type": "enum", "name": "ITEM", "symbols": ["A"]},
+    ]
+    options = {**OPTIONS, "enableStableIdentifiersForUnionType": "true"}
+    df = spark.createDataFrame([], "value BINARY")
+    with pytest.raises(Exception, match=r"(?i)stable identifier"):
+        df.select(from_avro("value", json.dumps(schema), options)).schema  # noqa: B018
+    with pytest.raises(IncompatibleSchemaError, match="stable identifier"):
+        to_spark(parse_schema(json.dumps(schema)), stable_union_ids=True)
 
 
 # -- what both refuse -----------------------------------------------------------------------------
