@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
+import struct
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -639,29 +640,34 @@ def _header_keys(headers: pa.Array | None, is_key: bool) -> list[SchemaKey | Fra
     return out
 
 
+_FRAMED_ID = struct.Struct(">i").unpack_from
+
+
 def _keyed_rows(
     values: pa.Array, header_keys: list[SchemaKey | FramingError | None], framed: bool
 ) -> list[Keyed]:
+    """Per row: (writer schema key, Avro payload), None for a null, or the row's
+    :class:`FramingError`. Plain Avro rows all have key 0. The common cases (no header ids)
+    are one pass without a function call per row."""
+    pylist = values.to_pylist()
+    if not framed:
+        return [None if v is None else (0, v) for v in pylist]
     rows: list[Keyed] = []
-    for row, value in enumerate(values.to_pylist()):
+    append = rows.append
+    for row, value in enumerate(pylist):
         if value is None:
-            rows.append(None)
+            append(None)
             continue
-        view = memoryview(value)
         header = header_keys[row] if header_keys else None
-        if isinstance(header, FramingError):
-            rows.append(header)
-        elif header is not None:
-            rows.append((header, view))
-        elif not framed:
-            rows.append((0, view))
+        if header is not None:
+            append(header if isinstance(header, FramingError) else (header, value))
+        elif len(value) >= framing.HEADER_SIZE and value[0] == framing.MAGIC_BYTE:
+            append((_FRAMED_ID(value, 1)[0], value[framing.HEADER_SIZE :]))
         else:
             try:
-                parsed = framing.parse(view)
+                framing.parse(value)  # raises, saying why
             except FramingError as exc:
-                rows.append(FramingError(exc.reason, row))
-                continue
-            rows.append((parsed.schema_id, parsed.payload))
+                append(FramingError(exc.reason, row))
     return rows
 
 

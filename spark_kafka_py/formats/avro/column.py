@@ -74,7 +74,7 @@ def decode_framed(
 SchemaKey = int | uuid.UUID
 #: One row to decode: (its writer schema's key, its unframed payload), None for a null row,
 #: or the :class:`FramingError` that makes it a bad row.
-Keyed = tuple[SchemaKey, memoryview] | FramingError | None
+Keyed = tuple[SchemaKey, bytes | memoryview] | FramingError | None
 
 
 def split_framed(values: Sequence[bytes | bytearray | memoryview | None]) -> list[Keyed]:
@@ -119,7 +119,7 @@ def decode_keyed(
             (framing errors first, then by key in order of first appearance).
         ValueError: a decoder whose ``arrow_type`` is not ``arrow_type``.
     """
-    groups: dict[SchemaKey, tuple[list[int], list[memoryview]]] = {}
+    groups: dict[SchemaKey, tuple[list[int], list[bytes | memoryview]]] = {}
     null_rows: list[int] = []
 
     def bad(row: int, error: FormatError) -> None:
