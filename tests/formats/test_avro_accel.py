@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
-from spark_kafka_py.formats.avro.schema import parse_schema
+from spark_kafka_py.formats.avro.schema import max_decimal_digits, parse_schema
 from spark_kafka_py.formats.errors import AvroDecodeError
 
 if os.environ.get("CI", "").lower() == "true":
@@ -182,8 +182,33 @@ def _typed(draw: st.DrawFn, names: _Names, depth: int) -> tuple[Any, Any, st.Sea
     """(writer schema, reader schema, value strategy): a leaf, a record, an array or a
     nullable union; the reader's records may lack writer fields (dropped) and have more
     (their defaults)."""
-    kinds = ["leaf", "decimal"] + (["record", "array", "nullable"] if depth < 2 else [])
+    kinds = ["leaf", "decimal", "enum", "fixed"]
+    kinds += ["record", "array", "map", "nullable"] if depth < 2 else []
     kind = draw(st.sampled_from(kinds))
+    if kind == "enum":
+        name = names.next("E")
+        enum = {"type": "enum", "name": name, "symbols": ["A", "B", "C"]}
+        reader_enum = draw(
+            st.sampled_from(
+                [
+                    enum,
+                    {**enum, "symbols": ["B", "A"], "default": "A"},  # C read as A
+                    {**enum, "symbols": ["A", "B"]},  # C fails its record
+                ]
+            )
+        )
+        return enum, reader_enum, st.sampled_from(["A", "B", "C"])
+    if kind == "fixed":
+        size = draw(st.integers(1, 20))
+        fixed: dict[str, Any] = {"type": "fixed", "name": names.next("F"), "size": size}
+        if draw(st.booleans()):
+            return fixed, fixed, st.binary(min_size=size, max_size=size)
+        precision = draw(st.integers(1, min(38, max_decimal_digits(size))))
+        scale = draw(st.integers(0, precision))
+        fixed = {**fixed, "logicalType": "decimal", "precision": precision, "scale": scale}
+        bound = 10**precision - 1
+        values = st.integers(-bound, bound).map(lambda u: Decimal(u).scaleb(-scale))
+        return fixed, fixed, values
     if kind == "leaf":
         leaf, leaf_values = draw(st.sampled_from(_LEAVES))
         return leaf, leaf, leaf_values
@@ -196,6 +221,13 @@ def _typed(draw: st.DrawFn, names: _Names, depth: int) -> tuple[Any, Any, st.Sea
             {"type": "array", "items": items},
             {"type": "array", "items": r_items},
             st.lists(item_values, max_size=4),
+        )
+    if kind == "map":
+        items, r_items, item_values = draw(_typed(names, depth + 1))
+        return (
+            {"type": "map", "values": items},
+            {"type": "map", "values": r_items},
+            st.dictionaries(st.text(max_size=4), item_values, max_size=3),
         )
     if kind == "nullable":
         inner, r_inner, inner_values = draw(_typed(names, depth + 1))
@@ -362,6 +394,18 @@ _LONG_MAX = b"\xfe" + b"\xff" * 8 + b"\x01"  # zig-zag of 2**63 - 1
         ({"type": "array", "items": "int"}, b"\x03\x02\x02\x00"),  # a sized block of 1
         ({"type": "array", "items": "double"}, b"\x02" + b"\x00" * 7),
         ({"type": "array", "items": "int"}, b"\x02\x02"),  # no terminating block
+        ({"type": "map", "values": "int"}, b"\x02\x04\xc3\x28\x02\x00"),  # a bad key
+        ({"type": "map", "values": "int"}, b"\x02\x04ab"),  # no value
+        # 3 empty keys, null values
+        ({"type": "map", "values": ["null", "int"]}, b"\x06" + b"\x00\x00" * 3 + b"\x00"),
+        ({"type": "map", "values": ["null", "int"]}, _LONG_MAX),
+        ({"type": "enum", "name": "E", "symbols": ["A"]}, b"\x02"),  # index 1
+        ({"type": "enum", "name": "E", "symbols": ["A"]}, b"\x01"),  # index -1
+        ({"type": "fixed", "name": "F", "size": 4}, b"abc"),
+        (
+            {"type": "fixed", "name": "F", "size": 2, "logicalType": "decimal", "precision": 3},
+            b"\x03\xe8",  # 1000: wider than 3 digits
+        ),
         (["null", "int"], b"\x04"),  # union index 2
         (["null", "int"], b"\x01"),  # union index -1
         (["int", "null"], b"\x02"),
@@ -432,6 +476,40 @@ def _record(*fields: tuple[str, Any], name: str = "R") -> dict[str, Any]:
             {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2},
             [b"\x01"],
         ),
+        (
+            {"type": "enum", "name": "E", "symbols": ["A", "B", "C"]},
+            {"type": "enum", "name": "E", "symbols": ["C", "A"], "default": "C"},
+            ["A", "B", "C"],
+        ),
+        (
+            {"type": "enum", "name": "E", "symbols": ["A", "B"]},
+            {"type": "enum", "name": "E2", "aliases": ["E"], "symbols": ["A"]},
+            ["A", "B"],
+        ),
+        (
+            {"type": "fixed", "name": "F", "size": 3},
+            {"type": "fixed", "name": "F", "size": 3},
+            [b"abc"],
+        ),
+        (
+            {
+                "type": "fixed",
+                "name": "F",
+                "size": 17,
+                "logicalType": "decimal",
+                "precision": 38,
+                "scale": 3,
+            },
+            {
+                "type": "fixed",
+                "name": "F",
+                "size": 17,
+                "logicalType": "decimal",
+                "precision": 38,
+                "scale": 3,
+            },
+            [Decimal("-1.234"), Decimal(10**35)],
+        ),
     ],
 )
 def test_resolved_pairs_decode_equal(writer: Any, reader: Any, values: list[Any]) -> None:
@@ -496,15 +574,13 @@ def test_field_aliases_resolve() -> None:
 @pytest.mark.parametrize(
     ("writer", "reader"),
     [
-        ({"type": "enum", "name": "E", "symbols": ["A", "B"]}, None),
-        ({"type": "fixed", "name": "F", "size": 2}, None),
-        ({"type": "map", "values": "int"}, None),
+        ({"type": "map", "values": ["int", "string"]}, None),  # a union mapped to a struct
         (["int", "string"], None),  # a union mapped to a struct
         ("null", None),
         ({"type": "array", "items": "null"}, None),  # zero-byte items: the reference's budget
         ({"type": "array", "items": {"type": "record", "name": "E0", "fields": []}}, None),
         (
-            _record(("a", "int"), ("e", {"type": "enum", "name": "E", "symbols": ["A"]})),
+            _record(("a", "int"), ("m", ["int", "string"])),
             _record(("a", "int")),
         ),  # a dropped field of a type not supported
         (

@@ -17,17 +17,18 @@ Supported (Avro specification 1.12, "Binary Encoding" and "Schema Resolution"):
   ``string`` <-> ``bytes``; the logical types ``date``, ``time-millis``, ``time-micros``,
   ``timestamp-millis``/``-micros`` (scaled to microseconds, checked against 64 bits),
   the ``local-`` ones, and ``decimal`` on ``bytes`` (decimal128, exact, checked against its
-  precision);
+  precision); enums (the symbol, resolved to the reader's symbols or its default) and
+  fixed (binary, or a decimal);
 - records, nested to any depth: writer fields matched by name or a reader alias, writer
   fields the reader lacks read and dropped (when their type is supported), reader fields the
   writer lacks filled with their default (when it is a leaf: a primitive, a decimal, an enum
   symbol, a null);
-- arrays of the above whose items encode to at least one byte;
+- arrays of the above whose items encode to at least one byte, and maps of them;
 - unions mapped to one Arrow type (``[null, X]``, ``[X, null]``, ``[X]``, and ``[int,
   long]``/``[float, double]`` on the reader's side), on either side, whose every writer
   branch resolves.
 
-Not supported (the pure plan runs): enums, fixed, maps, unions mapped to structs, defaults
+Not supported (the pure plan runs): unions mapped to structs, defaults
 of records, arrays and maps, ``null`` outside a union, ``int``/``long`` -> ``float``, arrays
 of items that may encode to no bytes (the reference's budget of
 zero-byte items is then never spent here, so no budget is needed).
@@ -454,9 +455,10 @@ cdef class DecimalNode(FixedNode):
 
     cdef int precision
 
-    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
-        cdef Py_ssize_t start = pos
-        cdef Py_ssize_t size = _sized(b, n, &pos)
+    cdef int put_decimal(
+        self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t size, Py_ssize_t start
+    ) except -1:
+        """Append the ``size`` bytes at ``pos`` as a decimal (errors at ``start``)."""
         cdef skp_int128 value = 0
         cdef Py_ssize_t i
         cdef skp_int128 bound = skp_pow10[self.precision]
@@ -477,7 +479,25 @@ cdef class DecimalNode(FixedNode):
             data = unscaled.to_bytes(16, "little", signed=True)
             self.values.put(PyBytes_AS_STRING(data), 16)
         self.push_valid()
+        return 0
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef Py_ssize_t start = pos
+        cdef Py_ssize_t size = _sized(b, n, &pos)
+        self.put_decimal(b, pos, size, start)
         return pos + size
+
+
+cdef class FixedDecimalNode(DecimalNode):
+    """A ``fixed`` of ``size`` bytes read as a decimal."""
+
+    cdef Py_ssize_t size
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        if self.size > n - pos:
+            raise _Bad(f"truncated: a fixed of {self.size} bytes runs past the end", pos)
+        self.put_decimal(b, pos, self.size, pos)
+        return pos + self.size
 
 
 cdef class SizedNode(Node):
@@ -544,6 +564,42 @@ cdef class SizedNode(Node):
         self.n = self.nulls = 0
         self.saved_data = 0
         return out
+
+
+cdef class FixedBinaryNode(SizedNode):
+    """A ``fixed`` of ``size`` bytes into a binary array."""
+
+    cdef Py_ssize_t size
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        if self.size > n - pos:
+            raise _Bad(f"truncated: a fixed of {self.size} bytes runs past the end", pos)
+        self.data.put(b + pos, self.size)
+        if self.data.size > INT32_MAX:
+            raise OverflowError("more than 2 GiB of strings or bytes in one column")
+        self.offsets.put_int32(<int32_t>self.data.size)
+        self.push_valid()
+        return pos + self.size
+
+
+cdef class EnumNode(SizedNode):
+    """An ``enum``: the symbol's index (an ``int``) into a string array of symbols, resolved
+    to the reader's (its default for a symbol it lacks; None: that record fails)."""
+
+    cdef list symbols  # per writer index: the reader's symbol as UTF-8, or None
+    cdef list missing  # per writer index: the failure's reason when the symbol is None
+    cdef Py_ssize_t count
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef Py_ssize_t start = pos
+        cdef int64_t index = _int(b, n, &pos)
+        if not 0 <= index < self.count:
+            raise _Bad(f"enum index {index} outside 0..{self.count - 1}", start)
+        symbol = self.symbols[index]
+        if symbol is None:
+            raise _Bad(self.missing[index], start)
+        self.append_value(symbol)
+        return pos
 
 
 cdef class SkipNode(Node):
@@ -703,6 +759,84 @@ cdef class ListNode(Node):
         return pa.Array.from_buffers(self.arrow, n, [validity, offsets], nulls, children=[items])
 
 
+cdef class MapNode(ListNode):
+    """A map: blocks of (string key, value) pairs, keys UTF-8 checked (the reference's
+    ``_blocks`` with keys: a bad key's position is the byte after it)."""
+
+    cdef SizedNode keys
+
+    cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
+        cdef int64_t total = self.total
+        cdef Py_ssize_t start, size
+        cdef int64_t count, block_size
+        cdef uint64_t items
+        cdef uint64_t i
+        cdef Node item = self.items
+        cdef SizedNode keys = self.keys
+        while True:
+            start = pos
+            count = _long(b, n, &pos)
+            if count == 0:
+                break
+            if count < 0:
+                items = <uint64_t>(-(count + 1)) + 1
+                block_size = _long(b, n, &pos)
+                if block_size < 0:
+                    raise _Bad(f"negative block size {block_size}", start)
+            else:
+                items = <uint64_t>count
+            if items > <uint64_t>((n - pos) // self.min_size):
+                raise _Bad(f"truncated: a block of {items} items runs past the end", start)
+            for i in range(items):
+                size = _sized(b, n, &pos)
+                if not _valid_utf8(b + pos, size):
+                    raise _Bad("invalid UTF-8 in a string", pos + size)
+                keys.data.put(b + pos, size)
+                if keys.data.size > INT32_MAX:
+                    raise OverflowError("more than 2 GiB of strings or bytes in one column")
+                keys.offsets.put_int32(<int32_t>keys.data.size)
+                keys.push_valid()
+                pos = item.read(b, n, pos + size)
+            total += <int64_t>items
+        if total > INT32_MAX:
+            raise _Bad("more than 2**31 - 1 items in one column", pos)
+        self.total = total
+        self.offsets.put_int32(<int32_t>total)
+        self.push_valid()
+        return pos
+
+    cdef int save(self) except -1:
+        ListNode.save(self)
+        self.keys.save()
+        return 0
+
+    cdef int restore(self) except -1:
+        ListNode.restore(self)
+        self.keys.restore()
+        return 0
+
+    cdef int reset(self) except -1:
+        ListNode.reset(self)
+        self.keys.reset()
+        return 0
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        offsets = self.offsets.take()
+        keys = self.keys.finish()
+        items = self.items.finish()
+        self.offsets.put_int32(0)
+        self.n = self.nulls = 0
+        self.total = self.saved_total = 0
+        entries = pa.StructArray.from_arrays(
+            [keys, items], fields=[self.arrow.key_field, self.arrow.item_field]
+        )
+        return pa.Array.from_buffers(
+            self.arrow, n, [validity, offsets], nulls, children=[entries]
+        )
+
+
 cdef class UnionNode(Node):
     """A writer union whose branches all go to one array (``target``): the branch index
     ("Binary Encoding", unions: a ``long``), then a null or the branch's value. Everything
@@ -840,7 +974,16 @@ _TIME_SCALE = {
 cdef Node _plan(object planner, object w_type, object r_type, object arrow):
     """The node reading writer ``w_type`` into an array of reader ``r_type`` (``arrow``),
     following the reference's ``_Planner.plan`` case by case; _Unsupported otherwise."""
-    from spark_kafka_py.formats.avro.schema import Array, Primitive, Record, UnionType
+    cdef MapNode map_node
+    from spark_kafka_py.formats.avro.schema import (
+        Array,
+        Enum,
+        Fixed,
+        Map,
+        Primitive,
+        Record,
+        UnionType,
+    )
     from spark_kafka_py.formats.avro.types import union_shape
 
     w = planner.writer.deref(w_type)
@@ -864,6 +1007,10 @@ cdef Node _plan(object planner, object w_type, object r_type, object arrow):
         raise _Unsupported()
     if isinstance(w, Primitive):
         return _primitive(w, r, arrow)
+    if isinstance(w, Enum) and isinstance(r, Enum) and arrow == pa.string():
+        return _enum(w, r, arrow)
+    if isinstance(w, Fixed) and isinstance(r, Fixed):
+        return _fixed(w, r, arrow)
     if isinstance(w, Array):
         if not isinstance(r, Array) or not pa.types.is_list(arrow):
             raise _Unsupported()
@@ -875,6 +1022,17 @@ cdef Node _plan(object planner, object w_type, object r_type, object arrow):
         node.items = _plan(planner, w.items, r.items, arrow.value_type)
         node.min_size = min_size
         return node
+    if isinstance(w, Map):
+        if not isinstance(r, Map) or not pa.types.is_map(arrow) or arrow.key_type != pa.string():
+            raise _Unsupported()
+        map_node = MapNode()
+        map_node.arrow = arrow
+        map_node.keys = SizedNode()
+        map_node.keys.arrow = pa.string()
+        map_node.keys.check_text = True
+        map_node.items = _plan(planner, w.values, r.values, arrow.item_type)
+        map_node.min_size = 1 + planner._min_size(w.values)
+        return map_node
     if isinstance(w, Record) and isinstance(r, Record) and pa.types.is_struct(arrow):
         return _record(planner, w, r, arrow)
     raise _Unsupported()
@@ -1023,6 +1181,46 @@ cdef Node _leaf(object arrow):
         raise _Unsupported()
     fixed.arrow = arrow
     return fixed
+
+
+cdef Node _enum(object w, object r, object arrow):
+    """The reference's ``_enum_reader``: writer symbols by index, each the reader's own or
+    the reader's default."""
+    node = EnumNode()
+    node.arrow = arrow
+    node.check_text = False
+    reader_symbols = set(r.symbols)
+    node.symbols = []
+    node.missing = []
+    for symbol in w.symbols:
+        kept = symbol if symbol in reader_symbols else r.default
+        node.symbols.append(None if kept is None else kept.encode("utf-8"))
+        node.missing.append(
+            f"enum symbol {symbol!r} is not in the reader's enum {r.name!r}, which has no default"
+        )
+    node.count = len(w.symbols)
+    return node
+
+
+cdef Node _fixed(object w, object r, object arrow):
+    """The reference's ``_fixed_reader``: ``size`` bytes, binary or a decimal."""
+    cdef FixedDecimalNode decimal
+    cdef FixedBinaryNode binary
+    if r.logical_type == "decimal":
+        if not pa.types.is_decimal128(arrow) or r.precision is None or r.precision > 38:
+            raise _Unsupported()
+        decimal = FixedDecimalNode()
+        decimal.arrow = arrow
+        decimal.width = 16
+        decimal.precision = r.precision
+        decimal.size = w.size
+        return decimal
+    if arrow != pa.binary():
+        raise _Unsupported()
+    binary = FixedBinaryNode()
+    binary.arrow = arrow
+    binary.size = w.size
+    return binary
 
 
 cdef Node _primitive(object w, object r, object arrow):
