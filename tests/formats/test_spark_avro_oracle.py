@@ -101,12 +101,15 @@ class Case:
         written_with: the schema fastavro writes with, when it refuses ``schema`` (an invalid
             logical type, which Avro says to ignore: the same bytes either way).
         raw: payloads written by hand (encodings fastavro does not write), after the values'.
+        reader: the schema to read with when it is not ``schema`` (the writer's): spark-avro's
+            ``avroSchema`` option, our decoder's ``reader``.
     """
 
     schema: Any
     values: list[Any]
     written_with: Any = None
     raw: tuple[bytes, ...] = ()
+    reader: Any = None
 
     def payloads(self) -> list[bytes | None]:
         """fastavro's payloads of :attr:`values`, then the :attr:`raw` ones."""
@@ -213,6 +216,13 @@ def run_both(spark: SparkSession, cases: Sequence[Case]) -> list[Outcome]:
     return outcomes
 
 
+def _options(case: Case) -> dict[str, str]:
+    """``from_avro``'s options for ``case``: :data:`OPTIONS`, and its reader schema."""
+    if case.reader is None:
+        return OPTIONS
+    return {**OPTIONS, "avroSchema": json.dumps(case.reader)}
+
+
 def _run_job(spark: SparkSession, cases: Sequence[Case]) -> list[Outcome]:
     from pyspark.sql import functions as F
     from pyspark.sql.avro.functions import from_avro
@@ -222,9 +232,9 @@ def _run_job(spark: SparkSession, cases: Sequence[Case]) -> list[Outcome]:
     df = spark.createDataFrame(rows, "idx INT, value BINARY")
     columns = [
         F.when(
-            F.col("idx") == i, from_avro(F.col("value"), json.dumps(case.schema), OPTIONS)
+            F.col("idx") == i, from_avro(F.col("value"), json.dumps(case.schema), options)
         ).alias(f"c{i}")
-        for i, case in enumerate(cases)
+        for i, (case, options) in enumerate((case, _options(case)) for case in cases)
     ]
     result = df.select("idx", *columns)
     types = [field.dataType for field in result.schema.fields[1:]]
@@ -237,12 +247,13 @@ def _run_job(spark: SparkSession, cases: Sequence[Case]) -> list[Outcome]:
         count = len(payloads[i])
         theirs = [r[i + 1] for r in collected[start : start + count]]
         start += count
-        schema = parse_schema(json.dumps(case.schema))
-        ours_type = _spark_type(to_spark(schema).spark_json)
+        writer = parse_schema(json.dumps(case.schema))
+        reader = writer if case.reader is None else parse_schema(json.dumps(case.reader))
+        ours_type = _spark_type(to_spark(reader).spark_json)
         ours: dict[str, list[Any]] = {}
         if ours_type == types[i]:
             for accelerate in (True, False):
-                decoder = AvroDecoder(schema, schema, accelerate=accelerate)
+                decoder = AvroDecoder(writer, reader, accelerate=accelerate)
                 array = decoder.decode(payloads[i])
                 ours[decoder.implementation] = _rows_of_arrow(array, ours_type)
         outcomes.append(Outcome(case, payloads[i], types[i], ours_type, theirs, ours))
@@ -826,6 +837,45 @@ def generated_cases(count: int) -> list[Case]:
 def test_generated_schemas_match_spark_avro(spark: SparkSession) -> None:
     cases = generated_cases(GENERATED_EXAMPLES)
     assert len(cases) >= GENERATED_EXAMPLES // 4, "Hypothesis drew a few dozen schemas"
+    assert_agree(run_both(spark, cases))
+
+
+# -- schema resolution ---------------------------------------------------------------------------
+
+
+@functools.cache
+def resolution_cases(count: int) -> list[Case]:
+    """``count`` writer/reader pairs with values: the resolutions of the decoder's own tests
+    (fields kept, dropped, promoted, made nullable; reader fields with defaults), drawn by
+    Hypothesis as :func:`generated_cases` draws (derandomized, or ``$SPARK_AVRO_ORACLE_SEED``)."""
+    from tests.formats.test_avro_decoder import _resolution
+
+    cases: list[Case] = []
+    env_seed = os.environ.get("SPARK_AVRO_ORACLE_SEED")
+
+    @settings(
+        max_examples=count,
+        database=None,
+        derandomize=env_seed is None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(_resolution())
+    def draw(case: tuple[Any, Any, list[Any]]) -> None:
+        writer, reader, values = case
+        cases.append(Case(writer, values, reader=reader))
+
+    if env_seed is not None:
+        draw = hypothesis_seed(int(env_seed))(draw)
+    draw()
+    return cases
+
+
+def test_resolved_schemas_match_spark_avro(spark: SparkSession) -> None:
+    # from_avro(value, writer, {"avroSchema": reader}) against AvroDecoder(writer, reader)
+    cases = resolution_cases(GENERATED_EXAMPLES // 2)
+    assert len(cases) >= GENERATED_EXAMPLES // 8
     assert_agree(run_both(spark, cases))
 
 
