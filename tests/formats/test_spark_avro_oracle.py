@@ -267,6 +267,26 @@ def assert_agree(outcomes: Sequence[Outcome]) -> None:
     )
 
 
+def test_spark_avro_jars_are_spark_avro_alone_and_on_the_session(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what pyspark ships (avro, avro-mapred, Spark's own modules) is filtered out, as for the
+    # Kafka connector; a second call is a cache hit (no Maven, no network)
+    from spark_kafka_py.testing import jars as jars_module
+
+    jars = jars_module.spark_avro_jars()
+
+    def no_maven(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"Maven was run for cached jars: {args}")
+
+    monkeypatch.setattr(jars_module, "_run_maven", no_maven)
+    assert jars_module.spark_avro_jars() == jars
+    assert [p.name.rsplit("-", 1)[0] for p in jars] == ["spark-avro_2.13"]
+    assert all(p.is_file() for p in jars)
+    on_session = spark.sparkContext.getConf().get("spark.jars", "").split(",")
+    assert set(map(str, jars)) <= set(on_session)
+
+
 # -- every type, written out ----------------------------------------------------------------------
 
 
