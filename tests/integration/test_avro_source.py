@@ -413,3 +413,59 @@ def test_top_level_bytes_are_raw_after_the_framing(
     assert [bytes(r.value) for r in df.collect()] == [b"hello"]
     as_text = read(spark, kafka_bootstrap, topic, valueFormat="avro", avroSchema='"string"', **url)
     assert [r.value for r in as_text.collect()] == ["hello"]
+
+
+def test_a_stream_keeps_its_reader_schema_when_the_subject_evolves(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    new_topic: Callable[..., str],
+    registry: SchemaRegistryClient,
+    schema_registry: str,
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    """The reader schema is fixed when the query starts: a version registered later is read
+    through it (its extra field dropped), and the query's schema does not change."""
+    topic = new_topic()
+    v1_schema = {"type": "record", "name": "E", "fields": [{"name": "n", "type": "int"}]}
+    v2_schema = {
+        "type": "record",
+        "name": "E",
+        "fields": [
+            {"name": "n", "type": "int"},
+            {"name": "tag", "type": "string", "default": "none"},
+        ],
+    }
+    v1 = registry.register(f"{topic}-value", json.dumps(v1_schema))
+    first = framed(v1, avro_bytes(v1_schema, {"n": 1}))
+    produce(kafka_bootstrap, topic, [ProducedRecord(None, first)])
+    stream = (
+        spark.readStream.format("pykafka")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("valueFormat", "avro")
+        .option("schema.registry.url", schema_registry)
+        .load()
+    )
+    name = f"evolving_{topic.replace('-', '_')}"
+    query = (
+        stream.select("offset", "value")
+        .writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", str(tmp_path / "ckpt"))  # type: ignore[operator]
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+        # the subject evolves while the query runs; a v2 record arrives
+        v2 = registry.register(f"{topic}-value", json.dumps(v2_schema))
+        second = framed(v2, avro_bytes(v2_schema, {"n": 2, "tag": "new"}))
+        produce(kafka_bootstrap, topic, [ProducedRecord(None, second)])
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert query.exception() is None
+    table = spark.table(name)
+    assert table.schema["value"].dataType.simpleString() == "struct<n:int>"
+    assert sorted((r.offset, r.value.n) for r in table.collect()) == [(0, 1), (1, 2)]
