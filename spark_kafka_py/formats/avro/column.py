@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
@@ -119,7 +120,23 @@ def decode_keyed(
             (framing errors first, then by key in order of first appearance).
         ValueError: a decoder whose ``arrow_type`` is not ``arrow_type``.
     """
-    groups: dict[SchemaKey, tuple[list[int], list[bytes | memoryview]]] = {}
+    keyed = [item for item in rows if item.__class__ is tuple]
+    if keyed and len(keyed) + rows.count(None) == len(rows):
+        keys = {item[0] for item in keyed}
+        if len(keys) == 1:
+            # the common case: one writer schema, no bad framing: decoded in place
+            array = _decode_group(
+                keys.pop(),
+                [None if item is None else item[1] for item in rows],  # type: ignore[index]  # no FramingError: checked above
+                None,
+                arrow_type,
+                decoder_for,
+                on_error,
+            )
+            if array is not None:
+                return array
+
+    groups: dict[SchemaKey, tuple[list[int], list[bytes | memoryview | None]]] = {}
     null_rows: list[int] = []
 
     def bad(row: int, error: FormatError) -> None:
@@ -140,37 +157,53 @@ def decode_keyed(
             payloads.append(payload)
 
     pieces: list[pa.Array] = []
-    positions = [0] * len(rows)
-    size = 0
+    order: list[int] = []  # the rows in the order of the pieces
     for key, (members, payloads) in groups.items():
-        decoder = decoder_for(key)
-        if decoder is None:
+        array = _decode_group(key, payloads, members, arrow_type, decoder_for, on_error)
+        if array is None:
             for row in members:
                 bad(row, UnknownSchemaError(key, row))
             continue
-        if decoder.arrow_type != arrow_type:
-            raise ValueError(
-                f"the decoder for schema {key} gives {decoder.arrow_type}, not {arrow_type}"
-            )
-        sid = key if isinstance(key, int) else None
-
-        def report(
-            error: AvroDecodeError, members: list[int] = members, sid: int | None = sid
-        ) -> None:
-            assert on_error is not None
-            on_error(AvroDecodeError(members[error.index], error.reason, error.position, sid))
-
-        try:
-            array = decoder.decode(payloads, on_error=None if on_error is None else report)
-        except AvroDecodeError as exc:
-            raise AvroDecodeError(members[exc.index], exc.reason, exc.position, sid) from None
-        for n, row in enumerate(members):
-            positions[row] = size + n
         pieces.append(array)
-        size += len(array)
-    # null rows (tombstones, bad rows) all point at one null at the end
-    for row in null_rows:
-        positions[row] = size
-    pieces.append(pa.nulls(1, type=arrow_type))
+        order.extend(members)
+    # null rows (tombstones, bad rows) last
+    pieces.append(pa.nulls(len(null_rows), type=arrow_type))
+    order.extend(null_rows)
     combined = pa.concat_arrays(pieces)
-    return combined.take(pa.array(positions, type=pa.int64()))
+    # row r is at position p where order[p] == r: the inverse permutation of order
+    return combined.take(pc.sort_indices(pa.array(order, type=pa.int64())))
+
+
+def _decode_group(
+    key: SchemaKey,
+    payloads: list[bytes | memoryview | None],
+    members: list[int] | None,
+    arrow_type: pa.DataType,
+    decoder_for: Callable[[SchemaKey], AvroDecoder | None],
+    on_error: OnError | None,
+) -> pa.Array | None:
+    """Decode the payloads of one writer schema; None when ``key`` names no schema.
+
+    ``members`` are the payloads' rows (errors are reported with them), None when the
+    payloads are the rows themselves.
+    """
+    decoder = decoder_for(key)
+    if decoder is None:
+        return None
+    if decoder.arrow_type != arrow_type:
+        raise ValueError(
+            f"the decoder for schema {key} gives {decoder.arrow_type}, not {arrow_type}"
+        )
+    sid = key if isinstance(key, int) else None
+
+    def row_of(index: int) -> int:
+        return index if members is None else members[index]
+
+    def report(error: AvroDecodeError) -> None:
+        assert on_error is not None
+        on_error(AvroDecodeError(row_of(error.index), error.reason, error.position, sid))
+
+    try:
+        return decoder.decode(payloads, on_error=None if on_error is None else report)
+    except AvroDecodeError as exc:
+        raise AvroDecodeError(row_of(exc.index), exc.reason, exc.position, sid) from None
