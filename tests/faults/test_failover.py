@@ -6,7 +6,7 @@ The executor's fetcher follows the new leader (connection refused, then NOT_LEAD
 in every Fetch); the driver plans on the surviving brokers. Nothing is lost, nothing read twice,
 and nothing but produced records (all below the high watermark) reaches the sink. The group
 coordinator's broker killed: the driver finds the new coordinator and its commits go on. One
-cluster for the module; each test restores full ISR before it ends.
+cluster for the module; each test starts on full ISR (the previous test's killed node restarted).
 """
 
 from __future__ import annotations
@@ -42,18 +42,40 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 REPLICATED = {"min.insync.replicas": "2"}
 
 
+#: (killed node, its test's topic) of the tests that ran: healed before the next test starts.
+_to_heal: list[tuple[int, str]] = []
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalKafkaCluster]:
+def _module_cluster() -> Iterator[LocalKafkaCluster]:
     """A 3-broker cluster of this module's own: on the fault tests' shared one (after another
     module's kill and restart) the coordinator test once saw acks=all writes time out for
     120 s after its kill (the restarted node not yet caught up), so it stays apart."""
+    _to_heal.clear()
     with LocalKafkaCluster(3, heap="320m") as c:
         yield c
+    _to_heal.clear()  # the last test's killed node: stopped with the cluster, never restarted
+
+
+@pytest.fixture()
+def cluster(_module_cluster: LocalKafkaCluster) -> LocalKafkaCluster:
+    """The module's cluster with full ISR again: the nodes a previous test killed restarted
+    and its topic's replicas back in sync (a restart after the module's last test would only
+    delay the cluster's stop)."""
+    dead = [n.node_id for n in _module_cluster.nodes if not n.is_running()]
+    for node_id in dead:
+        _module_cluster.restart(node_id, wait=False)
+    if dead:
+        _module_cluster.wait_serving()
+    while _to_heal:
+        _, topic = _to_heal.pop(0)
+        wait_for_full_isr(_module_cluster.bootstrap_servers, topic, timeout_s=120)
+    return _module_cluster
 
 
 def _heal(cluster: LocalKafkaCluster, node: int, topic: str) -> None:
-    cluster.restart(node)
-    wait_for_full_isr(cluster.bootstrap_servers, topic, timeout_s=120)
+    """Restart ``node`` before the next test (see :func:`cluster`)."""
+    _to_heal.append((node, topic))
 
 
 def test_fetcher_follows_the_new_leader(cluster: LocalKafkaCluster) -> None:

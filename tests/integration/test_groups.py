@@ -326,7 +326,9 @@ def test_query_and_java_console_consumer_share_a_group(
             "query a commits offsets 5",
         )
         # Kafka's ConsoleConsumer (Java KafkaConsumer) joins the same group; it leaves (and
-        # commits, auto-commit on close) after 20 s without records.
+        # commits, auto-commit on close) once it printed its partition's 10 records of the
+        # second round (--max-messages: no idle wait; --timeout-ms only ends a consumer that
+        # never gets them, which the test then reports).
         java = subprocess.Popen(
             [
                 java_executable(),
@@ -341,8 +343,10 @@ def test_query_and_java_console_consumer_share_a_group(
                 topic,
                 "--group",
                 group,
+                "--max-messages",
+                "10",
                 "--timeout-ms",
-                "20000",
+                "90000",
                 "--formatter-property",
                 "print.partition=true",
                 "--formatter-property",
@@ -445,13 +449,18 @@ def delete_records(bootstrap: str, topic: str, partition: int, before: int, tmp:
 # A batch read with commitGroupOffsets in a Spark application of its own, whose master
 # local[2,4] runs a failed task up to 4 times (the tests' session, local[2], fails a job at the
 # first task failure and cancels the others): a failing range then keeps failing, a new Python
-# worker each time, for seconds, while the other ranges of its partition are read.
+# worker each time, for seconds, while the other ranges of its partition are read. The
+# application starts its Spark (tens of seconds) while the test prepares the topic, and reads
+# once the file ``go`` exists.
 SPLIT_READ_APP = """
-import json, sys
+import json, os, sys, time
 from spark_kafka_py.testing.spark import local_spark_session
-bootstrap, topic, group, out = sys.argv[1:5]
+bootstrap, topic, group, out, go = sys.argv[1:6]
 spark = local_spark_session("split-read", master="local[2,4]", with_kafka_connector=False,
                             extra_conf={"spark.driver.memory": "512m"})
+deadline = time.monotonic() + 600
+while not os.path.exists(go) and time.monotonic() < deadline:
+    time.sleep(0.1)
 df = (spark.read.format("pykafka").option("kafka.bootstrap.servers", bootstrap)
       .option("subscribe", topic).option("kafka.group.id", group)
       .option("startingOffsets", "group").option("commitGroupOffsets", "true")
@@ -476,6 +485,38 @@ def test_batch_read_split_over_tasks_commits_the_whole_read_or_nothing(
     was: never past the failed range's start, never below the previous commit."""
     topic = new_topic(partitions=1)
     group = f"g-{uuid.uuid4().hex[:8]}"
+    script, out, go = tmp_path / "split_read.py", tmp_path / "split-read.json", tmp_path / "go"
+    script.write_text(SPLIT_READ_APP, encoding="utf-8")
+    log = tmp_path / "split-read.log"
+    with log.open("wb") as log_file:
+        app = subprocess.Popen(
+            [sys.executable, str(script), kafka_bootstrap, topic, group, str(out), str(go)],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _first_read_then_delete(spark, kafka_bootstrap, topic, group, tmp_path)
+        go.touch()
+        app.wait(600)
+    finally:
+        if app.poll() is None:  # the app's Spark JVM too: a process group of its own
+            os.killpg(app.pid, signal.SIGKILL)
+            app.wait(30)
+    tail = log.read_text(encoding="utf-8", errors="replace")[-6000:]
+    assert app.returncode == 0 and out.exists(), tail
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["rows"] is None, "the read should fail: offsets 20 and 21 are gone"
+    assert "DataLoss" in result["error"] or "data loss" in result["error"].lower(), result
+    # [25,40) were read by successful tasks; [20,25) never was: the group stays at 20.
+    assert committed_lag(kafka_bootstrap, group, topic) == {0: (20, 20)}
+
+
+def _first_read_then_delete(
+    spark: SparkSession, kafka_bootstrap: str, topic: str, group: str, tmp_path: Path
+) -> None:
+    """The first split read (4 tasks) commits 20; then offsets 20..39 are produced and the
+    log starts at 22."""
     first = records(1, 20, "a")
     produce(kafka_bootstrap, topic, first)
     df = (
@@ -496,22 +537,6 @@ def test_batch_read_split_over_tasks_commits_the_whole_read_or_nothing(
     produce(kafka_bootstrap, topic, records(1, 20, "b"))  # offsets 20..39
     # The next read plans [20,25) [25,30) [30,35) [35,40); [20,25) fails at offset 20.
     delete_records(kafka_bootstrap, topic, 0, 22, tmp_path)
-    script = tmp_path / "split_read.py"
-    script.write_text(SPLIT_READ_APP, encoding="utf-8")
-    out = tmp_path / "split-read.json"
-    proc = subprocess.run(
-        [sys.executable, str(script), kafka_bootstrap, topic, group, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0 and out.exists(), (proc.stdout + proc.stderr)[-6000:]
-    result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["rows"] is None, "the read should fail: offsets 20 and 21 are gone"
-    assert "DataLoss" in result["error"] or "data loss" in result["error"].lower(), result
-    # [25,40) were read by successful tasks; [20,25) never was: the group stays at 20.
-    assert committed_lag(kafka_bootstrap, group, topic) == {0: (20, 20)}
 
 
 def test_cooperative_sticky_second_query_takes_half_without_loss(
