@@ -3,7 +3,9 @@
 The contract of Spark's Kafka sink (Structured Streaming + Kafka Integration Guide, "Writing Data
 to Kafka"; ``KafkaWriter.validateQuery``, ``KafkaRowWriter``):
 
-- input columns ``value`` (string or binary, required), ``key`` (string or binary), ``headers``
+- input columns ``value`` (string or binary, required; with ``valueFormat=avro`` any type the
+  writer schema takes, encoded by :mod:`spark_kafka_py.spark.payload_write`), ``key`` (string
+  or binary; any type with ``keyFormat=avro``), ``headers``
   (``array<struct<key:string,value:binary>>``), ``topic`` (string; the ``topic`` option
   overrides it) and ``partition`` (int; null or absent: the partitioner decides); other columns
   are ignored; a column of a wrong type fails the query before anything is written, with
@@ -29,7 +31,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +58,7 @@ from spark_kafka_py.errors import ConfigError, InvalidRecordError, KafkaError
 from spark_kafka_py.producer.partitioner import StickyPartitioner, partitions_for_keys
 from spark_kafka_py.producer.producer import KafkaProducer
 from spark_kafka_py.producer.settings import ProducerSettings
+from spark_kafka_py.spark.payload_write import encode_batches, resolve_write
 from spark_kafka_py.spark.sink_options import SinkOptions, parse_sink_options
 from spark_kafka_py.spark.user_errors import user_facing
 
@@ -90,12 +93,17 @@ def _without_nullability(t: DataType) -> DataType:
     return t
 
 
-def check_sink_schema(schema: StructType, topic_option: str | None) -> None:
+def check_sink_schema(
+    schema: StructType, topic_option: str | None, formatted: Collection[str] = ()
+) -> None:
     """Spark's ``KafkaWriter.validateQuery``: the columns the sink uses, with their types.
 
     Columns are found by exact name, as Spark's sink does; others are ignored. The ``headers``
     type is compared without nullability (Spark compares it with; a ``headers`` column built
-    with ``array(struct(...))`` from literals is accepted here, refused by Spark).
+    with ``array(struct(...))`` from literals is accepted here, refused by Spark). The
+    ``formatted`` columns (``"key"``, ``"value"`` with ``keyFormat`` / ``valueFormat`` other than
+    ``binary``) may be of any type: their writer schema decides what fits
+    (:func:`~spark_kafka_py.spark.payload_write.resolve_write`).
 
     Raises:
         ConfigError: Spark's message: no ``topic`` column and no ``topic`` option, no ``value``
@@ -105,7 +113,7 @@ def check_sink_schema(schema: StructType, topic_option: str | None) -> None:
 
     def check(name: str, accepted: tuple[DataType, ...], expected: str) -> None:
         t = fields.get(name)
-        if t is None:
+        if t is None or name in formatted:
             return
         if not any(_without_nullability(t) == _without_nullability(a) for a in accepted):
             raise ConfigError(
@@ -286,16 +294,24 @@ def write_batches(
     Raises:
         InvalidRecordError: a null topic, or a ``partition`` outside the topic's partitions
             (naming the topic and partition).
+        RecordFormatError: ``valueFormat`` / ``keyFormat``: a row that does not fit the writer
+            schema (naming the column, the row and the schema id); nothing of its batch is
+            written.
         KafkaError: what the producer raises: a record too large, a topic that does not exist
             or may not be written, a delivery timeout (``kafka.delivery.timeout.ms``), each
             naming the topic-partition and Kafka's error.
     """
+    if options.payload.active and options.write_payload is None:
+        raise ConfigError(  # pragma: no cover - options_for_write resolves them for writers
+            "valueFormat/keyFormat: the writer schemas were not resolved on the driver"
+        )
     producer = producer or shared_producer(options.producer)
     sticky = sticky or StickyPartitioner(options.producer.batch_size)
     partitioning = _Partitioning(sticky, options.partitioner_ignore_keys)
     written: dict[str, int] = {}
     total = 0
-    for batch in batches:
+    # valueFormat/keyFormat: each batch is encoded whole before any of it reaches the producer
+    for batch in encode_batches(batches, options.write_payload):
         if batch.num_rows == 0:
             continue
         timestamp_ms = int(time.time() * 1000)  # CreateTime: the write time, as Java's producer
@@ -549,11 +565,25 @@ def options_for_write(
     options: Mapping[str, str], schema: StructType, *, streaming: bool
 ) -> SinkOptions:
     """Parse a write's options and check its input schema (both on the driver, before any
-    task runs).
+    task runs); with ``valueFormat`` / ``keyFormat``, resolve each formatted column's writer
+    schema (the registry: lookups, registration) and check the column fits it
+    (:func:`~spark_kafka_py.spark.payload_write.resolve_write`). A streaming query does so at
+    its start only and keeps that schema: PySpark creates the writer again for every commit,
+    which encodes nothing.
 
     Raises:
-        ConfigError: a bad option or column.
+        ConfigError: a bad option or column; a column that does not fit its writer schema.
+        SchemaRegistryError: the registry failed (after its retries).
     """
     parsed = parse_sink_options(options, streaming=streaming)
-    check_sink_schema(schema, parsed.topic)
-    return parsed
+    formatted = [c.column for c in parsed.payload.columns]
+    check_sink_schema(schema, parsed.topic, formatted)
+    if not parsed.payload.active:
+        return parsed
+    if streaming:
+        from spark_kafka_py.spark.exactly_once import at_query_start
+
+        if not at_query_start():
+            return parsed
+    payload = resolve_write(parsed.payload, schema, parsed.topic)
+    return dataclasses.replace(parsed, write_payload=payload)

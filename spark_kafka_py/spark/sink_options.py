@@ -28,6 +28,7 @@ from spark_kafka_py.records.encoder import LEVEL_RANGES
 from spark_kafka_py.registry import KAFKA_PREFIX, OPTIONS, SECURITY, SINK, SINK_REJECTED, option
 from spark_kafka_py.spark.options import check_kafka_options, parse_client_config
 from spark_kafka_py.spark.payload import PayloadOptions, parse_payload_options
+from spark_kafka_py.spark.payload_write import WritePayload
 
 __all__ = ["SinkOptions", "parse_sink_options"]
 
@@ -75,6 +76,9 @@ class SinkOptions:
             replay completes it (exactly-once), or ``None``.
         kafka_params: the ``kafka.*`` options as given, secrets hidden (for messages).
         payload: ``valueFormat`` / ``keyFormat`` and the schema registry (encoding rows).
+        write_payload: the writer schema of each formatted column, resolved on the driver by
+            :func:`~spark_kafka_py.spark.payload_write.resolve_write` (``options_for_write``);
+            None when no column is formatted, or on a writer PySpark creates only to commit.
     """
 
     producer: ProducerSettings
@@ -89,6 +93,7 @@ class SinkOptions:
     recover_partial_batch: int | None = None
     kafka_params: Mapping[str, str] = field(default_factory=dict)
     payload: PayloadOptions = field(default_factory=PayloadOptions)
+    write_payload: WritePayload | None = None
 
 
 def _value(opts: Mapping[str, str], name: str) -> Any:

@@ -1,0 +1,457 @@
+"""The write side of ``valueFormat`` / ``keyFormat``: the sink encodes the ``key`` / ``value``
+columns as Avro (``df.write.format("pykafka").option("valueFormat", "avro")``).
+
+Two halves, as the read side (:mod:`spark_kafka_py.spark.payload`):
+
+* :func:`resolve_write`, on the driver, once per write (once per streaming query, at its
+  start: the query keeps that writer schema until it is restarted): for each formatted column
+  the **writer schema** and its registry id, in the order Confluent's ``AvroSerializer``
+  decides them (Confluent Schema Registry docs, "Formats, Serializers, and Deserializers":
+  ``use.schema.id``, then ``use.latest.version``, then ``auto.register.schemas``, else a
+  lookup):
+
+  1. ``value.schema.id``: that schema (``GET /schemas/ids/{id}``); no subject is needed.
+  2. ``value.schema.version``, or ``use.latest.version=true``: that version, or the latest, of
+     the column's subject.
+  3. ``auto.register.schemas=true`` (the default, as Confluent's serializer): the column's own
+     schema, ``avroSchema`` or else the schema derived from the column's Spark type as
+     spark-avro's ``SchemaConverters.toAvroType`` derives it (top-level record
+     ``topLevelRecord``, nested records named after their fields; the top level not
+     nullable, see "Null rows"), registered under the subject (``POST
+     /subjects/{subject}/versions``; the id of an identical schema already there is
+     returned; the registry's compatibility level applies).
+  4. otherwise the column's own schema looked up under the subject (``POST
+     /subjects/{subject}``): it must be registered there already.
+
+  Without ``schema.registry.url`` the writer schema is ``avroSchema`` and the values are plain
+  Avro datums, unframed, as spark-avro's ``to_avro`` writes them.
+
+  **Subjects.** ``TopicNameStrategy`` (``<topic>-value`` / ``<topic>-key``) and
+  ``TopicRecordNameStrategy`` (``<topic>-<record full name>``) need the topic, which is the
+  ``topic`` option. Without it each row's ``topic`` column picks the topic, so one write may
+  go to many subjects; Confluent's serializer would register or look up a schema per topic,
+  record by record. Here the schema is chosen once, on the driver, so the write is refused
+  with a :class:`~spark_kafka_py.errors.ConfigError` naming the options, unless no subject
+  is needed: the schema pinned by ``value.schema.id`` (an id names one schema in the whole
+  registry, whatever the topic), or ``RecordNameStrategy`` (the subject is the record's full
+  name: ``avroSchema``'s, else the derived ``topLevelRecord``). ``avroSchema`` alone does not
+  pin a registry schema (it must be registered or looked up under a subject), so it does not
+  lift the refusal.
+
+  **Fit.** The column's type must be writable with the writer schema (the encoder's plan,
+  :class:`~spark_kafka_py.formats.avro.encoder.AvroEncoder`, built on the driver with the
+  Arrow type PySpark gives the column): if not, a ``ConfigError`` names the column, the
+  schema id and why, before any task runs. Values that do not fit (a null into a non-null
+  field, an enum symbol the enum lacks, a decimal beyond its precision) can only be found
+  row by row, on the executors.
+
+* :func:`encode_batches`, on the executors: each Arrow batch's formatted columns are encoded
+  whole (a cached encoder per process and schema) and framed (magic byte 0, the 4-byte id),
+  and only then is the batch handed to the producer: a row that does not fit fails the task
+  with a :class:`~spark_kafka_py.errors.RecordFormatError` naming the column, the row and
+  the schema id, and nothing of that batch is written (batches of the same task written
+  before it stay written: at-least-once, as every sink failure). The key is encoded before
+  partitioning, so ``murmur2`` hashes the encoded key, as Kafka's producer hashes the
+  serialized key.
+
+**Null rows.** A null ``value`` (or ``key``) row is written as a null record value (key), a
+tombstone, whatever the schema: Confluent's ``AvroSerializer`` returns ``None`` for ``None``
+without consulting the schema, and spark-avro's ``to_avro`` is null-intolerant (null in, null
+out). Hence the derived schema's top level is not a ``[..., "null"]`` union even for a
+nullable column.
+
+**Top-level ``bytes``.** When the writer schema is the plain ``"bytes"`` type (no logical
+type), framed values carry the bytes raw after the 5-byte framing, without Avro's length
+prefix, as Confluent's serializers write them (the Java serializer writes a ``byte[]`` value
+as is; confluent-kafka 2.16's Python ``AvroSerializer`` has the same ``is_bytes`` branch, and
+its deserializers read the rest of the value raw). Unframed (plain Avro) values are Avro
+``bytes`` datums, length first, as spark-avro's ``to_avro``.
+
+Sources: Confluent Schema Registry documentation ("Formats, Serializers, and Deserializers":
+the wire format, ``auto.register.schemas``, ``use.latest.version``, ``use.schema.id``,
+``SubjectNameStrategy``); confluent-kafka-python 2.16 ``AvroSerializer``; spark-avro's
+``to_avro`` and ``SchemaConverters.toAvroType``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.types import StructField, StructType
+
+from spark_kafka_py.errors import ConfigError, RecordFormatError, SchemaRegistryError
+from spark_kafka_py.formats import framing
+from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
+from spark_kafka_py.formats.avro.encoder import AvroEncoder
+from spark_kafka_py.formats.avro.schema import Primitive, Record, Schema, parse_schema
+from spark_kafka_py.formats.errors import AvroEncodeError, FormatError
+from spark_kafka_py.schema_registry.client import AVRO
+from spark_kafka_py.spark.payload import ColumnFormat, PayloadOptions, registry_client
+
+__all__ = [
+    "WritePayload",
+    "WriterSchema",
+    "encode_batch",
+    "encode_batches",
+    "resolve_write",
+]
+
+#: HTTP statuses the registry answers when a schema is not under a subject (lookup) and when a
+#: schema breaks the subject's compatibility level (register).
+_NOT_FOUND = 404
+_CONFLICT = 409
+
+
+@dataclass(frozen=True)
+class WriterSchema:
+    """The writer schema of one formatted column, fixed on the driver (picklable).
+
+    Attributes:
+        column: ``"key"`` or ``"value"``.
+        schema_json: the schema's JSON text.
+        schema_id: its registry id; None for plain Avro (no registry: values unframed).
+        source: how it was chosen, for messages (``"schema id 7"``, ``"subject 't-value'
+            latest (version 3)"``, ``"avroSchema"``, ...).
+    """
+
+    column: str
+    schema_json: str
+    schema_id: int | None
+    source: str
+
+    @property
+    def framed(self) -> bool:
+        return self.schema_id is not None
+
+    def describe(self) -> str:
+        """``schema id 7 (subject 't-value' latest, version 3)``: the id and where from."""
+        if self.schema_id is None:
+            return f"the plain Avro schema of {self.source}"
+        return f"schema id {self.schema_id} ({self.source})"
+
+
+@dataclass(frozen=True)
+class WritePayload:
+    """What a write's executors need to encode: the writer schema of each formatted column
+    present in the DataFrame (a ``keyFormat=avro`` write without a ``key`` column has none
+    for the key: every key is null)."""
+
+    writers: tuple[WriterSchema, ...]
+
+
+# -- the driver --------------------------------------------------------------------------------
+
+
+def _spark_json(field: StructField) -> object:
+    return json.loads(field.dataType.json())
+
+
+def _own_schema(col: ColumnFormat, field: StructField) -> tuple[str, str]:
+    """The column's own schema (``avroSchema``, else derived from its Spark type) and how it
+    was chosen."""
+    if col.avro_schema is not None:
+        return col.avro_schema, col.schema_option
+    try:
+        derived = derive_schema_from_spark(_spark_json(field), nullable=False)
+    except FormatError as exc:
+        raise ConfigError(
+            f"the {col.column} column ({field.dataType.simpleString()}) has no Avro schema "
+            f"(derived as spark-avro's to_avro derives one): {exc}; give "
+            f"'{col.schema_option}' or '{col.option_prefix}schema.id'"
+        ) from None
+    return json.dumps(derived, separators=(",", ":")), "the schema derived from its type"
+
+
+def _record_name(schema_json: str) -> str | None:
+    root = parse_schema(schema_json).root
+    return root.name if isinstance(root, Record) else None
+
+
+def _subject(col: ColumnFormat, topic: str | None, own_json: str) -> str:
+    """The subject of ``col`` by its strategy (Confluent's ``TopicNameStrategy``,
+    ``RecordNameStrategy``, ``TopicRecordNameStrategy``), the record named by the column's
+    own schema."""
+    name = f"{col.option_prefix}subject.name.strategy"
+    if col.strategy != "RecordNameStrategy" and topic is None:
+        raise ConfigError(
+            f"'{name}'={col.strategy} names the {col.column}'s subject after the topic, and "
+            "without the 'topic' option each row's 'topic' column chooses it (one write, many "
+            f"subjects): set the 'topic' option, pin the schema with "
+            f"'{col.option_prefix}schema.id', or set '{name}'=RecordNameStrategy"
+        )
+    record = _record_name(own_json)
+    if col.strategy == "TopicNameStrategy":
+        return f"{topic}-{col.column}"
+    if record is None:
+        raise ConfigError(
+            f"'{name}'={col.strategy} names the subject after the record, and the "
+            f"{col.column}'s schema is not a record: give a record schema in "
+            f"'{col.schema_option}' or pin one with '{col.option_prefix}schema.id'"
+        )
+    return record if col.strategy == "RecordNameStrategy" else f"{topic}-{record}"
+
+
+def _check_avro(schema_type: str, references: Sequence[object], what: str) -> None:
+    if schema_type != AVRO:
+        raise ConfigError(f"the registry's {what} is a {schema_type} schema, not Avro")
+    if references:
+        raise ConfigError(
+            f"the registry's {what} refers to other subjects' schemas (references), which "
+            "are not supported yet"
+        )
+
+
+def _writer_schema(
+    col: ColumnFormat, options: PayloadOptions, field: StructField, topic: str | None
+) -> WriterSchema:
+    if options.registry is None:  # plain Avro: parse_payload_options required avroSchema
+        assert col.avro_schema is not None
+        return WriterSchema(col.column, col.avro_schema, None, f"'{col.schema_option}'")
+    client = registry_client(options.registry)
+    if col.schema_id is not None:  # pinned: the column's own schema is not needed
+        found = client.schema_by_id(col.schema_id)
+        what = f"'{col.option_prefix}schema.id'={col.schema_id}"
+        _check_avro(found.schema_type, found.references, f"schema of {what}")
+        return WriterSchema(col.column, found.schema_str, col.schema_id, what)
+    own_json, own_source = _own_schema(col, field)
+    subject = _subject(col, topic, own_json)
+    if col.schema_version is not None or options.use_latest:
+        registered = (
+            client.version(subject, col.schema_version)
+            if col.schema_version is not None
+            else client.latest(subject)
+        )
+        which = "latest" if col.schema_version is None else "pinned"
+        what = f"subject {subject!r} {which}, version {registered.version}"
+        _check_avro(registered.schema.schema_type, registered.schema.references, what)
+        return WriterSchema(col.column, registered.schema.schema_str, registered.schema_id, what)
+    if options.auto_register:
+        try:
+            schema_id = client.register(subject, own_json)
+        except SchemaRegistryError as exc:
+            if exc.status != _CONFLICT:
+                raise
+            raise ConfigError(
+                f"the registry refused to register {own_source} of the {col.column} column "
+                f"under subject {subject!r} (incompatible with the subject's compatibility "
+                f"level): {exc}; write with the subject's schema ('use.latest.version'=true) or "
+                f"give a compatible '{col.schema_option}'"
+            ) from None
+        return WriterSchema(
+            col.column, own_json, schema_id, f"{own_source}, registered under {subject!r}"
+        )
+    try:
+        registered = client.lookup(subject, own_json)
+    except SchemaRegistryError as exc:
+        if exc.status != _NOT_FOUND:
+            raise
+        raise ConfigError(
+            f"{own_source} of the {col.column} column is not registered under subject "
+            f"{subject!r} and 'auto.register.schemas' is false: register it, set "
+            "'auto.register.schemas'=true, or write with the subject's latest schema "
+            f"('use.latest.version'=true): {exc}"
+        ) from None
+    return WriterSchema(
+        col.column,
+        own_json,
+        registered.schema_id,
+        f"{own_source}, found under {subject!r} as version {registered.version}",
+    )
+
+
+def _arrow_type(field: StructField) -> pa.DataType:
+    """The Arrow type PySpark hands a writer for ``field`` (strings and binaries may arrive
+    large, timestamps with the session's zone: the encoder takes either)."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    try:
+        return to_arrow_type(field.dataType, timezone="UTC")
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise ConfigError(
+            f"the {field.name} column's type {field.dataType.simpleString()} has no Arrow "
+            f"form for Python writers: {exc}"
+        ) from None
+
+
+def check_fits(writer: WriterSchema, arrow_type: pa.DataType) -> AvroEncoder:
+    """The encoder of ``writer`` for columns of ``arrow_type``.
+
+    Raises:
+        ConfigError: the type cannot be written with the schema (naming the column, the schema
+            id and why).
+    """
+    try:
+        return AvroEncoder(_parsed(writer.schema_json), arrow_type, schema_id=writer.schema_id)
+    except FormatError as exc:
+        raise ConfigError(
+            f"the {writer.column} column ({arrow_type}) cannot be written with "
+            f"{writer.describe()}: {exc}"
+        ) from None
+
+
+def resolve_write(
+    options: PayloadOptions, schema: StructType, topic: str | None
+) -> WritePayload | None:
+    """Driver side: the writer schema of each formatted column, checked against the column.
+
+    Args:
+        options: the write's payload options (``SinkOptions.payload``).
+        schema: the DataFrame's schema.
+        topic: the ``topic`` option, None when each row's ``topic`` column decides.
+
+    Returns:
+        The writer schemas, or None when no column is formatted.
+
+    Raises:
+        ConfigError: no way to name the subject; a registry schema that is not Avro or has
+            references; a schema the column cannot be written with; ``auto.register.schemas``
+            refused by the subject's compatibility (409); ``auto.register.schemas=false`` and
+            the schema not under the subject.
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    if not options.active:
+        return None
+    fields = {f.name: f for f in schema.fields}
+    writers = []
+    for col in options.columns:
+        field = fields.get(col.column)
+        if field is None:
+            continue  # no key column: every key is null; no value column: check_sink_schema
+        writer = _writer_schema(col, options, field, topic)
+        check_fits(writer, _arrow_type(field))
+        writers.append(writer)
+    return WritePayload(tuple(writers))
+
+
+# -- the executors -----------------------------------------------------------------------------
+
+_LOCK = threading.Lock()
+_PARSED: dict[str, Schema] = {}
+_ENCODERS: dict[tuple[str, int | None, pa.DataType], AvroEncoder] = {}
+#: Bounds of the per-process caches (a long-lived executor sees many queries' schemas).
+_MAX_CACHED = 64
+
+
+def _parsed(schema_json: str) -> Schema:
+    with _LOCK:
+        schema = _PARSED.get(schema_json)
+    if schema is None:
+        schema = parse_schema(schema_json)
+        with _LOCK:
+            if len(_PARSED) >= _MAX_CACHED:
+                _PARSED.clear()
+            _PARSED[schema_json] = schema
+    return schema
+
+
+def _encoder(writer: WriterSchema, arrow_type: pa.DataType) -> AvroEncoder:
+    """This process's encoder of ``writer`` for ``arrow_type`` (the plan is built once)."""
+    key = (writer.schema_json, writer.schema_id, arrow_type)
+    with _LOCK:
+        encoder = _ENCODERS.get(key)
+    if encoder is None:
+        encoder = check_fits(writer, arrow_type)
+        with _LOCK:
+            if len(_ENCODERS) >= _MAX_CACHED:
+                _ENCODERS.clear()
+            _ENCODERS[key] = encoder
+    return encoder
+
+
+def _raw_bytes(writer: WriterSchema) -> bool:
+    """Confluent's quirk: a framed top-level ``"bytes"`` value is written raw."""
+    if not writer.framed:
+        return False
+    root = _parsed(writer.schema_json).root
+    return isinstance(root, Primitive) and root.type == "bytes" and root.logical_type is None
+
+
+def _task_text() -> str:
+    try:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        context = None
+    return "" if context is None else f" of Spark partition {context.partitionId()}"
+
+
+def encode_column(writer: WriterSchema, values: pa.Array, batch_index: int = 0) -> pa.Array:
+    """Encode (and frame) one column of one batch.
+
+    Args:
+        writer: the column's writer schema.
+        values: the column (any type the schema can be written from; nulls allowed).
+        batch_index: the batch's position in the task, for messages.
+
+    Returns:
+        A ``binary`` array of the same length: the framed (or plain) payloads, null where
+        ``values`` is null.
+
+    Raises:
+        RecordFormatError: a row does not fit the schema (naming the column, the row, the
+            schema id, the field's path and why); nothing is returned then.
+        ConfigError: the column's type cannot be written with the schema at all.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    encoder = _encoder(writer, values.type)
+    valid = None
+    present = values
+    if values.null_count:
+        valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        present = values.filter(pa.array(valid))
+    if _raw_bytes(writer):
+        payloads: list[bytes] = [bytes(v) for v in present.to_pylist()]
+    else:
+        try:
+            payloads = encoder.encode(present)
+        except AvroEncodeError as exc:
+            row = exc.index if valid is None else int(np.flatnonzero(valid)[exc.index])
+            raise RecordFormatError(
+                f"cannot encode the {writer.column} of row {row} of batch {batch_index}"
+                f"{_task_text()} as Avro with {writer.describe()}: {exc.reason} at "
+                f"{exc.path or '/'}; nothing of this batch was written",
+                column=writer.column,
+                schema_id=writer.schema_id,
+            ) from None
+    if writer.schema_id is not None:
+        prefix = framing.build(writer.schema_id, b"")
+        payloads = [prefix + p for p in payloads]
+    if valid is None:
+        return pa.array(payloads, type=pa.binary())
+    it = iter(payloads)
+    return pa.array([next(it) if ok else None for ok in valid.tolist()], type=pa.binary())
+
+
+def encode_batch(
+    batch: pa.RecordBatch, payload: WritePayload, batch_index: int = 0
+) -> pa.RecordBatch:
+    """``batch`` with each formatted column replaced by its encoded ``binary`` column (every
+    column encoded before the batch is returned).
+
+    Raises:
+        RecordFormatError: see :func:`encode_column`.
+    """
+    columns = dict(zip(batch.schema.names, batch.columns, strict=True))
+    for writer in payload.writers:
+        values = columns.get(writer.column)
+        if values is not None:
+            columns[writer.column] = encode_column(writer, values, batch_index)
+    return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+
+def encode_batches(
+    batches: Iterator[pa.RecordBatch], payload: WritePayload | None
+) -> Iterator[pa.RecordBatch]:
+    """:func:`encode_batch` over a task's batches (as they come; ``payload`` None: as is)."""
+    if payload is None or not payload.writers:
+        yield from batches
+        return
+    for index, batch in enumerate(batches):
+        yield encode_batch(batch, payload, index) if batch.num_rows else batch
