@@ -31,9 +31,28 @@ median is reported as records/s and ns/record, with the ratio ours / peer throug
 ours faster). Before timing, the decoders' arrays are checked equal to the fastavro route's
 on the first 2,000 values.
 
+``--spark`` (:func:`bench_avro_spark`) times the same schema through Spark instead, in one
+run on one broker (``--bootstrap-servers``, else a local one) and one registry
+(``--schema-registry-url``, else a local Apicurio): ``--records`` values (default 5,000,000;
+a pool of 10,000 fastavro payloads cycled), framed with the id the registry gave the schema
+under ``<topic>-value``, written by Kafka's Java producer to a topic of 2 partitions; then
+local[2] reads into the noop sink of
+
+- ours: ``format("pykafka")`` with ``valueFormat=avro`` and ``schema.registry.url``
+  (``select("value")``);
+- the JVM route: ``format("kafka")`` and spark-avro's ``from_avro(substring(value, 6), schema)``;
+- the Python route: ``format("kafka")`` and ``mapInArrow`` calling confluent-kafka's
+  ``AvroDeserializer`` (on the same registry) per value, then ``pa.array`` of the struct.
+
+Before timing, ours and ``from_avro`` are collected on the first 500 records of each
+partition and compared. One warm-up read each, then ``--repeat`` alternating reads; records/s
+of the medians, ours / route, and the decode-alone table above (at most 200,000 values).
+
 Usage::
 
     python3 -m benchmarks.avro [--records 200000] [--repeat 1] [--json FILE]
+    python3 -m benchmarks.avro --spark [--records 5000000] [--repeat 1]
+        [--bootstrap-servers HOST:PORT] [--schema-registry-url URL] [--json FILE]
     spark-kafka-py bench avro [--records 200000] [--repeat 1]
 """
 
@@ -63,7 +82,17 @@ from spark_kafka_py.formats.avro.column import decode_framed
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
 from spark_kafka_py.formats.avro.schema import Schema, parse_schema
 
-__all__ = ["SCHEMA", "AvroResult", "bench_avro", "format_avro_table", "main", "sample_values"]
+__all__ = [
+    "SCHEMA",
+    "AvroResult",
+    "AvroSparkReport",
+    "bench_avro",
+    "bench_avro_spark",
+    "format_avro_spark_table",
+    "format_avro_table",
+    "main",
+    "sample_values",
+]
 
 #: ``--records`` when not given.
 DEFAULT_RECORDS = 200_000
@@ -293,6 +322,261 @@ def _pure_decoder(schema: Schema) -> AvroDecoder:
     return AvroDecoder(schema, accelerate=False)
 
 
+# ------------------------------------------------------------------------------- --spark
+
+#: ``--records`` of ``--spark`` when not given.
+DEFAULT_SPARK_RECORDS = 5_000_000
+#: Distinct payloads of ``--spark`` (encoded once by fastavro, then cycled over the topic).
+SPARK_POOL = 10_000
+#: Partitions of the ``--spark`` topic.
+SPARK_PARTITIONS = 2
+#: Records per partition compared between ours and ``from_avro`` before timing.
+SPARK_CHECKED_PER_PARTITION = 500
+#: Records per producer JVM call while writing the ``--spark`` topic.
+_PRODUCE_CHUNK = 500_000
+#: Row names of ``--spark``.
+SPARK_OURS = "pykafka valueFormat=avro"
+SPARK_JVM = "kafka + from_avro (JVM)"
+SPARK_PYTHON = "kafka + mapInArrow(confluent AvroDeserializer)"
+
+
+@dataclass
+class AvroSparkReport:
+    """What ``--spark`` measured.
+
+    Attributes:
+        records: records in the topic (each read reads them all).
+        results: one per route, ours first (``seconds``: the median read into the noop sink).
+        decode: the decode-alone micro-benchmark's results (:func:`bench_avro`).
+        skipped: routes or peers not measured, each with the reason.
+        checked: records compared between ours and ``from_avro`` before timing.
+        produce_s: seconds the Java producer took to write the topic.
+        schema_id: the id the registry gave the schema.
+    """
+
+    records: int
+    results: list[AvroResult]
+    decode: list[AvroResult]
+    skipped: list[str]
+    checked: int
+    produce_s: float
+    schema_id: int
+
+
+def _write_topic(bootstrap: str, topic: str, records: int, schema_id: int) -> float:
+    """Create ``topic`` (:data:`SPARK_PARTITIONS` partitions) and write ``records`` framed
+    values, a pool of :data:`SPARK_POOL` fastavro payloads cycled, round-robin over the
+    partitions, with Kafka's Java producer; return the producer's seconds."""
+    from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce
+
+    create_topic(bootstrap, topic, partitions=SPARK_PARTITIONS)
+    pool = sample_values(min(records, SPARK_POOL), schema_id)
+    start = time.perf_counter()
+    for first in range(0, records, _PRODUCE_CHUNK):
+        chunk = (
+            ProducedRecord(None, pool[i % len(pool)], partition=i % SPARK_PARTITIONS)
+            for i in range(first, min(records, first + _PRODUCE_CHUNK))
+        )
+        produce(
+            bootstrap,
+            topic,
+            chunk,
+            linger_ms=20,
+            batch_size=1 << 18,
+            timeout_s=3600,
+        )
+    return time.perf_counter() - start
+
+
+def _python_route(url: str, topic: str, arrow_type: pa.DataType) -> Callable[[Any], Any]:
+    """The ``mapInArrow`` function of the Python route: confluent-kafka's ``AvroDeserializer``
+    per value (the schema from the registry at ``url``), then ``pa.array`` of the struct."""
+
+    def decode(batches: Any) -> Any:
+        from confluent_kafka.schema_registry import SchemaRegistryClient as Client
+        from confluent_kafka.schema_registry.avro import AvroDeserializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+
+        deserialize = AvroDeserializer(Client({"url": url}))
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        for batch in batches:
+            rows = [deserialize(v, ctx) for v in batch.column(0).to_pylist()]
+            yield pa.RecordBatch.from_arrays([pa.array(rows, type=arrow_type)], names=["v"])
+
+    return decode
+
+
+def bench_avro_spark(
+    records: int = DEFAULT_SPARK_RECORDS,
+    repeat: int = 1,
+    *,
+    bootstrap: str | None = None,
+    registry_url: str | None = None,
+    log: Callable[[str], None] = lambda m: None,
+) -> AvroSparkReport:
+    """Time Spark reads of one Avro topic into the noop sink, local[2]: ours
+    (``format("pykafka")``, ``valueFormat=avro``), the JVM route (``format("kafka")`` +
+    spark-avro's ``from_avro`` on ``substring(value, 6)``) and the Python route
+    (``format("kafka")`` + ``mapInArrow`` over confluent-kafka's ``AvroDeserializer``).
+
+    One broker (``bootstrap``, else a local one) and one registry (``registry_url``, else a
+    local Apicurio) for the run; the schema is registered under ``<topic>-value``. Each route
+    reads once as a warm-up, then ``repeat`` timed reads alternate. Also runs the decode-alone
+    micro-benchmark (:func:`bench_avro`, at most :data:`DEFAULT_RECORDS` values).
+
+    Raises:
+        SystemExit: ours and ``from_avro`` differ on the first records, or a read's row
+            count is not ``records``.
+    """
+    import contextlib
+    import uuid
+
+    from benchmarks.harness import local_broker
+    from spark_kafka_py.discovery import ensure_registered
+    from spark_kafka_py.schema_registry.client import SchemaRegistryClient
+    from spark_kafka_py.testing.registry import ApicurioRegistry
+    from spark_kafka_py.testing.spark import local_spark_session
+
+    decode, skipped = bench_avro(min(records, DEFAULT_RECORDS), repeat, log=log)
+    with contextlib.ExitStack() as stack:
+        bs = stack.enter_context(local_broker(bootstrap))
+        if registry_url is None:
+            t0 = time.perf_counter()
+            registry_url = stack.enter_context(ApicurioRegistry()).url
+            log(f"Apicurio registry at {registry_url} in {time.perf_counter() - t0:.1f} s")
+        topic = f"bench-avro-{uuid.uuid4().hex[:8]}"
+        client = SchemaRegistryClient.from_options({"schema.registry.url": registry_url})
+        stack.callback(client.close)
+        schema_id = client.register(f"{topic}-value", json.dumps(SCHEMA))
+        produce_s = _write_topic(bs, topic, records, schema_id)
+        log(f"{records:,} records written to {topic} in {produce_s:.1f} s (schema id {schema_id})")
+        spark = local_spark_session("spark-kafka-py bench avro", master="local[2]")
+        stack.callback(spark.stop)
+        ensure_registered(spark)
+        results, more = _spark_routes(spark, bs, registry_url, topic, records, repeat, log)
+    return AvroSparkReport(
+        records,
+        results,
+        decode,
+        skipped + more,
+        SPARK_CHECKED_PER_PARTITION * SPARK_PARTITIONS,
+        produce_s,
+        schema_id,
+    )
+
+
+def _spark_routes(
+    spark: Any,
+    bootstrap: str,
+    url: str,
+    topic: str,
+    records: int,
+    repeat: int,
+    log: Callable[[str], None],
+) -> tuple[list[AvroResult], list[str]]:
+    """The check (ours against ``from_avro`` on the first records), the warm-ups and the
+    alternating timed reads; returns the results (ours first) and the routes skipped."""
+    from pyspark.sql.avro.functions import from_avro
+    from pyspark.sql.functions import expr
+    from pyspark.sql.pandas.types import to_arrow_type
+    from pyspark.sql.types import StructField, StructType
+
+    kafka = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic}
+    ours_options = {**kafka, "valueFormat": "avro", "schema.registry.url": url}
+    schema_json = json.dumps(SCHEMA)
+
+    def load(fmt: str, options: dict[str, str]) -> Any:
+        reader = spark.read.format(fmt)
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        return reader.load()
+
+    def ours(options: dict[str, str]) -> Any:
+        return load("pykafka", options).select("partition", "offset", "value")
+
+    def jvm(options: dict[str, str]) -> Any:
+        return load("kafka", options).select(
+            "partition", "offset", from_avro(expr("substring(value, 6)"), schema_json).alias("v")
+        )
+
+    # the check: the first records of each partition, collected from both, compared
+    head = json.dumps(
+        {topic: {str(p): SPARK_CHECKED_PER_PARTITION for p in range(SPARK_PARTITIONS)}}
+    )
+    bounded = {"endingOffsets": head}
+    got = sorted(tuple(r) for r in ours({**ours_options, **bounded}).collect())
+    expected = sorted(tuple(r) for r in jvm({**kafka, **bounded}).collect())
+    if got != expected:
+        pairs = zip(got, expected, strict=False)
+        diff = next(((a, b) for a, b in pairs if a != b), None)
+        raise SystemExit(
+            f"ours and from_avro differ on the first records ({len(got)} and {len(expected)} "
+            f"rows; first difference {diff})"
+        )
+    log(f"ours and from_avro return the same {len(got):,} rows")
+
+    struct = ours(ours_options).schema["value"].dataType
+    routes: dict[str, Callable[[], Any]] = {
+        SPARK_OURS: lambda: ours(ours_options).select("value"),
+        SPARK_JVM: lambda: jvm(kafka).select("v"),
+    }
+    skipped = []
+    try:
+        import confluent_kafka.schema_registry.avro  # noqa: F401
+    except ImportError as exc:
+        skipped.append(
+            f"{SPARK_PYTHON}: confluent-kafka's Avro deserializer does not import ({exc})"
+        )
+    else:
+        decode = _python_route(url, topic, to_arrow_type(struct, timezone="UTC"))
+        out_schema = StructType([StructField("v", struct)])
+        routes[SPARK_PYTHON] = lambda: (
+            load("kafka", kafka).select("value").mapInArrow(decode, out_schema)
+        )
+
+    def timed(name: str) -> float:
+        start = time.perf_counter()
+        routes[name]().write.format("noop").mode("overwrite").save()
+        return time.perf_counter() - start
+
+    for name in routes:  # warm-up, and the row counts
+        log(f"{name}: warm-up {timed(name):.1f} s")
+        count = routes[name]().count()
+        if count != records:
+            raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
+    runs: dict[str, list[float]] = {name: [] for name in routes}
+    for _ in range(repeat):
+        for name in routes:
+            runs[name].append(timed(name))
+    results = [AvroResult(n, records, statistics.median(t), t) for n, t in runs.items()]
+    for r in results:
+        log(f"{r.system}: {r.records_per_s:,.0f} records/s")
+    return results, skipped
+
+
+def format_avro_spark_table(report: AvroSparkReport) -> str:
+    """A Markdown table of ``--spark``: records/s and every run per route, ours / route, then
+    the decode-alone ns/record."""
+    ours = report.results[0]
+    lines = [
+        "| route | records/s | ours / route | runs, s |",
+        "|---|---:|---:|---|",
+    ]
+    for r in report.results:
+        runs = ", ".join(f"{s:.2f}" for s in r.runs)
+        lines.append(
+            f"| {r.system} | {r.records_per_s:,.0f} | "
+            f"{ours.records_per_s / r.records_per_s:.2f} | {runs} |"
+        )
+    lines += [
+        "",
+        "Decode alone (no Spark, no Kafka), same schema:",
+        "",
+        format_avro_table(report.decode),
+    ]
+    return "\n".join(lines)
+
+
 def format_avro_table(results: list[AvroResult]) -> str:
     """A Markdown table: records/s, ns/record, and each row's ratio to the peers."""
     ours = results[0]
@@ -312,6 +596,8 @@ def run(args: argparse.Namespace) -> int:
     """Run on ``args`` (``records``, ``repeat``, ``json``), print the table; return 0."""
     from benchmarks.harness import environment
 
+    if getattr(args, "spark", False):
+        return run_spark(args)
     records = getattr(args, "records", None) or DEFAULT_RECORDS
     repeat = getattr(args, "repeat", None) or 1
     results, skipped = bench_avro(records, repeat, log=lambda m: print(m, flush=True))
@@ -350,12 +636,81 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_spark(args: argparse.Namespace) -> int:
+    """``--spark``: run :func:`bench_avro_spark` on ``args`` (``records``, ``repeat``,
+    ``bootstrap_servers``, ``schema_registry_url``, ``json``), print the table; return 0."""
+    from benchmarks.harness import environment
+
+    records = getattr(args, "records", None) or DEFAULT_SPARK_RECORDS
+    repeat = getattr(args, "repeat", None) or 1
+    report = bench_avro_spark(
+        records,
+        repeat,
+        bootstrap=getattr(args, "bootstrap_servers", None),
+        registry_url=getattr(args, "schema_registry_url", None),
+        log=lambda m: print(m, flush=True),
+    )
+    env = environment()
+    print()
+    print(f"### Avro read in Spark, {env['date']}")
+    print()
+    print(
+        f"{records:,} Confluent-framed Avro values of a 10-field record "
+        f"({SPARK_POOL:,} distinct payloads cycled), {SPARK_PARTITIONS} partitions, one local "
+        f"broker and registry, local[2], noop sink, median of {repeat} run(s) after one "
+        f"warm-up each; ours and from_avro returned the same rows on the first {report.checked:,} "
+        "records. ours / route > 1: ours faster."
+    )
+    print()
+    print(format_avro_spark_table(report))
+    print()
+    for line in report.skipped:
+        print(f"- skipped {line}")
+    for k, v in env.items():
+        print(f"- {k}: {v}")
+    json_path = getattr(args, "json", None)
+    if json_path:
+
+        def rows(results: list[AvroResult]) -> list[dict[str, Any]]:
+            return [{**asdict(r), "records_per_s": r.records_per_s} for r in results]
+
+        Path(json_path).write_text(
+            json.dumps(
+                {
+                    "env": env,
+                    "spark": rows(report.results),
+                    "decode": rows(report.decode),
+                    "skipped": report.skipped,
+                    "produce_s": report.produce_s,
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python3 -m benchmarks.avro [--records N] [--repeat N] [--json FILE]``."""
+    """``python3 -m benchmarks.avro [--records N] [--repeat N] [--json FILE]
+    [--spark [--bootstrap-servers HOST:PORT] [--schema-registry-url URL]]``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--records", type=int, default=DEFAULT_RECORDS)
+    parser.add_argument(
+        "--records",
+        type=int,
+        default=None,
+        help=f"values (default {DEFAULT_RECORDS:,}; with --spark {DEFAULT_SPARK_RECORDS:,})",
+    )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--json", help="also write the results to this JSON file")
+    parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="time Spark reads of an Avro topic: ours, kafka + from_avro, kafka + mapInArrow",
+    )
+    parser.add_argument("--bootstrap-servers", help="with --spark: this cluster, not a local one")
+    parser.add_argument(
+        "--schema-registry-url", help="with --spark: this registry, not a local Apicurio"
+    )
     return run(parser.parse_args(argv))
 
 
