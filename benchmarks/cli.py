@@ -666,6 +666,16 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--bootstrap-servers", help="use this cluster instead of a local broker")
     p.add_argument(
+        "--spark",
+        action="store_true",
+        help="avro: also read an Avro topic through Spark, format('pykafka') valueFormat=avro "
+        "against format('kafka') + spark-avro's from_avro and + confluent-kafka in mapInArrow",
+    )
+    p.add_argument(
+        "--schema-registry-url",
+        help="avro --spark: use this registry instead of starting one",
+    )
+    p.add_argument(
         "--master",
         default="local[2]",
         help="spark.master of the Spark benchmarks: local[n], spark://host:port, or "
