@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import time
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
@@ -84,12 +85,15 @@ def fetch(bootstrap: str, topic: str, partition: int = 0) -> list[tuple[Any, Any
         }
     )
     try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
         consumer.assign([TopicPartition(topic, partition, low)])
         out: list[tuple[Any, Any]] = []
+        deadline = time.monotonic() + 60  # generous: the test machine may be loaded
         while len(out) < high - low:
-            message = consumer.poll(10)
-            assert message is not None, f"{topic}-{partition}: {len(out)} of {high - low} read"
+            assert time.monotonic() < deadline, f"{topic}-{partition}: {len(out)} of {high - low}"
+            message = consumer.poll(1)
+            if message is None:
+                continue
             assert message.error() is None, message.error()
             out.append((message.key(), message.value()))
         return out
@@ -100,7 +104,7 @@ def fetch(bootstrap: str, topic: str, partition: int = 0) -> list[tuple[Any, Any
 def end_offset(bootstrap: str, topic: str, partition: int = 0) -> int:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "avro-sink-offsets"})
     try:
-        return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)[1])
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)[1])
     finally:
         consumer.close()
 
@@ -326,3 +330,50 @@ def test_plain_avro_and_raw_top_level_bytes(
             **url,
         )
     assert end_offset(kafka_bootstrap, other) == 2
+
+
+def test_streaming_write_resolves_the_schema_at_query_start(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    new_topic: Callable[..., str],
+    registry: SchemaRegistryClient,
+    schema_registry: str,
+    tmp_path: Any,
+) -> None:
+    source, dest = new_topic(), new_topic()
+    texts = spark.createDataFrame([("a",), ("bcd",)], "value string").coalesce(1)
+    write(texts, kafka_bootstrap, topic=source)
+    stream = (
+        spark.readStream.format("pykafka")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .selectExpr("named_struct('text', CAST(value AS STRING), 'n', length(value)) AS value")
+    )
+    query = (
+        stream.writeStream.format("pykafka")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("topic", dest)
+        .option("valueFormat", "avro")
+        .option("schema.registry.url", schema_registry)
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(120)
+    assert query.exception() is None
+    latest = registry.latest(f"{dest}-value")
+    assert json.loads(latest.schema.schema_str) == {
+        "type": "record",
+        "name": "topLevelRecord",
+        "fields": [
+            {"name": "text", "type": ["string", "null"]},
+            {"name": "n", "type": ["int", "null"]},
+        ],
+    }
+    values = [v for _, v in fetch(kafka_bootstrap, dest)]
+    assert [deserialize(schema_registry, dest, v) for v in values] == [
+        {"text": "a", "n": 1},
+        {"text": "bcd", "n": 3},
+    ]
