@@ -425,7 +425,8 @@ OPTIONS: tuple[Option, ...] = (
     _opt("key.schema.id", "int", None, "the same for the key", FORMATS, minimum=0,
          spark="ours only"),
     _opt("value.schema.version", "int", None,
-         "the value's schema by version of its subject (else the latest)", FORMATS, minimum=1,
+         "the value's schema by version of its subject (read: else the latest; write: "
+         "encode with it)", FORMATS, minimum=1,
          spark="ours only"),
     _opt("key.schema.version", "int", None, "the same for the key", FORMATS, minimum=1,
          spark="ours only"),
@@ -438,11 +439,13 @@ OPTIONS: tuple[Option, ...] = (
          "the same for the key (`<topic>-key`)", FORMATS,
          spark="ours only"),
     _opt("auto.register.schemas", "boolean", True,
-         "write: register the schema derived from the column's type under the subject (as "
-         "Confluent's serializer; the registry's compatibility rule still applies)", {SINK},
+         "write: register the column's schema (`avroSchema`, else derived from the column's "
+         "type as spark-avro's `to_avro`) under the subject, as Confluent's serializer; "
+         "`false`: it must be registered already", {SINK},
          spark="ours only"),
     _opt("use.latest.version", "boolean", False,
-         "write: encode with the subject's latest schema (needs `auto.register.schemas=false`)",
+         "write: encode with the subject's latest schema (or `value.schema.version`); "
+         "turns `auto.register.schemas` off unless it is set (then it must be `false`)",
          {SINK}, spark="ours only"),
     _opt("schema.registry.url", "list", None,
          "registry base URLs, comma-separated (Confluent-compatible API); credentials in a URL "

@@ -41,7 +41,7 @@ import logging
 import struct
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -52,7 +52,7 @@ from spark_kafka_py.errors import ConfigError, RecordFormatError, SchemaRegistry
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats.avro.column import Keyed, SchemaKey, decode_keyed
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
-from spark_kafka_py.formats.avro.schema import Primitive, Record, Schema, parse_schema
+from spark_kafka_py.formats.avro.schema import Record, Schema, parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
 from spark_kafka_py.formats.errors import (
     AvroDecodeError,
@@ -545,8 +545,6 @@ class _Decoders:
         try:
             writer = parse_schema(found.schema_str)
             decoder = AvroDecoder(writer, self.reader_schema)
-            if _raw_bytes(writer):
-                decoder = _RawBytes(decoder)
         except FormatError as exc:
             self.failures[key] = (
                 f"does not resolve to the reader schema{_id_text(self.reader.schema_id)}: {exc}"
@@ -554,45 +552,6 @@ class _Decoders:
             return None
         _DECODERS.put(cache_key, decoder, len(found.schema_str) * 8)
         return decoder
-
-
-def _raw_bytes(writer: Schema) -> bool:
-    """Confluent's serializers write a value of the top-level schema ``"bytes"`` raw after the
-    framing, without Avro's length prefix (and read it back so); other schemas' values are
-    Avro datums."""
-    root = writer.root
-    return isinstance(root, Primitive) and root.type == "bytes" and root.logical_type is None
-
-
-class _RawBytes(AvroDecoder):
-    """A decoder of raw top-level ``bytes`` values (see :func:`_raw_bytes`): each payload is
-    given Avro's length prefix and read by the writer->reader decoder, so resolution (bytes to
-    string) works as for any other schema."""
-
-    def __init__(self, inner: AvroDecoder) -> None:
-        self.inner = inner
-        self.mapped = inner.mapped
-        self.arrow_type = inner.arrow_type
-
-    def decode(
-        self,
-        payloads: Iterable[bytes | bytearray | memoryview | None],
-        *,
-        on_error: Callable[[AvroDecodeError], None] | None = None,
-    ) -> pa.Array:
-        prefixed = [None if p is None else _zigzag(len(p)) + bytes(p) for p in payloads]
-        return self.inner.decode(prefixed, on_error=on_error)
-
-
-def _zigzag(n: int) -> bytes:
-    """Avro's ``long`` encoding of ``n >= 0`` (zigzag, then base-128 varint)."""
-    z = n << 1
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
 
 
 _COLUMN_DECODERS: dict[tuple[str, str, RegistrySettings | None], _Decoders] = {}

