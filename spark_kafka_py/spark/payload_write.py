@@ -309,7 +309,8 @@ def resolve_write(
         The writer schemas, or None when no column is formatted.
 
     Raises:
-        ConfigError: no way to name the subject; a registry schema that is not Avro or has
+        ConfigError: ``keyFormat=avro`` without a ``key`` column; no way to name the
+            subject; a registry schema that is not Avro or has
             references; a schema the column cannot be written with; ``auto.register.schemas``
             refused by the subject's compatibility (409); ``auto.register.schemas=false`` and
             the schema not under the subject.
@@ -322,7 +323,12 @@ def resolve_write(
     for col in options.columns:
         field = fields.get(col.column)
         if field is None:
-            continue  # no key column: every key is null; no value column: check_sink_schema
+            if col.is_key:  # the option asks to encode keys the rows do not have
+                raise ConfigError(
+                    "Option 'keyFormat'='avro' but the DataFrame has no 'key' column (every "
+                    "key would be null): add a key column or remove the option"
+                )
+            continue  # no value column: check_sink_schema names it
         writer = _writer_schema(col, options, field, topic)
         check_fits(writer, _arrow_type(field))
         writers.append(writer)

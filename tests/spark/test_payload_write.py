@@ -82,3 +82,14 @@ def test_framed_values_and_raw_top_level_bytes() -> None:
 def test_formatted_columns_take_any_type_and_binary_ones_do_not() -> None:
     with pytest.raises(ConfigError, match="value attribute unsupported type"):
         options_for_write(_options(), VALUE, streaming=False)
+
+
+def test_key_format_without_a_key_column_is_refused() -> None:
+    options = _options(
+        keyFormat="avro",
+        valueFormat="avro",
+        avroSchema=json.dumps(RECORD),
+        **{"key.avroSchema": '"string"'},
+    )
+    with pytest.raises(ConfigError, match="'keyFormat'='avro' but the DataFrame has no 'key'"):
+        options_for_write(options, VALUE, streaming=False)
