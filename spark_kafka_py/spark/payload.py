@@ -491,15 +491,17 @@ def read_payload_from_schema(options: PayloadOptions, fields: Sequence[StructFie
 #: Decoders per (reader schema, writer schema key) in this process; a decoder holds its plan
 #: (closures per field), so a few hundred are plenty.
 _DECODERS: LruCache[AvroDecoder] = LruCache(max_entries=256, max_bytes=64 * 1024 * 1024)
-#: Parsed reader schemas of this process, by JSON.
-_READERS: LruCache[Schema] = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
+#: Parsed reader and writer schemas of this process, by JSON.
+_SCHEMAS: LruCache[Schema] = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
 
 
-def _parsed_reader(schema_json: str) -> Schema:
-    schema = _READERS.get(schema_json)
+def parsed_schema(schema_json: str) -> Schema:
+    """``parse_schema(schema_json)``, parsed once per process (a bounded cache shared by the
+    read and write sides)."""
+    schema = _SCHEMAS.get(schema_json)
     if schema is None:
         schema = parse_schema(schema_json)
-        _READERS.put(schema_json, schema, len(schema_json))
+        _SCHEMAS.put(schema_json, schema, len(schema_json))
     return schema
 
 
@@ -510,7 +512,7 @@ class _Decoders:
 
     def __init__(self, reader: ReaderSchema, registry: RegistrySettings | None) -> None:
         self.reader = reader
-        self.reader_schema = _parsed_reader(reader.schema_json)
+        self.reader_schema = parsed_schema(reader.schema_json)
         self.arrow = to_spark(self.reader_schema).arrow
         self.registry = registry
         #: keys the registry answered 404 for, with why (kept: a registry never reuses an id)

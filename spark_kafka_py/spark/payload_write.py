@@ -89,10 +89,15 @@ from spark_kafka_py.formats import framing
 from spark_kafka_py.formats.avro.column import raw_in_framing
 from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
-from spark_kafka_py.formats.avro.schema import Record, Schema, parse_schema
+from spark_kafka_py.formats.avro.schema import Record, parse_schema
 from spark_kafka_py.formats.errors import AvroEncodeError, FormatError
 from spark_kafka_py.schema_registry.client import AVRO
-from spark_kafka_py.spark.payload import ColumnFormat, PayloadOptions, registry_client
+from spark_kafka_py.spark.payload import (
+    ColumnFormat,
+    PayloadOptions,
+    parsed_schema,
+    registry_client,
+)
 
 __all__ = [
     "WritePayload",
@@ -287,7 +292,9 @@ def check_fits(writer: WriterSchema, arrow_type: pa.DataType) -> AvroEncoder:
             id and why).
     """
     try:
-        return AvroEncoder(_parsed(writer.schema_json), arrow_type, schema_id=writer.schema_id)
+        return AvroEncoder(
+            parsed_schema(writer.schema_json), arrow_type, schema_id=writer.schema_id
+        )
     except FormatError as exc:
         raise ConfigError(
             f"the {writer.column} column ({arrow_type}) cannot be written with "
@@ -338,22 +345,9 @@ def resolve_write(
 # -- the executors -----------------------------------------------------------------------------
 
 _LOCK = threading.Lock()
-_PARSED: dict[str, Schema] = {}
 _ENCODERS: dict[tuple[str, int | None, pa.DataType], AvroEncoder] = {}
 #: Bounds of the per-process caches (a long-lived executor sees many queries' schemas).
 _MAX_CACHED = 64
-
-
-def _parsed(schema_json: str) -> Schema:
-    with _LOCK:
-        schema = _PARSED.get(schema_json)
-    if schema is None:
-        schema = parse_schema(schema_json)
-        with _LOCK:
-            if len(_PARSED) >= _MAX_CACHED:
-                _PARSED.clear()
-            _PARSED[schema_json] = schema
-    return schema
 
 
 def _encoder(writer: WriterSchema, arrow_type: pa.DataType) -> AvroEncoder:
@@ -374,7 +368,7 @@ def _raw_bytes(writer: WriterSchema) -> bool:
     """Confluent's quirk: a framed top-level ``"bytes"`` value is written raw."""
     if not writer.framed:
         return False
-    return raw_in_framing(_parsed(writer.schema_json))
+    return raw_in_framing(parsed_schema(writer.schema_json))
 
 
 def _task_text() -> str:

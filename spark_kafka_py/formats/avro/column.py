@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
+from spark_kafka_py.formats.avro.encoder import write_long
 from spark_kafka_py.formats.avro.schema import Primitive, Schema
 from spark_kafka_py.formats.errors import (
     AvroDecodeError,
@@ -81,14 +82,11 @@ def raw_in_framing(writer: Schema) -> bool:
     return isinstance(root, Primitive) and root.type == "bytes" and root.logical_type is None
 
 
-def _avro_long(n: int) -> bytes:
-    """Avro's ``long`` encoding of ``n >= 0`` (zigzag, then base-128 varint)."""
-    z = n << 1
+def _with_length(payload: bytes | memoryview) -> bytes:
+    """A raw value as Avro ``bytes``: its length (a zig-zag varint) first."""
     out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
+    write_long(out, len(payload))
+    out += payload
     return bytes(out)
 
 
@@ -217,7 +215,7 @@ def _decode_group(
         )
     sid = key if isinstance(key, int) else None
     if raw_in_framing(decoder.writer):  # Confluent's raw bytes: given Avro's length prefix
-        payloads = [None if p is None else _avro_long(len(p)) + bytes(p) for p in payloads]
+        payloads = [None if p is None else _with_length(p) for p in payloads]
 
     def row_of(index: int) -> int:
         return index if members is None else members[index]

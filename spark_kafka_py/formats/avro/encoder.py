@@ -137,7 +137,7 @@ class _Node:
 # -- primitive writes --------------------------------------------------------------------------
 
 
-def _write_long(out: bytearray, value: int) -> None:
+def write_long(out: bytearray, value: int) -> None:
     """A zig-zag varint ("Binary Encoding": ``int`` and ``long``)."""
     raw = value << 1 if value >= 0 else ((-value) << 1) - 1
     while raw >= 0x80:
@@ -147,7 +147,7 @@ def _write_long(out: bytearray, value: int) -> None:
 
 
 def _write_sized(out: bytearray, data: bytes) -> None:
-    _write_long(out, len(data))
+    write_long(out, len(data))
     out += data
 
 
@@ -291,7 +291,7 @@ class _Planner:
             assert isinstance(value, int)
             if checked and not low <= value <= high:
                 raise _Misfit(path, f"{value} is outside Avro {t.type}'s range {low}..{high}")
-            _write_long(out, value)
+            write_long(out, value)
 
         return _Node(convert, write_integer)
 
@@ -403,7 +403,7 @@ class _Planner:
         def write(out: bytearray, value: object) -> None:
             assert isinstance(value, list)
             if value:
-                _write_long(out, len(value))
+                write_long(out, len(value))
                 if keyed:
                     for key, item_value in value:
                         if key is None:
@@ -441,7 +441,7 @@ class _Planner:
             if value is None:
                 null_write(out, value)
                 return
-            _write_long(out, index)
+            write_long(out, index)
             inner_write(out, value)
 
         return _Node(node.convert, write)
@@ -513,7 +513,7 @@ class _Planner:
                 return
             assert isinstance(value, tuple)
             n, member = value
-            _write_long(out, indexes[n])
+            write_long(out, indexes[n])
             writes[n](out, member)
 
         return _Node(convert, write)
@@ -523,7 +523,7 @@ def _null_writer(null_index: int | None, path: str) -> Write:
     def write(out: bytearray, value: object) -> None:
         if null_index is None:
             raise _Misfit(path, "a null where the union has no null branch")
-        _write_long(out, null_index)
+        write_long(out, null_index)
 
     return write
 
@@ -583,7 +583,7 @@ def _enum_node(t: Enum, path: str) -> _Node:
         index = indexes.get(value) if isinstance(value, str) else None
         if index is None:
             raise _Misfit(path, f"{value!r:.60} is not a symbol of the enum {t.name!r}")
-        _write_long(out, index)
+        write_long(out, index)
 
     return _Node(_plain, write)
 
