@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import logging
-import struct
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -50,7 +49,7 @@ from pyspark.sql.types import StructField, StructType
 from spark_kafka_py.client.retry import Backoff, Retries
 from spark_kafka_py.errors import ConfigError, RecordFormatError, SchemaRegistryError
 from spark_kafka_py.formats import framing
-from spark_kafka_py.formats.avro.column import Keyed, SchemaKey, decode_keyed
+from spark_kafka_py.formats.avro.column import Keyed, SchemaKey, decode_keyed, split_framed
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
 from spark_kafka_py.formats.avro.schema import Record, Schema, parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
@@ -601,34 +600,20 @@ def _header_keys(headers: pa.Array | None, is_key: bool) -> list[SchemaKey | Fra
     return out
 
 
-_FRAMED_ID = struct.Struct(">i").unpack_from
-
-
 def _keyed_rows(
     values: pa.Array, header_keys: list[SchemaKey | FramingError | None], framed: bool
 ) -> list[Keyed]:
     """Per row: (writer schema key, Avro payload), None for a null, or the row's
-    :class:`FramingError`. Plain Avro rows all have key 0. The common cases (no header ids)
-    are one pass without a function call per row."""
+    :class:`FramingError`: plain Avro rows all have key 0; framed rows are split
+    (:func:`split_framed`), and a schema id header overrides the framing (the payload is
+    then the whole value)."""
     pylist = values.to_pylist()
     if not framed:
         return [None if v is None else (0, v) for v in pylist]
-    rows: list[Keyed] = []
-    append = rows.append
-    for row, value in enumerate(pylist):
-        if value is None:
-            append(None)
-            continue
-        header = header_keys[row] if header_keys else None
-        if header is not None:
-            append(header if isinstance(header, FramingError) else (header, value))
-        elif len(value) >= framing.HEADER_SIZE and value[0] == framing.MAGIC_BYTE:
-            append((_FRAMED_ID(value, 1)[0], value[framing.HEADER_SIZE :]))
-        else:
-            try:
-                framing.parse(value)  # raises, saying why
-            except FramingError as exc:
-                append(FramingError(exc.reason, row))
+    rows = split_framed(pylist)
+    for row, header in enumerate(header_keys):
+        if header is not None and pylist[row] is not None:
+            rows[row] = header if isinstance(header, FramingError) else (header, pylist[row])
     return rows
 
 
