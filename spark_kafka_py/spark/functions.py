@@ -1,12 +1,15 @@
-"""Column functions: decode Avro in any DataFrame, not only ``format("pykafka")``'s.
+"""Column functions: decode and encode Avro in any DataFrame, not only ``format("pykafka")``'s.
 
 ``from_avro`` decodes a binary column (files, Spark's own ``format("kafka")``, a table) with
-the decoder the ``pykafka`` source uses on its executors, as a PySpark Arrow UDF (PySpark >=
-4.1, ``pyspark.sql.functions.arrow_udf``): whole Arrow batches, no row-by-row Python objects.
+the decoder the ``pykafka`` source uses on its executors, and ``to_avro`` encodes a column with
+the encoder its sink uses, each as a PySpark Arrow UDF (PySpark >= 4.1,
+``pyspark.sql.functions.arrow_udf``): whole Arrow batches, no row-by-row Python objects.
 
-Its signature follows spark-avro's ``from_avro(data, jsonFormatSchema, options)`` and, for
-the registry, Databricks' ``from_avro(data, options=..., subject=..., schemaRegistryAddress=...)``,
-so switching is a change of import::
+Their signatures follow spark-avro's ``from_avro(data, jsonFormatSchema, options)`` and
+``to_avro(data, jsonFormatSchema)`` and, for the registry, Databricks'
+``from_avro(data, options=..., subject=..., schemaRegistryAddress=...)`` and
+``to_avro(data, subject=..., schemaRegistryAddress=...)`` (the subject a string here, not a
+``lit`` column), so switching is a change of import::
 
     from spark_kafka_py.spark.functions import from_avro
 
@@ -17,18 +20,21 @@ so switching is a change of import::
 Without ``schemaRegistryAddress`` the values are plain Avro datums of ``jsonFormatSchema``
 (spark-avro's ``to_avro`` output); with it, Confluent-framed values whose writer schemas come
 from the registry, read as ``jsonFormatSchema`` (when given) or as the subject's latest schema.
+``to_avro`` is its inverse: see its docstring for how the writer schema is chosen.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import pyarrow as pa
 from pyspark.sql import Column
 from pyspark.sql.functions import arrow_udf
-from pyspark.sql.types import DataType, StructType
+from pyspark.sql.types import BinaryType, DataType, StructType
 
 from spark_kafka_py.errors import ConfigError
+from spark_kafka_py.formats.avro.derive import derive_schema_json
 from spark_kafka_py.formats.avro.schema import parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
 from spark_kafka_py.formats.errors import FormatError
@@ -39,13 +45,31 @@ from spark_kafka_py.spark.payload import (
     parse_payload_options,
     registry_client,
 )
+from spark_kafka_py.spark.payload_write import (
+    WriterSchema,
+    encode_column,
+    registered_writer_schema,
+)
 
-__all__ = ["from_avro"]
+__all__ = ["from_avro", "to_avro"]
 
 
 def _spark_type(spark_json: object) -> DataType:
     field = {"name": "v", "type": spark_json, "nullable": True, "metadata": {}}
     return StructType.fromJson({"type": "struct", "fields": [field]})[0].dataType
+
+
+def _options(
+    options: Mapping[str, str] | None, schema: str | None, registry: str | None
+) -> dict[str, str]:
+    """The functions' options as the ``pykafka`` source's, for ``parse_payload_options``."""
+    opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
+    opts["valueformat"] = "avro"
+    if registry is not None:
+        opts["schema.registry.url"] = registry
+    if schema is not None:
+        opts["avroschema"] = schema
+    return opts
 
 
 def from_avro(
@@ -78,13 +102,8 @@ def from_avro(
             for a value that does not decode with ``FAILFAST``.
         SchemaRegistryError: the registry failed or has no such subject (now, on the driver).
     """
-    opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
-    opts["valueformat"] = "avro"
-    if schemaRegistryAddress is not None:
-        opts["schema.registry.url"] = schemaRegistryAddress
-    if jsonFormatSchema is not None:
-        opts["avroschema"] = jsonFormatSchema
-    elif subject is None:
+    opts = _options(options, jsonFormatSchema, schemaRegistryAddress)
+    if jsonFormatSchema is None and subject is None:
         raise ConfigError("from_avro needs jsonFormatSchema, or subject and schemaRegistryAddress")
     payload = parse_payload_options(opts)
     schema_id = None
@@ -109,4 +128,109 @@ def from_avro(
         return decode_column(values, reader, payload)
 
     udf = arrow_udf(decode, _spark_type(mapped.spark_json))  # type: ignore[call-overload]  # PySpark types returnType narrower than it accepts
+    return udf(data)
+
+
+def _derived_writer(name: str, arrow_type: pa.DataType) -> WriterSchema:
+    """The plain Avro writer schema of a column of ``arrow_type``, derived as spark-avro's
+    ``to_avro`` derives it (not nullable at the top: see :func:`to_avro`)."""
+    try:
+        schema_json = derive_schema_json(arrow_type, nullable=False)
+    except FormatError as exc:
+        raise ConfigError(
+            f"to_avro: {name} ({arrow_type}) has no Avro schema (derived as spark-avro's "
+            f"to_avro derives one): {exc}; give jsonFormatSchema"
+        ) from None
+    return WriterSchema(name, schema_json, None, "the schema derived from its type")
+
+
+def to_avro(
+    data: Column | str,
+    jsonFormatSchema: str | None = None,
+    options: Mapping[str, str] | None = None,
+    *,
+    subject: str | None = None,
+    schemaRegistryAddress: str | None = None,
+) -> Column:
+    """A ``binary`` column of ``data``'s values encoded as Avro (the inverse of
+    :func:`from_avro`).
+
+    The writer schema:
+
+    * without ``schemaRegistryAddress``: ``jsonFormatSchema``, else the schema derived from
+      the column's type as spark-avro's ``SchemaConverters.toAvroType`` derives it (each
+      batch's Arrow type, on the executors). Values are plain Avro datums, as spark-avro's
+      ``to_avro`` writes them.
+    * with ``schemaRegistryAddress`` and ``subject``: chosen on the driver, once, as the
+      ``pykafka`` sink chooses it (Confluent's serializer order): ``options``'
+      ``value.schema.id``, or ``value.schema.version``, or ``use.latest.version=true``;
+      else ``jsonFormatSchema`` registered under ``subject`` (``auto.register.schemas``,
+      default true) or looked up there (false). Without ``jsonFormatSchema`` the subject's
+      latest schema is used (the column's type is not known on the driver, so there is no
+      schema to derive and register there). Values are framed: magic byte 0 and the writer
+      schema's 4-byte id.
+
+    A null value gives a null (null in, null out, as spark-avro's ``to_avro``). Where we
+    differ from spark-avro: its derived schema of a *nullable* column is a ``[type, "null"]``
+    union (each value then starts with the union branch); ours is the type alone, as for a
+    non-nullable column (``struct(...)``, the usual input), since an Arrow UDF is not told
+    the column's nullability. Give ``jsonFormatSchema`` to write the union.
+
+    Args:
+        data: the column (or its name) to encode: any type the writer schema can be written
+            from (the sink's rules, docs/formats.md).
+        jsonFormatSchema: the writer schema as Avro JSON.
+        options: ``schema.registry.*`` settings (authentication, TLS, timeouts),
+            ``auto.register.schemas``, ``use.latest.version``, ``value.schema.id``,
+            ``value.schema.version`` (the ``pykafka`` sink's options, README table).
+        subject: the registry subject (with ``schemaRegistryAddress``).
+        schemaRegistryAddress: the registry's base URL(s).
+
+    Returns:
+        A :class:`pyspark.sql.Column` of type ``binary``.
+
+    Raises:
+        ConfigError: a bad option; ``schemaRegistryAddress`` without ``subject`` (and without
+            ``value.schema.id``); a registry schema that is not Avro or has references;
+            registration refused (409) or the schema not under the subject; at run time
+            (in the Spark job) a column type the schema cannot be written from.
+            :class:`~spark_kafka_py.errors.RecordFormatError` at run time: a value that does
+            not fit the schema, naming the row and the schema id.
+        SchemaRegistryError: the registry failed or has no such subject, version or id (now,
+            on the driver).
+    """
+    name = data if isinstance(data, str) else "to_avro input"  # for messages
+    writer: WriterSchema | None = None
+    if schemaRegistryAddress is None and jsonFormatSchema is None:
+        if options:  # only the registry's options exist: refuse them rather than ignore them
+            raise ConfigError(
+                f"to_avro: options {sorted(options)} need schemaRegistryAddress (without it "
+                "the values are plain Avro of jsonFormatSchema or of the derived schema)"
+            )
+    else:
+        payload = parse_payload_options(_options(options, jsonFormatSchema, schemaRegistryAddress))
+        col = payload.value
+        assert col is not None
+        if payload.registry is None:
+            writer = WriterSchema(name, jsonFormatSchema or "", None, "jsonFormatSchema")
+            try:
+                parse_schema(writer.schema_json)
+            except FormatError as exc:
+                raise ConfigError(f"to_avro: jsonFormatSchema cannot be read: {exc}") from None
+        else:
+            if subject is None and col.schema_id is None:
+                raise ConfigError(
+                    "to_avro with schemaRegistryAddress needs subject (or the option "
+                    "'value.schema.id')"
+                )
+            own = None if jsonFormatSchema is None else (jsonFormatSchema, "jsonFormatSchema")
+            if own is None:
+                payload = dataclasses.replace(payload, use_latest=True)
+            found = registered_writer_schema(col, payload, subject, own)
+            writer = dataclasses.replace(found, column=name)
+
+    def encode(values: pa.Array) -> pa.Array:
+        return encode_column(writer or _derived_writer(name, values.type), values)
+
+    udf = arrow_udf(encode, BinaryType())  # type: ignore[call-overload]  # as from_avro's
     return udf(data)

@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,10 +91,10 @@ from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
 from spark_kafka_py.formats.avro.schema import Record, parse_schema
 from spark_kafka_py.formats.errors import AvroEncodeError, FormatError
-from spark_kafka_py.schema_registry.client import AVRO
 from spark_kafka_py.spark.payload import (
     ColumnFormat,
     PayloadOptions,
+    check_registry_schema,
     parsed_schema,
     registry_client,
 )
@@ -104,6 +104,7 @@ __all__ = [
     "WriterSchema",
     "encode_batch",
     "encode_batches",
+    "registered_writer_schema",
     "resolve_write",
 ]
 
@@ -202,30 +203,49 @@ def _subject(col: ColumnFormat, topic: str | None, own_json: str) -> str:
     return record if col.strategy == "RecordNameStrategy" else f"{topic}-{record}"
 
 
-def _check_avro(schema_type: str, references: Sequence[object], what: str) -> None:
-    if schema_type != AVRO:
-        raise ConfigError(f"the registry's {what} is a {schema_type} schema, not Avro")
-    if references:
-        raise ConfigError(
-            f"the registry's {what} refers to other subjects' schemas (references), which "
-            "are not supported yet"
-        )
-
-
 def _writer_schema(
     col: ColumnFormat, options: PayloadOptions, field: StructField, topic: str | None
 ) -> WriterSchema:
     if options.registry is None:  # plain Avro: parse_payload_options required avroSchema
         assert col.avro_schema is not None
         return WriterSchema(col.column, col.avro_schema, None, f"'{col.schema_option}'")
-    client = registry_client(options.registry)
     if col.schema_id is not None:  # pinned: the column's own schema is not needed
+        return registered_writer_schema(col, options, None, None)
+    own = _own_schema(col, field)
+    return registered_writer_schema(col, options, _subject(col, topic, own[0]), own)
+
+
+def registered_writer_schema(
+    col: ColumnFormat,
+    options: PayloadOptions,
+    subject: str | None,
+    own: tuple[str, str] | None,
+) -> WriterSchema:
+    """The writer schema of ``col`` from the registry, in Confluent's serializer order.
+
+    Args:
+        col: the column's format (a pinned ``schema.id`` / ``schema.version``).
+        options: the write's options (registry, ``use.latest.version``,
+            ``auto.register.schemas``); ``options.registry`` is set.
+        subject: the column's subject; None only with a pinned id.
+        own: the column's own schema and how it was chosen (``avroSchema``, or derived from
+            its type), to register or look up; None only with a pinned id or version, or
+            ``use.latest.version``.
+
+    Raises:
+        ConfigError: the registry's schema is not Avro or has references; registration
+            refused by the subject's compatibility (409); not registered and
+            ``auto.register.schemas=false`` (404).
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    assert options.registry is not None
+    client = registry_client(options.registry)
+    if col.schema_id is not None:
         found = client.schema_by_id(col.schema_id)
         what = f"'{col.option_prefix}schema.id'={col.schema_id}"
-        _check_avro(found.schema_type, found.references, f"schema of {what}")
+        check_registry_schema(found.schema_type, f"schema of {what}", found.references)
         return WriterSchema(col.column, found.schema_str, col.schema_id, what)
-    own_json, own_source = _own_schema(col, field)
-    subject = _subject(col, topic, own_json)
+    assert subject is not None
     if col.schema_version is not None or options.use_latest:
         registered = (
             client.version(subject, col.schema_version)
@@ -234,8 +254,10 @@ def _writer_schema(
         )
         which = "latest" if col.schema_version is None else "pinned"
         what = f"subject {subject!r} {which}, version {registered.version}"
-        _check_avro(registered.schema.schema_type, registered.schema.references, what)
+        check_registry_schema(registered.schema.schema_type, what, registered.schema.references)
         return WriterSchema(col.column, registered.schema.schema_str, registered.schema_id, what)
+    assert own is not None
+    own_json, own_source = own
     if options.auto_register:
         try:
             schema_id = client.register(subject, own_json)
