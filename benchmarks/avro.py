@@ -48,6 +48,13 @@ Before timing, ours and ``from_avro`` are collected on the first 500 records of 
 partition and compared. One warm-up read each, then ``--repeat`` alternating reads; records/s
 of the medians, ours / route, and the decode-alone table above (at most 200,000 values).
 
+Then the sink's encode, ``--records`` rows of the same schema built by ``spark.range`` (2
+partitions, :data:`SPARK_WRITE_ROW`) and written to Kafka: ours (``valueFormat=avro``, the
+registry's id pinned with ``value.schema.id``) against the JVM route (spark-avro's ``to_avro``
+with the 5 framing bytes prepended, ``format("kafka")``). Both first write 2,000 rows, read
+back by Kafka's Java consumer and compared byte for byte; then one warm-up and ``--repeat``
+alternating writes each.
+
 Usage::
 
     python3 -m benchmarks.avro [--records 200000] [--repeat 1] [--json FILE]
@@ -338,6 +345,25 @@ _PRODUCE_CHUNK = 500_000
 SPARK_OURS = "pykafka valueFormat=avro"
 SPARK_JVM = "kafka + from_avro (JVM)"
 SPARK_PYTHON = "kafka + mapInArrow(confluent AvroDeserializer)"
+SPARK_WRITE_OURS = "pykafka valueFormat=avro (write)"
+SPARK_WRITE_JVM = "to_avro (JVM) + kafka (write)"
+#: Rows written by both sinks before timing and compared byte for byte.
+SPARK_WRITE_CHECKED = 2_000
+
+#: The ``--spark`` write routes' rows: :data:`SCHEMA`'s ten fields from ``spark.range``'s id,
+#: every field not null but ``note`` (spark-avro refuses a nullable column for a non-null
+#: field), strings of 8-24 characters, arrays of 0-4 items, every third ``note`` null.
+SPARK_WRITE_ROW = """named_struct(
+  'id', cast(id % 1000000 AS int),
+  'seq', id * 7919,
+  'score', id * 0.25d,
+  'name', substr(concat('name-', sha1(cast(id AS string))), 1, cast(8 + id % 17 AS int)),
+  'origin', named_struct('zone', cast(id % 16 AS int), 'host', concat('host-', id % 97)),
+  'tags', slice(array(1, 2, 3, cast(id % 1000 AS int)), 1, cast(id % 5 AS int)),
+  'note', if(id % 3 = 0, null, concat('note-', id % 1000)),
+  'at', timestamp_millis(1704067200000 + id * 1000),
+  'amount', cast(id % 100000000 / 100 AS decimal(10, 2)),
+  'ok', id % 2 = 0)"""
 
 
 @dataclass
@@ -352,6 +378,7 @@ class AvroSparkReport:
         checked: records compared between ours and ``from_avro`` before timing.
         produce_s: seconds the Java producer took to write the topic.
         schema_id: the id the registry gave the schema.
+        writes: the write routes (ours first): ``records`` rows written by each sink.
     """
 
     records: int
@@ -361,6 +388,7 @@ class AvroSparkReport:
     checked: int
     produce_s: float
     schema_id: int
+    writes: list[AvroResult]
 
 
 def _write_topic(bootstrap: str, topic: str, records: int, schema_id: int) -> float:
@@ -454,6 +482,7 @@ def bench_avro_spark(
         stack.callback(spark.stop)
         ensure_registered(spark)
         results, more = _spark_routes(spark, bs, registry_url, topic, records, repeat, log)
+        writes = _spark_write_routes(spark, bs, registry_url, schema_id, records, repeat, log)
     return AvroSparkReport(
         records,
         results,
@@ -462,6 +491,7 @@ def bench_avro_spark(
         SPARK_CHECKED_PER_PARTITION * SPARK_PARTITIONS,
         produce_s,
         schema_id,
+        writes,
     )
 
 
@@ -554,6 +584,93 @@ def _spark_routes(
     return results, skipped
 
 
+def _spark_write_routes(
+    spark: Any,
+    bootstrap: str,
+    url: str,
+    schema_id: int,
+    records: int,
+    repeat: int,
+    log: Callable[[str], None],
+) -> list[AvroResult]:
+    """The sink's encode: ``records`` rows of :data:`SPARK_WRITE_ROW` (``spark.range``, 2
+    partitions) written to Kafka by ours (``valueFormat=avro``, ``value.schema.id`` pinned) and
+    by the JVM route (spark-avro's ``to_avro`` with the 5 framing bytes prepended, then
+    ``format("kafka")``), each to its own topic of :data:`SPARK_PARTITIONS` partitions. First
+    both write :data:`SPARK_WRITE_CHECKED` rows, read back by Kafka's Java consumer and compared
+    byte for byte; then one warm-up and ``repeat`` alternating timed writes each.
+
+    Raises:
+        SystemExit: the two sinks wrote different bytes.
+    """
+    import uuid
+
+    from pyspark.sql.avro.functions import to_avro
+    from pyspark.sql.functions import concat, expr, lit
+
+    from spark_kafka_py.testing.tools import create_topic, read_all
+
+    schema_json = json.dumps(SCHEMA)
+    prefix = framing.build(schema_id, b"")
+
+    def rows(n: int) -> Any:
+        return spark.range(0, n, 1, SPARK_PARTITIONS).select(expr(SPARK_WRITE_ROW).alias("v"))
+
+    def ours(n: int, topic: str) -> Any:
+        return (
+            rows(n).select(expr("v").alias("value")).write.format("pykafka")
+            .option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+            .option("valueFormat", "avro").option("schema.registry.url", url)
+            .option("value.schema.id", str(schema_id)).mode("append")
+        )  # fmt: skip
+
+    def jvm(n: int, topic: str) -> Any:
+        return (
+            rows(n).select(concat(lit(prefix), to_avro("v", schema_json)).alias("value"))
+            .write.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("topic", topic).mode("append")
+        )  # fmt: skip
+
+    def new_topic(name: str) -> str:
+        topic = f"bench-avro-{name}-{uuid.uuid4().hex[:8]}"
+        create_topic(bootstrap, topic, partitions=SPARK_PARTITIONS)
+        return topic
+
+    check = {name: new_topic(f"check-{name}") for name in ("ours", "jvm")}
+    ours(SPARK_WRITE_CHECKED, check["ours"]).save()
+    jvm(SPARK_WRITE_CHECKED, check["jvm"]).save()
+    written = {
+        name: sorted(r.value or b"" for r in read_all(bootstrap, topic))
+        for name, topic in check.items()
+    }
+    if written["ours"] != written["jvm"] or len(written["ours"]) != SPARK_WRITE_CHECKED:
+        pairs = zip(written["ours"], written["jvm"], strict=False)
+        raise SystemExit(
+            f"the sinks wrote different values ({len(written['ours'])} and "
+            f"{len(written['jvm'])} records; {sum(a != b for a, b in pairs)} differ)"
+        )
+    log(f"ours and to_avro + kafka wrote the same {SPARK_WRITE_CHECKED:,} values")
+
+    routes = {SPARK_WRITE_OURS: ours, SPARK_WRITE_JVM: jvm}
+    topics = {name: new_topic(f"write-{i}") for i, name in enumerate(routes)}
+
+    def timed(name: str) -> float:
+        start = time.perf_counter()
+        routes[name](records, topics[name]).save()
+        return time.perf_counter() - start
+
+    for name in routes:
+        log(f"{name}: warm-up {timed(name):.1f} s")
+    runs: dict[str, list[float]] = {name: [] for name in routes}
+    for _ in range(repeat):
+        for name in routes:
+            runs[name].append(timed(name))
+    results = [AvroResult(n, records, statistics.median(t), t) for n, t in runs.items()]
+    for r in results:
+        log(f"{r.system}: {r.records_per_s:,.0f} records/s")
+    return results
+
+
 def format_avro_spark_table(report: AvroSparkReport) -> str:
     """A Markdown table of ``--spark``: records/s and every run per route, ours / route, then
     the decode-alone ns/record."""
@@ -568,6 +685,15 @@ def format_avro_spark_table(report: AvroSparkReport) -> str:
             f"| {r.system} | {r.records_per_s:,.0f} | "
             f"{ours.records_per_s / r.records_per_s:.2f} | {runs} |"
         )
+    if report.writes:
+        mine = report.writes[0]
+        lines += ["", "Writes (the sink's encode):", "", *lines[:2]]
+        for r in report.writes:
+            runs = ", ".join(f"{s:.2f}" for s in r.runs)
+            lines.append(
+                f"| {r.system} | {r.records_per_s:,.0f} | "
+                f"{mine.records_per_s / r.records_per_s:.2f} | {runs} |"
+            )
     lines += [
         "",
         "Decode alone (no Spark, no Kafka), same schema:",
@@ -679,6 +805,7 @@ def run_spark(args: argparse.Namespace) -> int:
                 {
                     "env": env,
                     "spark": rows(report.results),
+                    "writes": rows(report.writes),
                     "decode": rows(report.decode),
                     "skipped": report.skipped,
                     "produce_s": report.produce_s,
