@@ -416,7 +416,8 @@ OPTIONS: tuple[Option, ...] = (
          "as read (what `PERMISSIVE` left null stays there)", READ, spark="ours only"),
     _opt("avroSchema", "json", None,
          "the value's Avro schema as JSON: the reader schema (read), the writer schema (write); "
-         "without `schema.registry.url` values are plain Avro, as spark-avro's", FORMATS,
+         "without `schema.registry.url` values are plain Avro, as spark-avro's (a write "
+         "without it derives the schema from the column's type)", FORMATS,
          spark="ours only"),
     _opt("key.avroSchema", "json", None, "the same for the key", FORMATS, spark="ours only"),
     _opt("value.schema.id", "int", None,

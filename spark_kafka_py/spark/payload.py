@@ -229,14 +229,20 @@ def _column(opts: Mapping[str, str], column: str) -> ColumnFormat | None:
     )
 
 
-def parse_payload_options(opts: Mapping[str, str]) -> PayloadOptions:
+def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> PayloadOptions:
     """Read the payload options of a read or write (keys lower-cased).
+
+    Args:
+        opts: the options, keys lower-cased.
+        writing: a write's options: ``avro`` without a registry and without ``avroSchema``
+            writes with the schema derived from the column's type (a read has no type to
+            derive from, so it needs one of the two).
 
     Raises:
         ConfigError: a bad value (naming the option); a schema option without its column's
-            ``*Format=avro``; two options choosing one column's schema; ``avro`` without
-            ``schema.registry.url`` and without ``avroSchema``; a pinned id or version without
-            a registry; ``use.latest.version`` with ``auto.register.schemas``.
+            ``*Format=avro``; two options choosing one column's schema; a read's ``avro``
+            without ``schema.registry.url`` and without ``avroSchema``; a pinned id or
+            version without a registry; ``use.latest.version`` with ``auto.register.schemas``.
     """
     for o in OPTIONS:  # typed values checked by the registry's validators, naming the option
         if o.key in opts and (o.key in _FORMAT_KEYS or o.key.startswith("schema.registry.")):
@@ -247,7 +253,7 @@ def parse_payload_options(opts: Mapping[str, str]) -> PayloadOptions:
     for col in (key, value):
         if col is None or registry is not None:
             continue
-        if col.avro_schema is None:
+        if col.avro_schema is None and not writing:
             raise ConfigError(
                 f"Option '{col.column}Format'='avro' needs 'schema.registry.url' (framed "
                 f"values, schemas from the registry) or '{col.schema_option}' (plain Avro "

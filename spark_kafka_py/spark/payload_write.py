@@ -23,8 +23,9 @@ Two halves, as the read side (:mod:`spark_kafka_py.spark.payload`):
   4. otherwise the column's own schema looked up under the subject (``POST
      /subjects/{subject}``): it must be registered there already.
 
-  Without ``schema.registry.url`` the writer schema is ``avroSchema`` and the values are plain
-  Avro datums, unframed, as spark-avro's ``to_avro`` writes them.
+  Without ``schema.registry.url`` the writer schema is ``avroSchema``, else the schema derived
+  from the column's type (as in 3.), and the values are plain Avro datums, unframed, as
+  spark-avro's ``to_avro`` writes them.
 
   **Subjects.** ``TopicNameStrategy`` (``<topic>-value`` / ``<topic>-key``) and
   ``TopicRecordNameStrategy`` (``<topic>-<record full name>``) need the topic, which is the
@@ -162,7 +163,7 @@ def _own_schema(col: ColumnFormat, field: StructField) -> tuple[str, str]:
     """The column's own schema (``avroSchema``, else derived from its Spark type) and how it
     was chosen."""
     if col.avro_schema is not None:
-        return col.avro_schema, col.schema_option
+        return col.avro_schema, f"'{col.schema_option}'"
     try:
         derived = derive_schema_from_spark(_spark_json(field), nullable=False)
     except FormatError as exc:
@@ -206,9 +207,9 @@ def _subject(col: ColumnFormat, topic: str | None, own_json: str) -> str:
 def _writer_schema(
     col: ColumnFormat, options: PayloadOptions, field: StructField, topic: str | None
 ) -> WriterSchema:
-    if options.registry is None:  # plain Avro: parse_payload_options required avroSchema
-        assert col.avro_schema is not None
-        return WriterSchema(col.column, col.avro_schema, None, f"'{col.schema_option}'")
+    if options.registry is None:  # plain Avro of avroSchema, or of the derived schema
+        schema_json, source = _own_schema(col, field)
+        return WriterSchema(col.column, schema_json, None, source)
     if col.schema_id is not None:  # pinned: the column's own schema is not needed
         return registered_writer_schema(col, options, None, None)
     own = _own_schema(col, field)

@@ -167,7 +167,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) ->
         recover_partial_batch=_value(opts, "recoverPartialBatch"),
         partitioner_ignore_keys=_value(opts, "kafka.partitioner.ignore.keys"),
         kafka_params=redact_options(kafka),
-        payload=parse_payload_options(opts),
+        payload=parse_payload_options(opts, writing=True),
     )
 
 

@@ -93,3 +93,27 @@ def test_key_format_without_a_key_column_is_refused() -> None:
     )
     with pytest.raises(ConfigError, match="'keyFormat'='avro' but the DataFrame has no 'key'"):
         options_for_write(options, VALUE, streaming=False)
+
+
+def test_plain_avro_without_avro_schema_writes_with_the_derived_schema() -> None:
+    parsed = options_for_write(_options(valueFormat="avro"), VALUE, streaming=False)
+    assert parsed.write_payload is not None
+    (writer,) = parsed.write_payload.writers
+    assert writer.schema_id is None  # plain Avro: unframed
+    # spark-avro's toAvroType of struct<a: int, s: string> (both nullable), not nullable on top
+    assert json.loads(writer.schema_json) == {
+        "type": "record",
+        "name": "topLevelRecord",
+        "fields": [
+            {"name": "a", "type": ["int", "null"]},
+            {"name": "s", "type": ["string", "null"]},
+        ],
+    }
+    rows = pa.array([{"a": 1, "s": "x"}, {"a": None, "s": None}], type=ARROW)
+    out = encode_batch(pa.RecordBatch.from_arrays([rows], names=["value"]), parsed.write_payload)
+    # union branch 0 then zigzag 1, branch 0 then length 1 "x"; then both branch 1 (null)
+    assert out.column(0).to_pylist() == [b"\x00\x02\x00\x02x", b"\x02\x02"]
+    with pytest.raises(ConfigError, match=r"needs 'schema\.registry\.url'"):
+        from spark_kafka_py.spark.payload import parse_payload_options
+
+        parse_payload_options({"valueformat": "avro"})  # a read has no type to derive from
