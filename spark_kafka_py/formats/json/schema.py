@@ -159,8 +159,8 @@ class _Mapper:
             raise JsonSchemaError("a schema without 'type' has no Spark type", pointer)
         types = node["type"]
         if isinstance(types, str):
-            names = [types]
-        elif isinstance(types, list) and types and all(isinstance(t, str) for t in types):
+            types = [types]
+        if isinstance(types, list) and types and all(isinstance(t, str) for t in types):
             names = [t for t in types if t != "null"]
         else:
             raise JsonSchemaError(f"'type' must be a name or a list of names: {types!r}", pointer)
