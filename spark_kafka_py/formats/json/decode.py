@@ -54,7 +54,8 @@ Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes r
 U+FFFD (as ``CAST(value AS STRING)`` does not check, and Jackson then reads them so);
 ``string``/``large_string`` as is.
 
-Fast path: when every non-empty document of the batch is a single line that starts with
+Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
+maps): when every non-empty document of the batch is a single line that starts with
 ``{`` and ends with ``}``, the batch goes through ``pyarrow.json.read_json`` (one document
 per line, the explicit schema with dates and timestamps read as strings and converted by
 this module's parsers, other fields ignored). pyarrow refuses everything on which it and
@@ -235,6 +236,12 @@ def _has_temporal(t: _Type) -> bool:
     )
 
 
+def _has_map(t: _Type) -> bool:
+    if t.kind == "map":
+        return True
+    return any(_has_map(f) for _, f in t.fields) or (t.element is not None and _has_map(t.element))
+
+
 # -- the decoder ----------------------------------------------------------------------------------
 
 
@@ -272,6 +279,9 @@ class JsonDecoder:
         fast = _fast_arrow(self._read_type)
         self._fast_schema = pa.schema(list(fast))
         self._temporal = _has_temporal(self._read_type)
+        # pyarrow's JSON reader does not convert to maps ("JSON conversion to map<...> is
+        # not supported"): a type with a map always takes the per-row path
+        self._fast_ok = not _has_map(self._read_type)
         self.fast_batches = 0
         self.slow_batches = 0
 
@@ -281,7 +291,7 @@ class JsonDecoder:
         """Decode a batch (see :func:`decode_json`)."""
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
-        text = _as_text(values)
+        text = _as_text(values) if self._fast_ok else None
         if text is not None:
             fast = self._fast(text)
             if fast is not None:
