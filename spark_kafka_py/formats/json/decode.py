@@ -23,14 +23,21 @@ default JSON options and ``spark.sql.session.timeZone`` UTC, as measured by
   bad element is null as a whole; a struct inside an array or map keeps its partial value),
   and the corrupt-record field holds the document.
 - Fields not in the schema are ignored; names match case-sensitively (``"A"`` does not fill
-  ``a``); of a key given twice, the last value wins.
+  ``a``). A key given twice: each value is converted in turn, a good one replacing the
+  field's value, a bad one leaving it and making the row bad (``{"a": 1, "a": "x"}`` gives
+  ``a`` 1 and, in ``PERMISSIVE``, the corrupt record).
+- A document nested deeper than 1000 (Jackson 2.15+'s ``StreamReadConstraints`` default),
+  fields not in the schema included, is malformed.
+- A lone surrogate escape (``"\\ud800"``) in a string becomes ``?`` (Java's UTF-8
+  encoder).
 - Coercions that are not errors: an integer into a double or float; ``NaN``, ``Infinity``,
   ``-Infinity`` (bare tokens) and the strings ``"NaN"``, ``"Infinity"``, ``"+Infinity"``,
   ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any non-string value into a
   string field as Jackson writes it (integers as their digits, other numbers as Java's
   ``Double.toString``: ``1e3`` -> ``1000.0``, ``1.5e17`` -> ``1.5E17``; ``true``; objects and
-  arrays as compact JSON; ``NaN`` as ``"NaN"`` with its quotes); an integer into a timestamp
-  as seconds since the epoch.
+  arrays as compact JSON, a key given twice written twice; ``NaN``, and a number beyond a
+  double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes); an integer into a
+  timestamp as seconds since the epoch.
 - Timestamps from strings as ``DateTimeUtils.stringToTimestamp`` (Spark's fallback of the
   default ``timestampFormat``): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``, then optionally
   ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past the sixth
@@ -65,8 +72,15 @@ number of documents, sends the whole batch to the per-row path (Python's :mod:`j
 the rules above), which finds and handles the bad rows. pyarrow never sees a value that is
 not an object (``null`` alone crashes pyarrow 26's reader).
 
-Bounds: nesting is bounded by Python's recursion limit (a deeper document is malformed, as
-Jackson 2.15+ refuses nesting beyond 1000); memory is linear in the batch.
+Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
+limit never recurses further: the parser's ``RecursionError`` is caught); a batch with a
+document of more than that many ``{``/``[`` takes the per-row path; memory is linear in the
+batch.
+
+A number that goes into a string field is written with Python's shortest repr digits, laid
+out as Java's ``Double.toString``; Java's digits differ for a few values (``5e-324`` is
+``4.9E-324`` for Java, ``5.0E-324`` here; JDK 17, what Spark runs on here, is not always
+shortest), so such values may differ in the last digits.
 """
 
 from __future__ import annotations
@@ -313,6 +327,9 @@ class JsonDecoder:
             return pa.nulls(len(text), self.arrow_type)
         if not pc.all(pc.match_substring_regex(docs, r"^[ \t]*\{[^\n\r]*\}[ \t]*$")).as_py():
             return None
+        brackets = pc.add(pc.count_substring(docs, "{"), pc.count_substring(docs, "["))
+        if pc.max(brackets).as_py() > MAX_NESTING:
+            return None  # perhaps nested too deeply: pyarrow would read it
         joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, n], pa.int32()), docs), "\n")
         try:
             table = pa_json.read_json(
@@ -379,6 +396,8 @@ class JsonDecoder:
             return {}, "malformed JSON: nested too deeply"
         except ValueError as exc:
             return {}, f"malformed JSON: {exc}"
+        if doc.count("{") + doc.count("[") > MAX_NESTING and _depth(parsed) > MAX_NESTING:
+            return {}, f"malformed JSON: nested deeper than {MAX_NESTING}"
         if not isinstance(parsed, dict):
             return {}, f"the top level is not an object but {_json_kind(parsed)}"
         try:
@@ -386,6 +405,23 @@ class JsonDecoder:
         except _Partial as partial:
             assert isinstance(partial.value, dict)
             return partial.value, partial.reason
+
+
+def _depth(value: object) -> int:
+    """The nesting depth of a parsed document (an object or array counts 1), iteratively."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _as_text(values: pa.Array) -> pa.Array | None:
@@ -459,7 +495,25 @@ class _Const(str):
     reads, on by default)."""
 
 
-_DECODER: Final = json.JSONDecoder(parse_int=_Int, parse_float=_Float, parse_constant=_Const)
+class _Pairs(dict):  # type: ignore[type-arg]  # JSON objects' values are anything
+    """An object with a key given more than once: the dict (the last value of each key) and
+    every (key, value) in document order, as Jackson streams them."""
+
+    def __init__(self, pairs: list[tuple[str, object]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj = dict(pairs)
+    return obj if len(obj) == len(pairs) else _Pairs(pairs)
+
+
+_DECODER: Final = json.JSONDecoder(
+    parse_int=_Int, parse_float=_Float, parse_constant=_Const, object_pairs_hook=_object
+)
+#: Jackson's ``StreamReadConstraints`` default maximum nesting (2.15+): deeper is malformed.
+MAX_NESTING: Final = 1000
 
 
 class _Bad(Exception):
@@ -505,12 +559,17 @@ def _short(value: object) -> str:
 def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
     row: dict[str, object] = {}
     reason: str | None = None
-    for name, ft in t.fields:
-        if name not in obj:
-            continue
+    if obj.__class__ is _Pairs:
+        # a key given twice: each value converted in turn; a good one replaces the field's
+        # value, a bad one leaves it (and makes the row bad), as JacksonParser does
+        types = dict(t.fields)
+        items = [(k, v, types[k]) for k, v in obj.pairs if k in types]
+    else:
+        items = [(name, obj[name], ft) for name, ft in t.fields if name in obj]
+    for name, value, ft in items:
         sub = f"{path}/{name}"
         try:
-            row[name] = _convert(obj[name], ft, sub)
+            row[name] = _convert(value, ft, sub)
         except _Bad as exc:
             reason = reason or exc.reason
         except _Partial as exc:
@@ -527,7 +586,7 @@ def _convert(value: object, t: _Type, path: str) -> object:
     kind = t.kind
     cls = value.__class__
     if kind == "struct":
-        if cls is not dict:
+        if cls is not dict and cls is not _Pairs:
             raise _bad(t, value, path)
         assert isinstance(value, dict)
         return _struct(value, t, path)
@@ -558,8 +617,9 @@ def _convert(value: object, t: _Type, path: str) -> object:
         raise _bad(t, value, path)
     if kind == "string":
         if cls is str:
-            return value
-        return _jackson_text(value)
+            assert isinstance(value, str)
+            return _utf8(value)
+        return _utf8(_jackson_text(value))
     if kind == "timestamp":
         if cls is _Int:
             assert isinstance(value, str)
@@ -598,19 +658,31 @@ def _container(value: object, t: _Type, path: str) -> object:
         if reason is not None:
             raise _Partial(out, reason)
         return out
-    if value.__class__ is not dict:
+    if value.__class__ is not dict and value.__class__ is not _Pairs:
         raise _bad(t, value, path)
     assert isinstance(value, dict)
     pairs: list[tuple[str, object]] = []
     for key, item in value.items():
         try:
-            pairs.append((key, _convert(item, t.element, f"{path}/{key}")))
+            pairs.append((_utf8(key), _convert(item, t.element, f"{path}/{key}")))
         except _Partial as exc:
-            pairs.append((key, exc.value))
+            pairs.append((_utf8(key), exc.value))
             reason = reason or exc.reason
     if reason is not None:
         raise _Partial(pairs, reason)
     return pairs
+
+
+def _utf8(text: str) -> str:
+    """``text`` with each lone surrogate (a ``\\ud800`` escape without its pair) as ``?``,
+    as Java's UTF-8 encoder writes it when Spark makes the string a ``UTF8String``."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode()
+    return text
 
 
 def _jackson_text(value: object) -> str:
@@ -627,7 +699,9 @@ def _jackson_text(value: object) -> str:
         return str(int(value))
     if cls is _Float:
         assert isinstance(value, str)
-        return java_double_str(float(value))
+        x = float(value)
+        # Jackson quotes non-finite numbers (QUOTE_NON_NUMERIC_NUMBERS): 1e400 -> "Infinity"
+        return java_double_str(x) if math.isfinite(x) else f'"{java_double_str(x)}"'
     if cls is _Const:
         return f'"{value}"'
     if cls is str:
@@ -636,11 +710,10 @@ def _jackson_text(value: object) -> str:
         assert isinstance(value, list)
         return "[" + ",".join(_jackson_text(v) for v in value) + "]"
     assert isinstance(value, dict)
+    items = value.pairs if cls is _Pairs else value.items()  # type: ignore[attr-defined]
     return (
         "{"
-        + ",".join(
-            f"{json.dumps(k, ensure_ascii=False)}:{_jackson_text(v)}" for k, v in value.items()
-        )
+        + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_jackson_text(v)}" for k, v in items)
         + "}"
     )
 
