@@ -312,3 +312,36 @@ def test_not_json() -> None:
         parse_json_schema("{not json")
     with pytest.raises(JsonSchemaError, match="must be an object"):
         parse_json_schema("[1]")
+
+
+def test_spark_json_and_arrow_are_pysparks_own() -> None:
+    """PySpark's own types (pure Python, no JVM): ``DataType.fromJson`` reads our Spark JSON
+    back to the same JSON, and ``to_arrow_type`` (session time zone UTC) gives our Arrow."""
+    from pyspark.sql.pandas.types import to_arrow_type
+    from pyspark.sql.types import StructType
+
+    from spark_kafka_py.formats.json.decode import arrow_type_of
+
+    mapped = parse_json_schema(
+        _obj(
+            i={"type": "integer"},
+            n={"type": ["number", "null"]},
+            b={"type": "boolean"},
+            s={"enum": ["x"]},
+            t={"type": "string", "format": "date-time"},
+            d={"type": "string", "format": "date"},
+            m={
+                "type": "object",
+                "additionalProperties": {"type": "array", "items": {"type": "number"}},
+            },
+            o={"type": "object", "properties": {"x": {"type": "integer"}}},
+        )
+    )
+    spark_type = StructType.fromJson(mapped.spark_json)  # type: ignore[arg-type]
+    assert spark_type.jsonValue() == mapped.spark_json
+    assert spark_type.simpleString() == (
+        "struct<i:bigint,n:double,b:boolean,s:string,t:timestamp,d:date,"
+        "m:map<string,array<double>>,o:struct<x:bigint>>"
+    )
+    assert to_arrow_type(spark_type, timezone="UTC") == mapped.arrow
+    assert arrow_type_of(mapped.spark_json) == mapped.arrow
