@@ -54,7 +54,9 @@ The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
 document.
 
 Differences kept (strict xfails in the oracle test): Jackson's ``allowSingleQuotes`` (default
-true) makes ``{'a': 1}`` a document for Spark; here it is malformed. A time without a date
+true) makes ``{'a': 1}`` a document for Spark; here it is malformed. Jackson's
+``allowNonNumericNumbers`` reads the bare tokens ``-INF``, ``+INF`` and ``+Infinity``
+besides ``NaN``, ``Infinity``, ``-Infinity``; here those three are malformed. A time without a date
 (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad values here.
 
 Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes replaced by
@@ -69,7 +71,9 @@ this module's parsers, other fields ignored). pyarrow refuses everything on whic
 ``from_json`` could disagree (numbers as strings, strings as numbers, a float into a long,
 duplicate keys, a non-object top level), so any error, or a row count that is not the
 number of documents, sends the whole batch to the per-row path (Python's :mod:`json`, with
-the rules above), which finds and handles the bad rows. pyarrow never sees a value that is
+the rules above), which finds and handles the bad rows. pyarrow also reads ``Inf``, ``-Inf``
+and ``-NaN`` tokens, which Jackson does not: a batch with ``Inf``, ``INF`` or ``NaN``
+anywhere in a document (strings included) takes the per-row path. pyarrow never sees a value that is
 not an object (``null`` alone crashes pyarrow 26's reader).
 
 Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
@@ -326,6 +330,9 @@ class JsonDecoder:
         if n == 0:
             return pa.nulls(len(text), self.arrow_type)
         if not pc.all(pc.match_substring_regex(docs, r"^[ \t]*\{[^\n\r]*\}[ \t]*$")).as_py():
+            return None
+        if pc.any(pc.match_substring_regex(docs, "Inf|NaN|INF")).as_py():
+            # pyarrow (rapidjson) reads Inf, -Inf, -NaN tokens too, which Jackson refuses
             return None
         brackets = pc.add(pc.count_substring(docs, "{"), pc.count_substring(docs, "["))
         if pc.max(brackets).as_py() > MAX_NESTING:

@@ -329,3 +329,18 @@ def test_parse_date(text: str, days: int) -> None:
 @pytest.mark.parametrize("text", ["", "2024-02-30", "2024-01-02x", "2024/01/02", "x", "2024-13-01"])
 def test_parse_date_refuses(text: str) -> None:
     assert _parse_date(text) is None
+
+
+@pytest.mark.parametrize("doc", ['{"d": Inf}', '{"d": -Inf}', '{"d": -NaN}', '{"zz": Inf}'])
+def test_tokens_pyarrow_reads_and_jackson_does_not_are_malformed(doc: str) -> None:
+    decoder = JsonDecoder(_struct(_f("d", "double")))
+    with pytest.raises(JsonDecodeError, match="record 1: malformed JSON"):
+        decoder.decode(pa.array(['{"d": 1}', doc]))
+    assert (decoder.fast_batches, decoder.slow_batches) == (0, 1)
+
+
+def test_nan_and_infinity_tokens_read_per_row() -> None:
+    decoder = JsonDecoder(_struct(_f("d", "double")))
+    out = decoder.decode(pa.array(['{"d": NaN}', '{"d": -Infinity}', '{"d": "+INF"}']))
+    assert str(out.to_pylist()) == "[{'d': nan}, {'d': -inf}, {'d': inf}]"
+    assert (decoder.fast_batches, decoder.slow_batches) == (0, 1)
