@@ -141,6 +141,8 @@ _FLOAT_STRINGS: Final[Mapping[str, float]] = {
     "-INF": -math.inf,
 }
 _FLOAT32_MAX: Final = 3.4028234663852886e38
+#: pyarrow's JSON reader's default block size (1 MiB), raised for a longer document.
+_BLOCK_SIZE: Final = 1 << 20
 _MICROS_PER_SECOND: Final = 1_000_000
 _MICROS_PER_DAY: Final = 86_400 * _MICROS_PER_SECOND
 _EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
@@ -337,16 +339,22 @@ class JsonDecoder:
         brackets = pc.add(pc.count_substring(docs, "{"), pc.count_substring(docs, "["))
         if pc.max(brackets).as_py() > MAX_NESTING:
             return None  # perhaps nested too deeply: pyarrow would read it
-        joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, n], pa.int32()), docs), "\n")
+        # a block holds whole lines: at least the longest document and its newline
+        longest = pc.max(pc.binary_length(docs)).as_py()
         try:
+            joined = pc.binary_join(
+                pa.ListArray.from_arrays(pa.array([0, n], pa.int32()), docs), "\n"
+            )
             table = pa_json.read_json(
                 io.BytesIO(joined[0].as_buffer()),
-                read_options=pa_json.ReadOptions(use_threads=False),
+                read_options=pa_json.ReadOptions(
+                    use_threads=False, block_size=max(_BLOCK_SIZE, longest + 1)
+                ),
                 parse_options=pa_json.ParseOptions(
                     explicit_schema=self._fast_schema, unexpected_field_behavior="ignore"
                 ),
             )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        except pa.ArrowException:  # a parse or conversion error; a batch past 2 GiB
             return None
         if table.num_rows != n:
             return None

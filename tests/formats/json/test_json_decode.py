@@ -344,3 +344,11 @@ def test_nan_and_infinity_tokens_read_per_row() -> None:
     out = decoder.decode(pa.array(['{"d": NaN}', '{"d": -Infinity}', '{"d": "+INF"}']))
     assert str(out.to_pylist()) == "[{'d': nan}, {'d': -inf}, {'d': inf}]"
     assert (decoder.fast_batches, decoder.slow_batches) == (0, 1)
+
+
+def test_fast_path_document_longer_than_a_block() -> None:
+    decoder = JsonDecoder(_struct(_f("s", "string"), _f("n", "long")))
+    long_text = "x" * (3 << 20)
+    out = decoder.decode(pa.array(['{"n": 1}', '{"s": "' + long_text + '", "n": 2}']))
+    assert (decoder.fast_batches, decoder.slow_batches) == (1, 0)
+    assert out.to_pylist() == [{"s": None, "n": 1}, {"s": long_text, "n": 2}]
