@@ -60,8 +60,9 @@ besides ``NaN``, ``Infinity``, ``-Infinity``; here those three are malformed. A 
 (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad values here.
 
 Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes replaced by
-U+FFFD (as ``CAST(value AS STRING)`` does not check, and Jackson then reads them so);
-``string``/``large_string`` as is.
+U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with Spark:
+``from_json`` takes a string column, and what ``CAST(value AS STRING)`` then gives Jackson
+is not checked by the oracle.)
 
 Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
 maps): when every non-empty document of the batch is a single line that starts with
