@@ -23,6 +23,12 @@ Hierarchy::
                               into a non-null field, an enum symbol not declared, a fixed of
                               another size, a decimal beyond its precision, an int out of
                               range)
+      JsonError
+        JsonSchemaError       a JSON Schema is malformed, too large, too deep, has a
+                              recursive or external ``$ref``, or cannot be mapped to a
+                              Spark type (names the JSON pointer)
+        JsonDecodeError       a JSON document does not parse, or a value does not fit the
+                              Spark type read with (``FAILFAST``; names the row)
 
 The caller (the Spark layer) adds what only it knows: topic, partition, offset, schema id.
 """
@@ -136,3 +142,40 @@ class AvroEncodeError(AvroError):
         self.path = path
         self.reason = reason
         self.schema_id = schema_id
+
+
+class JsonError(FormatError):
+    """Base class of the JSON errors (schema and payload)."""
+
+
+class JsonSchemaError(JsonError):
+    """A JSON Schema is malformed, too large or deep, or cannot be mapped to a Spark type.
+
+    Attributes:
+        reason: what is wrong.
+        pointer: where in the schema document, as a JSON pointer (RFC 6901:
+            ``/properties/a/items``); empty for the whole document.
+    """
+
+    def __init__(self, reason: str, pointer: str = "") -> None:
+        super().__init__(f"{reason} (at {pointer or '/'})")
+        self.reason = reason
+        self.pointer = pointer
+
+
+class JsonDecodeError(JsonError):
+    """A JSON document does not parse, or a value in it does not fit the Spark type.
+
+    Raised in ``FAILFAST`` mode (Spark's ``from_json`` raises
+    ``MALFORMED_RECORD_IN_PARSING`` for the same documents); in ``PERMISSIVE`` mode it is
+    what the caller's ``on_error`` is given.
+
+    Attributes:
+        index: the document's position in the column being decoded (0-based).
+        reason: what is wrong (``malformed JSON: ...``, ``expected long at /a, got string``).
+    """
+
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(f"record {index}: {reason}")
+        self.index = index
+        self.reason = reason

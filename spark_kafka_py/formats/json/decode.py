@@ -1,0 +1,822 @@
+"""A column of JSON documents -> one Arrow array of a Spark type, as Spark's ``from_json``.
+
+One document per value (a Kafka record's value); the Spark type is given as Spark's JSON
+(``DataType.jsonValue()``, e.g. :func:`.schema.parse_json_schema`'s ``spark_json``) and must
+be a struct. The result is what ``from_json(CAST(value AS STRING), schema, {"mode": mode})``
+returns in Spark 4.x (``JsonToStructs``, ``JacksonParser``, ``FailureSafeParser``) with the
+default JSON options and ``spark.sql.session.timeZone`` UTC, as measured by
+``tests/formats/json/test_from_json_oracle.py``:
+
+- A null value, an empty value and a value of whitespace only: a null row (not a struct of
+  nulls), in both modes.
+- A document that is not JSON (truncated, trailing comma, comments, unquoted names, a leading
+  zero, a raw control character in a string, a byte-order mark) or whose top level is not an
+  object (an array, ``null``, a number, a string): ``FAILFAST`` raises
+  :class:`JsonDecodeError`; ``PERMISSIVE`` gives a struct whose fields are all null, the
+  corrupt-record field (below) holding the document's text.
+- Anything after the first complete JSON value is ignored (``{"a": 1} xx`` is ``{"a": 1}``),
+  as Jackson stops after one value.
+- A value of the wrong type (``"1"`` or ``1.5`` or ``1e3`` for a long, an integer beyond
+  the type's range, ``"true"`` for a boolean, ``5`` for a struct or an array, a number for a
+  date): ``FAILFAST`` raises; ``PERMISSIVE`` keeps the rest ("partial results"): the field of
+  the innermost struct holding the bad value is null (an array or map of primitives with one
+  bad element is null as a whole; a struct inside an array or map keeps its partial value),
+  and the corrupt-record field holds the document.
+- Fields not in the schema are ignored; names match case-sensitively (``"A"`` does not fill
+  ``a``). A key given twice: each value is converted in turn, a good one replacing the
+  field's value, a bad one leaving it and making the row bad (``{"a": 1, "a": "x"}`` gives
+  ``a`` 1 and, in ``PERMISSIVE``, the corrupt record).
+- A document nested deeper than 1000 (Jackson 2.15+'s ``StreamReadConstraints`` default),
+  fields not in the schema included, is malformed.
+- A lone surrogate escape (``"\\ud800"``) in a string becomes ``?`` (Java's UTF-8
+  encoder).
+- Coercions that are not errors: an integer into a double or float; ``NaN``, ``Infinity``,
+  ``-Infinity`` (bare tokens) and the strings ``"NaN"``, ``"Infinity"``, ``"+Infinity"``,
+  ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any non-string value into a
+  string field as Jackson writes it (integers as their digits, other numbers as Java's
+  ``Double.toString``: ``1e3`` -> ``1000.0``, ``1.5e17`` -> ``1.5E17``; ``true``; objects and
+  arrays as compact JSON, a key given twice written twice; ``NaN``, and a number beyond a
+  double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes); an integer into a
+  timestamp as seconds since the epoch.
+- Timestamps from strings as ``DateTimeUtils.stringToTimestamp`` (Spark's fallback of the
+  default ``timestampFormat``): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``, then optionally
+  ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past the sixth
+  dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``, ``UTC``, ``GMT``,
+  ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or without a space before
+  it; without a zone the session time zone, UTC, is assumed; surrounding whitespace is
+  trimmed. An impossible date (``2024-02-30``) is a bad value.
+- Dates from strings as ``DateTimeUtils.stringToDate``: ``yyyy``, ``yyyy-[m]m``,
+  ``yyyy-[m]m-[d]d``, optionally followed by a space or ``T`` and anything.
+
+The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
+``columnNameOfCorruptRecord``, default ``spark.sql.columnNameOfCorruptRecord`` =
+``_corrupt_record``) of type string, when the schema has one; it is never read from the
+document.
+
+Differences kept (strict xfails in the oracle test): Jackson's ``allowSingleQuotes`` (default
+true) makes ``{'a': 1}`` a document for Spark; here it is malformed. Jackson's
+``allowNonNumericNumbers`` reads the bare tokens ``-INF``, ``+INF`` and ``+Infinity``
+besides ``NaN``, ``Infinity``, ``-Infinity``; here those three are malformed. A time without a date
+(``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad values here.
+
+Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes replaced by
+U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with Spark:
+``from_json`` takes a string column, and what ``CAST(value AS STRING)`` then gives Jackson
+is not checked by the oracle.)
+
+Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
+maps): when every non-empty document of the batch is a single line that starts with
+``{`` and ends with ``}``, the batch goes through ``pyarrow.json.read_json`` (one document
+per line, the explicit schema with dates and timestamps read as strings and converted by
+this module's parsers, other fields ignored). pyarrow refuses everything on which it and
+``from_json`` could disagree (numbers as strings, strings as numbers, a float into a long,
+duplicate keys, a non-object top level), so any error, or a row count that is not the
+number of documents, sends the whole batch to the per-row path (Python's :mod:`json`, with
+the rules above), which finds and handles the bad rows. pyarrow also reads ``Inf``, ``-Inf``
+and ``-NaN`` tokens, which Jackson does not: a batch with ``Inf``, ``INF`` or ``NaN``
+anywhere in a document (strings included) takes the per-row path. pyarrow never sees a value that is
+not an object (``null`` alone crashes pyarrow 26's reader).
+
+Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
+limit never recurses further: the parser's ``RecursionError`` is caught); a batch with a
+document of more than that many ``{``/``[`` takes the per-row path; memory is linear in the
+batch.
+
+A number that goes into a string field is written with Python's shortest repr digits, laid
+out as Java's ``Double.toString``; Java's digits differ for a few values (``5e-324`` is
+``4.9E-324`` for Java, ``5.0E-324`` here; JDK 17, what Spark runs on here, is not always
+shortest), so such values may differ in the last digits.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import io
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Final, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+
+from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
+
+#: Spark's default ``spark.sql.columnNameOfCorruptRecord``.
+DEFAULT_CORRUPT_COLUMN: Final = "_corrupt_record"
+
+Mode = Literal["FAILFAST", "PERMISSIVE"]
+#: PERMISSIVE's report of a bad row (its error carries the row's index).
+OnError = Callable[[JsonDecodeError], None]
+
+_INT_RANGES: Final[Mapping[str, tuple[int, int]]] = {
+    "long": (-(1 << 63), (1 << 63) - 1),
+    "integer": (-(1 << 31), (1 << 31) - 1),
+    "short": (-(1 << 15), (1 << 15) - 1),
+    "byte": (-(1 << 7), (1 << 7) - 1),
+}
+_ARROW_LEAVES: Final[Mapping[str, pa.DataType]] = {
+    "long": pa.int64(),
+    "integer": pa.int32(),
+    "short": pa.int16(),
+    "byte": pa.int8(),
+    "double": pa.float64(),
+    "float": pa.float32(),
+    "boolean": pa.bool_(),
+    "string": pa.string(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "date": pa.date32(),
+}
+_FLOAT_STRINGS: Final[Mapping[str, float]] = {
+    "NaN": math.nan,
+    "Infinity": math.inf,
+    "+Infinity": math.inf,
+    "+INF": math.inf,
+    "-Infinity": -math.inf,
+    "-INF": -math.inf,
+}
+_FLOAT32_MAX: Final = 3.4028234663852886e38
+#: pyarrow's JSON reader's default block size (1 MiB), raised for a longer document.
+_BLOCK_SIZE: Final = 1 << 20
+_MICROS_PER_SECOND: Final = 1_000_000
+_MICROS_PER_DAY: Final = 86_400 * _MICROS_PER_SECOND
+_EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
+
+
+def arrow_type_of(spark_type: object) -> pa.DataType:
+    """PySpark's Arrow type of a Spark type given as Spark JSON (the subset read here:
+    struct, array, map with string keys, long, integer, short, byte, double, float, boolean,
+    string, timestamp (``timestamp[us, tz=UTC]``), date; everything nullable).
+
+    Raises:
+        JsonSchemaError: another type.
+    """
+    return _compile(spark_type, "").arrow
+
+
+def decode_json(
+    values: pa.Array | pa.ChunkedArray,
+    spark_type: object,
+    *,
+    mode: Mode = "FAILFAST",
+    corrupt_column: str = DEFAULT_CORRUPT_COLUMN,
+    on_error: OnError | None = None,
+) -> pa.Array:
+    """Decode one JSON document per value into an array of ``spark_type`` (a struct).
+
+    Args:
+        values: ``binary``, ``large_binary``, ``string`` or ``large_string``; nulls allowed.
+        spark_type: the struct to read, as Spark JSON (``{"type": "struct", "fields": [...]}``).
+        mode: ``FAILFAST`` (a bad document raises) or ``PERMISSIVE`` (see the module).
+        corrupt_column: the name of the corrupt-record field (used when the struct has a
+            string field of that name).
+        on_error: in ``PERMISSIVE``, called with each bad row's error (after the row is
+            handled); ignored in ``FAILFAST``.
+
+    Returns:
+        An array of :func:`arrow_type_of` ``(spark_type)``, one row per value.
+
+    Raises:
+        JsonDecodeError: ``FAILFAST`` and a bad document (the first, by row).
+        JsonSchemaError: ``spark_type`` is not a struct of the supported types.
+        ValueError: an unknown ``mode``.
+    """
+    return JsonDecoder(spark_type, mode=mode, corrupt_column=corrupt_column).decode(
+        values, on_error=on_error
+    )
+
+
+# -- the Spark type, compiled ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Type:
+    kind: str  # a leaf name, or "struct", "array", "map"
+    arrow: pa.DataType
+    fields: tuple[tuple[str, _Type], ...] = ()
+    element: _Type | None = None  # array element, map value
+
+
+def _compile(spark: object, pointer: str) -> _Type:
+    if isinstance(spark, str):
+        arrow = _ARROW_LEAVES.get(spark)
+        if arrow is None:
+            raise JsonSchemaError(f"Spark type {spark!r} is not read from JSON here", pointer)
+        return _Type(spark, arrow)
+    if not isinstance(spark, Mapping):
+        raise JsonSchemaError(f"not a Spark type: {spark!r}", pointer)
+    kind = spark.get("type")
+    if kind == "struct":
+        raw_fields = spark.get("fields")
+        if not isinstance(raw_fields, list):
+            raise JsonSchemaError("a struct without 'fields'", pointer)
+        fields: list[tuple[str, _Type]] = []
+        for i, f in enumerate(raw_fields):
+            if not isinstance(f, Mapping) or not isinstance(f.get("name"), str):
+                raise JsonSchemaError("a struct field without a name", f"{pointer}/fields/{i}")
+            fields.append((f["name"], _compile(f.get("type"), f"{pointer}/fields/{i}/type")))
+        arrow = pa.struct([pa.field(n, t.arrow, nullable=True) for n, t in fields])
+        return _Type("struct", arrow, tuple(fields))
+    if kind == "array":
+        element = _compile(spark.get("elementType"), f"{pointer}/elementType")
+        return _Type("array", pa.list_(pa.field("element", element.arrow)), element=element)
+    if kind == "map":
+        if spark.get("keyType") != "string":
+            raise JsonSchemaError("a map's keys must be strings for JSON", f"{pointer}/keyType")
+        value = _compile(spark.get("valueType"), f"{pointer}/valueType")
+        return _Type("map", pa.map_(pa.string(), pa.field("value", value.arrow)), element=value)
+    raise JsonSchemaError(f"Spark type {kind!r} is not read from JSON here", pointer)
+
+
+def _fast_arrow(t: _Type) -> pa.DataType:
+    """The type pyarrow's reader is given: dates and timestamps as strings."""
+    if t.kind in ("timestamp", "date"):
+        return pa.string()
+    if t.kind == "struct":
+        return pa.struct([pa.field(n, _fast_arrow(f)) for n, f in t.fields])
+    if t.kind == "array":
+        assert t.element is not None
+        return pa.list_(pa.field("element", _fast_arrow(t.element)))
+    if t.kind == "map":
+        assert t.element is not None
+        return pa.map_(pa.string(), pa.field("value", _fast_arrow(t.element)))
+    return t.arrow
+
+
+def _has_temporal(t: _Type) -> bool:
+    if t.kind in ("timestamp", "date"):
+        return True
+    return any(_has_temporal(f) for _, f in t.fields) or (
+        t.element is not None and _has_temporal(t.element)
+    )
+
+
+def _has_map(t: _Type) -> bool:
+    if t.kind == "map":
+        return True
+    return any(_has_map(f) for _, f in t.fields) or (t.element is not None and _has_map(t.element))
+
+
+# -- the decoder ----------------------------------------------------------------------------------
+
+
+class JsonDecoder:
+    """A compiled struct type and mode; :meth:`decode` decodes batches with them.
+
+    Attributes:
+        arrow_type: the result's Arrow type.
+        fast_batches, slow_batches: how many batches each path decoded (for tests and
+            metrics).
+    """
+
+    def __init__(
+        self,
+        spark_type: object,
+        *,
+        mode: Mode = "FAILFAST",
+        corrupt_column: str = DEFAULT_CORRUPT_COLUMN,
+    ) -> None:
+        if mode not in ("FAILFAST", "PERMISSIVE"):
+            raise ValueError(f"mode must be FAILFAST or PERMISSIVE, not {mode!r}")
+        self._type = _compile(spark_type, "")
+        if self._type.kind != "struct":
+            raise JsonSchemaError("the type read from JSON documents must be a struct")
+        self.arrow_type: pa.DataType = self._type.arrow
+        self._mode = mode
+        corrupt = dict(self._type.fields).get(corrupt_column)
+        self._corrupt = corrupt_column if corrupt is not None and corrupt.kind == "string" else None
+        # the struct read from the documents: without the corrupt-record field
+        self._read_type = _Type(
+            "struct",
+            self._type.arrow,
+            tuple((n, f) for n, f in self._type.fields if n != self._corrupt),
+        )
+        fast = _fast_arrow(self._read_type)
+        self._fast_schema = pa.schema(list(fast))
+        self._temporal = _has_temporal(self._read_type)
+        # pyarrow's JSON reader does not convert to maps ("JSON conversion to map<...> is
+        # not supported"): a type with a map always takes the per-row path
+        self._fast_ok = not _has_map(self._read_type)
+        self.fast_batches = 0
+        self.slow_batches = 0
+
+    def decode(
+        self, values: pa.Array | pa.ChunkedArray, *, on_error: OnError | None = None
+    ) -> pa.Array:
+        """Decode a batch (see :func:`decode_json`)."""
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        text = _as_text(values) if self._fast_ok else None
+        if text is not None:
+            fast = self._fast(text)
+            if fast is not None:
+                self.fast_batches += 1
+                return fast
+        self.slow_batches += 1
+        return self._slow(values, on_error)
+
+    # -- fast path: pyarrow's reader --
+
+    def _fast(self, text: pa.Array) -> pa.Array | None:
+        blank = pc.or_kleene(
+            pc.is_null(text), pc.equal(pc.utf8_length(pc.utf8_trim(text, " \t\n\r")), 0)
+        )
+        blank = pc.fill_null(blank, True)
+        docs = text.filter(pc.invert(blank))
+        n = len(docs)
+        if n == 0:
+            return pa.nulls(len(text), self.arrow_type)
+        if not pc.all(pc.match_substring_regex(docs, r"^[ \t]*\{[^\n\r]*\}[ \t]*$")).as_py():
+            return None
+        if pc.any(pc.match_substring_regex(docs, "Inf|NaN|INF")).as_py():
+            # pyarrow (rapidjson) reads Inf, -Inf, -NaN tokens too, which Jackson refuses
+            return None
+        brackets = pc.add(pc.count_substring(docs, "{"), pc.count_substring(docs, "["))
+        if pc.max(brackets).as_py() > MAX_NESTING:
+            return None  # perhaps nested too deeply: pyarrow would read it
+        # a block holds whole lines: at least the longest document and its newline
+        longest = pc.max(pc.binary_length(docs)).as_py()
+        try:
+            joined = pc.binary_join(
+                pa.ListArray.from_arrays(pa.array([0, n], pa.int32()), docs), "\n"
+            )
+            table = pa_json.read_json(
+                io.BytesIO(joined[0].as_buffer()),
+                read_options=pa_json.ReadOptions(
+                    use_threads=False, block_size=max(_BLOCK_SIZE, longest + 1)
+                ),
+                parse_options=pa_json.ParseOptions(
+                    explicit_schema=self._fast_schema, unexpected_field_behavior="ignore"
+                ),
+            )
+        except pa.ArrowException:  # a parse or conversion error; a batch past 2 GiB
+            return None
+        if table.num_rows != n:
+            return None
+        columns = []
+        for name, t in self._type.fields:
+            if name == self._corrupt:
+                columns.append(pa.nulls(n, pa.string()))
+                continue
+            column = table.column(name).combine_chunks()
+            if self._temporal:
+                column = _convert_temporal(column, t)
+                if column is None:
+                    return None
+            columns.append(column)
+        read = pa.StructArray.from_arrays(columns, fields=list(self.arrow_type))
+        if n == len(text):
+            return read
+        # blank rows back in place, as nulls
+        positions = pc.subtract(pc.cumulative_sum(pc.cast(pc.invert(blank), pa.int64())), 1)
+        indices = pc.if_else(blank, pa.scalar(None, pa.int64()), positions)
+        return read.take(indices)
+
+    # -- per-row path: Python's json --
+
+    def _slow(self, values: pa.Array, on_error: OnError | None) -> pa.Array:
+        binary = pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
+        rows: list[object] = []
+        for index, value in enumerate(values.to_pylist()):
+            if value is None:
+                rows.append(None)
+                continue
+            doc = value.decode("utf-8", "replace") if binary else value
+            if not doc.strip(" \t\n\r"):
+                rows.append(None)
+                continue
+            row, reason = self._row(doc)
+            if reason is not None:
+                error = JsonDecodeError(index, reason)
+                if self._mode == "FAILFAST":
+                    raise error
+                if self._corrupt is not None:
+                    row[self._corrupt] = doc
+                if on_error is not None:
+                    on_error(error)
+            rows.append(row)
+        return pa.array(rows, type=self.arrow_type)
+
+    def _row(self, doc: str) -> tuple[dict[str, object], str | None]:
+        """One document: (the struct's row, None) or (the partial row, why it is bad)."""
+        start = len(doc) - len(doc.lstrip(" \t\n\r"))
+        try:
+            parsed, _ = _DECODER.raw_decode(doc, start)
+        except RecursionError:
+            return {}, "malformed JSON: nested too deeply"
+        except ValueError as exc:
+            return {}, f"malformed JSON: {exc}"
+        if doc.count("{") + doc.count("[") > MAX_NESTING and _depth(parsed) > MAX_NESTING:
+            return {}, f"malformed JSON: nested deeper than {MAX_NESTING}"
+        if not isinstance(parsed, dict):
+            return {}, f"the top level is not an object but {_json_kind(parsed)}"
+        try:
+            return _struct(parsed, self._read_type, ""), None
+        except _Partial as partial:
+            assert isinstance(partial.value, dict)
+            return partial.value, partial.reason
+
+
+def _depth(value: object) -> int:
+    """The nesting depth of a parsed document (an object or array counts 1), iteratively."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _as_text(values: pa.Array) -> pa.Array | None:
+    """``values`` as a string array, or None when it is not valid UTF-8."""
+    t = values.type
+    if pa.types.is_string(t):
+        return values
+    if pa.types.is_large_string(t):
+        return values.cast(pa.string())
+    try:
+        return values.cast(pa.string())  # validates UTF-8
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
+    """The fast path's string columns of dates and timestamps converted (recursively); None
+    when one string is not a date or timestamp (the batch then takes the per-row path)."""
+    if t.kind in ("timestamp", "date"):
+        parse = _parse_timestamp if t.kind == "timestamp" else _parse_date
+        out: list[int | None] = []
+        cache: dict[str, int] = {}
+        for s in column.to_pylist():
+            if s is None:
+                out.append(None)
+                continue
+            v = cache.get(s)
+            if v is None:
+                v = parse(s)
+                if v is None:
+                    return None
+                cache[s] = v
+            out.append(v)
+        return pa.array(out, type=t.arrow)
+    if not _has_temporal(t):
+        return column
+    mask = column.is_null() if column.null_count else None
+    if t.kind == "struct":
+        children = []
+        for i, (_, f) in enumerate(t.fields):
+            child = _convert_temporal(column.field(i), f)
+            if child is None:
+                return None
+            children.append(child)
+        return pa.StructArray.from_arrays(children, fields=list(t.arrow), mask=mask)
+    assert t.element is not None
+    if t.kind == "array":
+        values = _convert_temporal(column.values, t.element)
+        if values is None:
+            return None
+        return pa.ListArray.from_arrays(column.offsets, values, type=t.arrow, mask=mask)
+    items = _convert_temporal(column.items, t.element)
+    if items is None:
+        return None
+    return pa.MapArray.from_arrays(column.offsets, column.keys, items, type=t.arrow, mask=mask)
+
+
+# -- the per-row conversion -----------------------------------------------------------------------
+
+
+class _Int(str):
+    """An integer token's text (kept as text: its range is checked per target type)."""
+
+
+class _Float(str):
+    """A fractional or exponent number token's text."""
+
+
+class _Const(str):
+    """``NaN``, ``Infinity`` or ``-Infinity`` (tokens Jackson's ``allowNonNumericNumbers``
+    reads, on by default)."""
+
+
+class _Pairs(dict):  # type: ignore[type-arg]  # JSON objects' values are anything
+    """An object with a key given more than once: the dict (the last value of each key) and
+    every (key, value) in document order, as Jackson streams them."""
+
+    def __init__(self, pairs: list[tuple[str, object]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj = dict(pairs)
+    return obj if len(obj) == len(pairs) else _Pairs(pairs)
+
+
+_DECODER: Final = json.JSONDecoder(
+    parse_int=_Int, parse_float=_Float, parse_constant=_Const, object_pairs_hook=_object
+)
+#: Jackson's ``StreamReadConstraints`` default maximum nesting (2.15+): deeper is malformed.
+MAX_NESTING: Final = 1000
+
+
+class _Bad(Exception):
+    """A value that does not fit its type: the enclosing struct's field becomes null."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Partial(Exception):
+    """A struct (or an array or map of structs) some of whose values were bad."""
+
+    def __init__(self, value: object, reason: str) -> None:
+        super().__init__(reason)
+        self.value = value
+        self.reason = reason
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (_Int, _Float, _Const)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _bad(t: _Type, value: object, path: str) -> _Bad:
+    return _Bad(f"expected {t.kind} at {path or '/'}, got {_json_kind(value)} {_short(value)}")
+
+
+def _short(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)[:40]
+    return repr(text[:40])
+
+
+def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
+    row: dict[str, object] = {}
+    reason: str | None = None
+    if obj.__class__ is _Pairs:
+        # a key given twice: each value converted in turn; a good one replaces the field's
+        # value, a bad one leaves it (and makes the row bad), as JacksonParser does
+        types = dict(t.fields)
+        items = [(k, v, types[k]) for k, v in obj.pairs if k in types]
+    else:
+        items = [(name, obj[name], ft) for name, ft in t.fields if name in obj]
+    for name, value, ft in items:
+        sub = f"{path}/{name}"
+        try:
+            row[name] = _convert(value, ft, sub)
+        except _Bad as exc:
+            reason = reason or exc.reason
+        except _Partial as exc:
+            row[name] = exc.value
+            reason = reason or exc.reason
+    if reason is not None:
+        raise _Partial(row, reason)
+    return row
+
+
+def _convert(value: object, t: _Type, path: str) -> object:
+    if value is None:
+        return None
+    kind = t.kind
+    cls = value.__class__
+    if kind == "struct":
+        if cls is not dict and cls is not _Pairs:
+            raise _bad(t, value, path)
+        assert isinstance(value, dict)
+        return _struct(value, t, path)
+    if kind in ("array", "map"):
+        return _container(value, t, path)
+    if kind in _INT_RANGES:
+        if cls is _Int:
+            assert isinstance(value, str)
+            n = int(value)
+            lo, hi = _INT_RANGES[kind]
+            if lo <= n <= hi:
+                return n
+        raise _bad(t, value, path)
+    if kind in ("double", "float"):
+        if cls in (_Int, _Float, _Const):
+            assert isinstance(value, str)
+            x = float(value)
+        elif cls is str and value in _FLOAT_STRINGS:
+            x = _FLOAT_STRINGS[value]  # type: ignore[index]  # str checked above
+        else:
+            raise _bad(t, value, path)
+        if kind == "float" and math.isfinite(x) and abs(x) > _FLOAT32_MAX:
+            x = math.copysign(math.inf, x)
+        return x
+    if kind == "boolean":
+        if cls is bool:
+            return value
+        raise _bad(t, value, path)
+    if kind == "string":
+        if cls is str:
+            assert isinstance(value, str)
+            return _utf8(value)
+        return _utf8(_jackson_text(value))
+    if kind == "timestamp":
+        if cls is _Int:
+            assert isinstance(value, str)
+            micros = int(value) * _MICROS_PER_SECOND
+            if _INT_RANGES["long"][0] <= micros <= _INT_RANGES["long"][1]:
+                return micros
+        elif cls is str:
+            assert isinstance(value, str)
+            parsed = _parse_timestamp(value)
+            if parsed is not None:
+                return parsed
+        raise _bad(t, value, path)
+    assert kind == "date", kind
+    if cls is str:
+        assert isinstance(value, str)
+        days = _parse_date(value)
+        if days is not None:
+            return days
+    raise _bad(t, value, path)
+
+
+def _container(value: object, t: _Type, path: str) -> object:
+    assert t.element is not None
+    reason: str | None = None
+    if t.kind == "array":
+        if value.__class__ is not list:
+            raise _bad(t, value, path)
+        assert isinstance(value, list)
+        out: list[object] = []
+        for i, item in enumerate(value):
+            try:
+                out.append(_convert(item, t.element, f"{path}/{i}"))
+            except _Partial as exc:
+                out.append(exc.value)
+                reason = reason or exc.reason
+        if reason is not None:
+            raise _Partial(out, reason)
+        return out
+    if value.__class__ is not dict and value.__class__ is not _Pairs:
+        raise _bad(t, value, path)
+    assert isinstance(value, dict)
+    pairs: list[tuple[str, object]] = []
+    for key, item in value.items():
+        try:
+            pairs.append((_utf8(key), _convert(item, t.element, f"{path}/{key}")))
+        except _Partial as exc:
+            pairs.append((_utf8(key), exc.value))
+            reason = reason or exc.reason
+    if reason is not None:
+        raise _Partial(pairs, reason)
+    return pairs
+
+
+def _utf8(text: str) -> str:
+    """``text`` with each lone surrogate (a ``\\ud800`` escape without its pair) as ``?``,
+    as Java's UTF-8 encoder writes it when Spark makes the string a ``UTF8String``."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode()
+    return text
+
+
+def _jackson_text(value: object) -> str:
+    """A non-string JSON value as ``from_json`` puts it into a string field: Jackson's
+    ``JsonGenerator.copyCurrentStructure`` output (compact; integers as their value's digits;
+    other numbers as Java's ``Double.toString``; ``NaN``/``Infinity`` quoted)."""
+    cls = value.__class__
+    if cls is bool:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if cls is _Int:
+        assert isinstance(value, str)
+        return str(int(value))
+    if cls is _Float:
+        assert isinstance(value, str)
+        x = float(value)
+        # Jackson quotes non-finite numbers (QUOTE_NON_NUMERIC_NUMBERS): 1e400 -> "Infinity"
+        return java_double_str(x) if math.isfinite(x) else f'"{java_double_str(x)}"'
+    if cls is _Const:
+        return f'"{value}"'
+    if cls is str:
+        return json.dumps(value, ensure_ascii=False)
+    if cls is list:
+        assert isinstance(value, list)
+        return "[" + ",".join(_jackson_text(v) for v in value) + "]"
+    assert isinstance(value, dict)
+    items = value.pairs if cls is _Pairs else value.items()  # type: ignore[attr-defined]
+    return (
+        "{"
+        + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_jackson_text(v)}" for k, v in items)
+        + "}"
+    )
+
+
+def java_double_str(x: float) -> str:
+    """Java's ``Double.toString(x)`` (JDK 19+'s shortest digits; JDK 17 agrees on all but
+    rare values): plain notation for ``1e-3 <= |x| < 1e7``, else ``d.dddE±n``."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    sign = "-" if x < 0 else ""
+    _, digit_tuple, exponent = Decimal(repr(abs(x))).as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    # the decimal exponent of the first digit
+    e = len(digit_tuple) - 1 + exponent
+    if 1e-3 <= abs(x) < 1e7:
+        if e >= 0:
+            whole = digits[: e + 1].ljust(e + 1, "0")
+            frac = digits[e + 1 :] or "0"
+        else:
+            whole, frac = "0", "0" * (-e - 1) + digits
+        return f"{sign}{whole}.{frac}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{e}"
+
+
+# -- dates and timestamps -------------------------------------------------------------------------
+
+_DATE = re.compile(r"([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ].*)?)?)?", re.DOTALL)
+_TIMESTAMP = re.compile(
+    r"([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})"
+    r"(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?)?)?)?"
+    r" ?(Z|[+-]\d{1,2}(?::?\d{2})?|(?:UTC|GMT|UT)(?:[+-]\d{1,2}(?::?\d{2})?)?"
+    r"|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+)?"
+)
+_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?")
+
+
+def _days(year: int, month: int, day: int) -> int | None:
+    """Days since 1970-01-01 of a proleptic Gregorian date; None when it does not exist or
+    the year is outside 1..9999."""
+    if not (1 <= year <= 9999 and 1 <= month <= 12):
+        return None
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return None
+    return dt.date(year, month, day).toordinal() - _EPOCH_ORDINAL
+
+
+def _parse_date(text: str) -> int | None:
+    """``DateTimeUtils.stringToDate``: days since the epoch, or None."""
+    m = _DATE.fullmatch(text.strip())
+    if m is None:
+        return None
+    return _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+
+
+def _parse_timestamp(text: str) -> int | None:
+    """``DateTimeUtils.stringToTimestamp`` (the subset in the module docstring), the session
+    time zone UTC: microseconds since the epoch, or None."""
+    m = _TIMESTAMP.fullmatch(text.strip())
+    if m is None:
+        return None
+    days = _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+    hour, minute, second = int(m[4] or 0), int(m[5] or 0), int(m[6] or 0)
+    if days is None or hour > 23 or minute > 59 or second > 59:
+        return None
+    fraction = int((m[7] or "")[:6].ljust(6, "0"))
+    local = days * _MICROS_PER_DAY + ((hour * 60 + minute) * 60 + second) * _MICROS_PER_SECOND
+    local += fraction
+    zone = m[8]
+    if zone is None or zone in ("Z", "UTC", "GMT", "UT"):
+        return local
+    offset = _OFFSET.search(zone)
+    if offset is not None and (zone[0] in "+-" or zone.startswith(("UTC", "GMT", "UT"))):
+        hours, minutes = int(offset[2]), int(offset[3] or 0)
+        if hours > 18 or minutes > 59:
+            return None
+        seconds = (hours * 60 + minutes) * 60
+        return local - (seconds if offset[1] == "+" else -seconds) * _MICROS_PER_SECOND
+    try:
+        tz = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+    naive = dt.datetime(int(m[1]), int(m[2] or 1), int(m[3] or 1), hour, minute, second)
+    utc_offset = naive.replace(tzinfo=tz).utcoffset()
+    assert utc_offset is not None
+    return local - int(utc_offset.total_seconds()) * _MICROS_PER_SECOND
