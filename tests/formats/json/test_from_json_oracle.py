@@ -279,32 +279,19 @@ def _without_m(row: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    """A ``local[1]`` session with ``spark.sql.session.timeZone`` UTC (an active session of
-    the test run, when there is one, is reused and not stopped). The Python process's TZ is
-    UTC meanwhile, so ``collect()``'s naive datetimes are UTC."""
-    from pyspark.sql import SparkSession
-
+def utc_spark(spark: SparkSession) -> Iterator[SparkSession]:
+    """The test run's shared session with ``spark.sql.session.timeZone`` UTC for the module (its
+    own value restored after). The Python process's TZ is UTC meanwhile, so ``collect()``'s
+    naive datetimes are UTC."""
     old_tz = os.environ.get("TZ")
     os.environ["TZ"] = "UTC"
     time.tzset()
-    active = SparkSession.getActiveSession()
-    session = active or (
-        SparkSession.builder.master("local[1]")
-        .appName("from-json-oracle")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    previous = session.conf.get("spark.sql.session.timeZone")
-    session.conf.set("spark.sql.session.timeZone", "UTC")
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
     try:
-        yield session
+        yield spark
     finally:
-        session.conf.set("spark.sql.session.timeZone", previous)
-        if active is None:
-            session.stop()
+        spark.conf.set("spark.sql.session.timeZone", previous)
         if old_tz is None:
             del os.environ["TZ"]
         else:
@@ -350,8 +337,8 @@ def _ours(array: pa.Array) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def theirs(spark: SparkSession) -> list[Any]:
-    return _theirs(spark, DOCS, "PERMISSIVE")
+def theirs(utc_spark: SparkSession) -> list[Any]:
+    return _theirs(utc_spark, DOCS, "PERMISSIVE")
 
 
 def test_permissive_one_batch(theirs: list[Any]) -> None:
@@ -446,12 +433,12 @@ def test_failfast_first_bad_row_named() -> None:
 
 @pytest.mark.parametrize("doc", FAILFAST_SAMPLE)
 def test_spark_failfast_matches_permissive_corrupt_record(
-    spark: SparkSession, theirs: list[Any], doc: str | None
+    utc_spark: SparkSession, theirs: list[Any], doc: str | None
 ) -> None:
-    permissive = _theirs(spark, [doc], "PERMISSIVE")[0]
+    permissive = _theirs(utc_spark, [doc], "PERMISSIVE")[0]
     corrupt = permissive is not None and permissive["_corrupt_record"] is not None
     try:
-        _theirs(spark, [doc], "FAILFAST")
+        _theirs(utc_spark, [doc], "FAILFAST")
     except Exception as exc:  # Py4JJavaError / SparkRuntimeException
         assert corrupt, exc
         with pytest.raises(JsonDecodeError):
@@ -465,8 +452,8 @@ def test_spark_failfast_matches_permissive_corrupt_record(
     ("doc", "reason"),
     [pytest.param(d, r, marks=pytest.mark.xfail(strict=True, reason=r)) for d, r in DIFFERENCES],
 )
-def test_known_differences(spark: SparkSession, doc: str, reason: str) -> None:
-    (theirs,) = _theirs(spark, [doc], "PERMISSIVE")
+def test_known_differences(utc_spark: SparkSession, doc: str, reason: str) -> None:
+    (theirs,) = _theirs(utc_spark, [doc], "PERMISSIVE")
     (ours,) = _ours(decode_json(pa.array([doc]), SCHEMA, mode="PERMISSIVE"))
     assert ours == theirs, reason
 
