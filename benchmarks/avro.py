@@ -574,6 +574,18 @@ def _spark_routes(
         count = routes[name]().count()
         if count != records:
             raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
+    return _alternating_runs(list(routes), timed, records, repeat, log), skipped
+
+
+def _alternating_runs(
+    routes: list[str],
+    timed: Callable[[str], float],
+    records: int,
+    repeat: int,
+    log: Callable[[str], None],
+) -> list[AvroResult]:
+    """``repeat`` rounds of ``timed(route)`` for each route in turn (seconds each); the
+    medians as results, in ``routes`` order."""
     runs: dict[str, list[float]] = {name: [] for name in routes}
     for _ in range(repeat):
         for name in routes:
@@ -581,7 +593,7 @@ def _spark_routes(
     results = [AvroResult(n, records, statistics.median(t), t) for n, t in runs.items()]
     for r in results:
         log(f"{r.system}: {r.records_per_s:,.0f} records/s")
-    return results, skipped
+    return results
 
 
 def _spark_write_routes(
@@ -661,14 +673,7 @@ def _spark_write_routes(
 
     for name in routes:
         log(f"{name}: warm-up {timed(name):.1f} s")
-    runs: dict[str, list[float]] = {name: [] for name in routes}
-    for _ in range(repeat):
-        for name in routes:
-            runs[name].append(timed(name))
-    results = [AvroResult(n, records, statistics.median(t), t) for n, t in runs.items()]
-    for r in results:
-        log(f"{r.system}: {r.records_per_s:,.0f} records/s")
-    return results
+    return _alternating_runs(list(routes), timed, records, repeat, log)
 
 
 def format_avro_spark_table(report: AvroSparkReport) -> str:
