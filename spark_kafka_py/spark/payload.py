@@ -49,7 +49,13 @@ from pyspark.sql.types import StructField, StructType
 from spark_kafka_py.client.retry import Backoff, Retries
 from spark_kafka_py.errors import ConfigError, RecordFormatError, SchemaRegistryError
 from spark_kafka_py.formats import framing
-from spark_kafka_py.formats.avro.column import Keyed, SchemaKey, decode_keyed, split_framed
+from spark_kafka_py.formats.avro.column import (
+    Keyed,
+    SchemaKey,
+    decode_framed_column,
+    decode_keyed,
+    split_framed,
+)
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
 from spark_kafka_py.formats.avro.schema import Record, Schema, parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
@@ -650,12 +656,15 @@ def decode_column(
     decoders = _column_decoders(reader, options.registry)
     framed = options.registry is not None
     keys = _header_keys(headers, reader.column == "key") if framed else []
-    rows = _keyed_rows(values, keys, framed)
     bad: list[FormatError] = []
+    on_error = bad.append if options.permissive else None
     try:
-        decoded = decode_keyed(
-            rows, decoders.arrow, decoders, on_error=bad.append if options.permissive else None
-        )
+        decoded = None
+        if framed and not keys:  # the common case: in place, when one id frames every value
+            decoded = decode_framed_column(values, decoders.arrow, decoders, on_error=on_error)
+        if decoded is None:
+            rows = _keyed_rows(values, keys, framed)
+            decoded = decode_keyed(rows, decoders.arrow, decoders, on_error=on_error)
     except FormatError as exc:
         raise _record_error(exc, reader, where, decoders) from None
     if bad:

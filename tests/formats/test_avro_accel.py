@@ -101,6 +101,43 @@ def _compare(accel: AvroDecoder, pure: AvroDecoder, payloads: list[Payload]) -> 
     b = pure.decode(payloads, on_error=want_errors.append)
     assert [_error(e) for e in got_errors] == [_error(e) for e in want_errors]
     _same(a, b)
+    # decode_slices (each payload behind a 5-byte prefix in one buffer): decode's outcome, on
+    # both plans
+    data, starts, ends, valid = _as_slices(payloads)
+    for decoder in (accel, pure):
+        try:
+            sliced: tuple[str, Any] = ("ok", decoder.decode_slices(data, starts, ends, valid))
+        except AvroDecodeError as e:
+            sliced = ("error", _error(e))
+        assert sliced[0] == want[0]
+        if want[0] == "ok":
+            _same(sliced[1], want[1])
+        else:
+            assert sliced[1] == want[1]
+        errors: list[AvroDecodeError] = []
+        _same(decoder.decode_slices(data, starts, ends, valid, on_error=errors.append), b)
+        assert [_error(e) for e in errors] == [_error(e) for e in want_errors]
+
+
+def _as_slices(payloads: list[Payload]) -> tuple[bytes, Any, Any, Any]:
+    """The payloads in one buffer, each behind 5 bytes of junk: (data, starts, ends, valid)."""
+    import numpy as np
+
+    data = bytearray()
+    starts, ends, valid = [], [], []
+    for payload in payloads:
+        data += b"\x00\xff\x01\xfe\x02"
+        starts.append(len(data))
+        if payload is not None:
+            data += bytes(payload)
+        ends.append(len(data))
+        valid.append(payload is not None)
+    return (
+        bytes(data),
+        np.array(starts, dtype=np.int64),
+        np.array(ends, dtype=np.int64),
+        np.array(valid, dtype=np.uint8),
+    )
 
 
 def _encode(schema: Any, values: list[Any]) -> list[bytes]:
@@ -611,6 +648,20 @@ def test_the_decoder_is_reusable_after_an_error() -> None:
         accel.decode([payload, payload[:-3]])
     assert raised.value.index == 1
     _same(accel.decode([payload, bytearray(payload)]), pure.decode([payload, payload]))
+
+
+def test_slices_outside_the_buffer_are_refused_by_both() -> None:
+    import numpy as np
+
+    for decoder in _decoders("long"):
+        one = np.array([0], dtype=np.int64)
+        with pytest.raises(ValueError, match="outside"):
+            decoder.decode_slices(b"\x02", one, np.array([2], dtype=np.int64))
+        with pytest.raises(ValueError, match="outside"):
+            decoder.decode_slices(b"\x02", np.array([-1], dtype=np.int64), one + 1)
+        # a null row's range is not looked at
+        nulls = decoder.decode_slices(b"", one + 9, one, np.array([0], dtype=np.uint8))
+        assert nulls.to_pylist() == [None]
 
 
 def test_an_empty_column() -> None:

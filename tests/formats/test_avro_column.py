@@ -135,3 +135,48 @@ def test_the_result_is_a_plain_array() -> None:
     array = decode_framed([_framed(1, V1, {"id": 5})], TYPE, _lookup([]))
     assert isinstance(array, pa.StructArray)
     array.validate(full=True)
+
+
+def test_a_binary_column_of_one_id_decodes_in_place() -> None:
+    from spark_kafka_py.formats.avro.column import decode_framed_column
+
+    values = [
+        b"",  # sliced off below: the column starts at an offset
+        _framed(1, V1, {"id": 7}),
+        None,
+        _framed(1, V1, {"id": -3}),
+    ]
+    for arrow in (pa.binary(), pa.large_binary()):
+        column = pa.array(values, type=arrow).slice(1)
+        calls: list[int] = []
+        array = decode_framed_column(column, TYPE, _lookup(calls))
+        assert array is not None and array.type == TYPE
+        assert array.to_pylist() == [{"id": 7, "note": None}, None, {"id": -3, "note": None}]
+        assert calls == [1]
+    # not the fast path: the caller takes decode_framed, which reports each bad row
+    for other in (
+        [_framed(1, V1, {"id": 1}), _framed(2, V2, {"id": 2, "note": None})],  # two ids
+        [_framed(1, V1, {"id": 1}), b"\x01\x00\x00\x00\x01\x02"],  # no magic byte
+        [_framed(1, V1, {"id": 1}), b"\x00\x00\x00"],  # shorter than the framing
+        [_framed(9, V1, {"id": 1})],  # an id without a decoder
+        [None, None],  # nothing to decode
+    ):
+        assert decode_framed_column(pa.array(other, type=pa.binary()), TYPE, _lookup([])) is None
+    assert decode_framed_column(pa.array(["x"]), TYPE, _lookup([])) is None  # not binary
+
+
+def test_a_binary_column_s_bad_payload_in_both_modes() -> None:
+    from spark_kafka_py.formats.avro.column import decode_framed_column
+
+    column = pa.array(
+        [_framed(1, V1, {"id": 1}), b"\x00\x00\x00\x00\x01", None, _framed(1, V1, {"id": 2})],
+        type=pa.binary(),
+    )
+    with pytest.raises(AvroDecodeError) as failed:
+        decode_framed_column(column, TYPE, _lookup([]))
+    assert (failed.value.index, failed.value.schema_id) == (1, 1)
+    reported: list[FormatError] = []
+    array = decode_framed_column(column, TYPE, _lookup([]), on_error=reported.append)
+    assert array is not None
+    assert array.to_pylist() == [{"id": 1, "note": None}, None, None, {"id": 2, "note": None}]
+    assert [(e.index, e.schema_id) for e in reported] == [(1, 1)]  # type: ignore[attr-defined]

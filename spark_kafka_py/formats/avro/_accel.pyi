@@ -7,6 +7,8 @@ not supported; :meth:`AccelPlan.decode` has the contract of
 
 from collections.abc import Callable, Iterable
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from spark_kafka_py.formats.avro.schema import Schema
@@ -20,6 +22,14 @@ class AccelPlan:
     def decode(
         self,
         payloads: Iterable[bytes | bytearray | memoryview | None],
+        on_error: Callable[[AvroDecodeError], None] | None = None,
+    ) -> pa.Array: ...
+    def decode_slices(
+        self,
+        data: object,
+        starts: npt.NDArray[np.int64],
+        ends: npt.NDArray[np.int64],
+        valid: npt.NDArray[np.uint8] | None = None,
         on_error: Callable[[AvroDecodeError], None] | None = None,
     ) -> pa.Array: ...
 

@@ -938,6 +938,68 @@ cdef class AccelPlan:
                 on_error(error)
         return root.finish()
 
+    def decode_slices(self, data, const int64_t[:] starts, const int64_t[:] ends, valid=None,
+                      on_error=None):
+        """Decode the payloads ``data[starts[i]:ends[i]]`` of one buffer (an Arrow binary
+        column's data buffer, each value's framing skipped by its start), with no Python
+        object per row: :meth:`decode` of those slices.
+
+        Args:
+            data: a buffer (``pyarrow.Buffer``, ``bytes``...) holding the payloads.
+            starts, ends: int64 arrays of the same length: each payload's byte range.
+            valid: None, or a uint8 array of that length: 0 gives a null row.
+            on_error: as :meth:`decode`.
+
+        Raises:
+            AvroDecodeError: as :meth:`decode` (``index`` the row); ValueError: a range outside
+                ``data`` or arrays of different lengths.
+        """
+        cdef Node root = self.root
+        cdef Py_buffer view
+        cdef const uint8_t[:] ok
+        cdef bint has_valid = valid is not None
+        cdef Py_ssize_t rows = starts.shape[0]
+        cdef Py_ssize_t size, i, n, end, start
+        cdef const uint8_t* base
+        cdef bint permissive = on_error is not None
+        if ends.shape[0] != rows:
+            raise ValueError(f"{rows} starts but {ends.shape[0]} ends")
+        if has_valid:
+            ok = valid
+            if ok.shape[0] != rows:
+                raise ValueError(f"{rows} starts but {ok.shape[0]} validity flags")
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)  # any format: read as bytes
+        try:
+            base = <const uint8_t*>view.buf
+            size = view.len
+            for i in range(rows):
+                if (not has_valid or ok[i]) and not (0 <= starts[i] <= ends[i] <= size):
+                    raise ValueError(f"row {i}: bytes {starts[i]}..{ends[i]} outside {size}")
+            root.reset()
+            for i in range(rows):
+                if has_valid and not ok[i]:
+                    root.append_null()
+                    continue
+                if permissive:
+                    root.save()
+                start = starts[i]
+                n = ends[i] - start
+                try:
+                    end = root.read(base + start, n, 0)
+                    if end != n:
+                        raise _Bad(f"{n - end} trailing bytes after the value", end)
+                except _Bad as bad:
+                    error = AvroDecodeError(i, bad.reason, bad.position)
+                    if not permissive:
+                        root.reset()
+                        raise error from None
+                    root.restore()
+                    root.append_null()
+                    on_error(error)
+            return root.finish()
+        finally:
+            PyBuffer_Release(&view)
+
 
 def plan(writer, reader, arrow_type):
     """The accelerated plan of a writer -> reader pair, or None when it is not supported.

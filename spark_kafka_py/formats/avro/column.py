@@ -22,6 +22,7 @@ import struct
 import uuid
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -72,6 +73,93 @@ def decode_framed(
         return decoder_for(key)
 
     return decode_keyed(split_framed(values), arrow_type, by_key, on_error=on_error)
+
+
+def decode_framed_column(
+    values: pa.Array,
+    arrow_type: pa.DataType,
+    decoder_for: DecoderFor,
+    *,
+    on_error: OnError | None = None,
+) -> pa.Array | None:
+    """:func:`decode_framed` of a binary Arrow column, in place, when every non-null value is
+    framed with one writer schema id; None otherwise (the caller then takes
+    :func:`decode_framed`, which reports each bad row).
+
+    The framing is checked and the ids read with numpy over the column's buffers, and the
+    payloads are decoded from the data buffer at each value's offset + 5
+    (:meth:`.decoder.AvroDecoder.decode_slices`): no Python object per row.
+
+    Args:
+        values: a ``binary`` or ``large_binary`` array (a chunked one is combined).
+        arrow_type, decoder_for, on_error: as :func:`decode_framed`.
+
+    Returns:
+        The decoded array (one row per value, nulls null), or None: not binary, no non-null
+        value, a value without the framing, several ids, an id without a decoder, a decoder
+        of another type, or Confluent's raw top-level bytes.
+
+    Raises:
+        AvroDecodeError: a payload that does not decode (``index`` its row, ``schema_id``
+            set), without ``on_error``.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if values.type == pa.binary():
+        offset_type: type[np.signedinteger] = np.int32
+    elif values.type == pa.large_binary():
+        offset_type = np.int64
+    else:
+        return None
+    rows = len(values)
+    if rows == 0 or values.null_count == rows:
+        return None
+    _, offsets_buffer, data = values.buffers()
+    assert offsets_buffer is not None
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[
+        values.offset : values.offset + rows + 1
+    ].astype(np.int64)
+    data = data if data is not None else pa.py_buffer(b"")
+    raw = np.frombuffer(data, dtype=np.uint8)
+    starts, ends = offsets[:-1], offsets[1:]
+    valid = None
+    present = starts
+    if values.null_count:
+        valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+        present = starts[valid.astype(bool)]
+    sizes = (ends - starts) if valid is None else (ends - starts)[valid.astype(bool)]
+    if not bool(np.all(sizes >= framing.HEADER_SIZE)):
+        return None
+    if not bool(np.all(raw[present] == framing.MAGIC_BYTE)):
+        return None
+    ids = (
+        raw[present + 1].astype(np.int64) << 24
+        | raw[present + 2].astype(np.int64) << 16
+        | raw[present + 3].astype(np.int64) << 8
+        | raw[present + 4].astype(np.int64)
+    )
+    first = int(ids[0])
+    if not bool(np.all(ids == first)):
+        return None
+    schema_id = first - (1 << 32) if first >= 1 << 31 else first  # ">i", as split_framed
+    decoder = decoder_for(schema_id)
+    if decoder is None or decoder.arrow_type != arrow_type or raw_in_framing(decoder.writer):
+        return None
+
+    def report(error: AvroDecodeError) -> None:
+        assert on_error is not None
+        on_error(AvroDecodeError(error.index, error.reason, error.position, schema_id))
+
+    try:
+        return decoder.decode_slices(
+            data,
+            starts + framing.HEADER_SIZE,
+            ends,
+            valid,
+            on_error=None if on_error is None else report,
+        )
+    except AvroDecodeError as exc:
+        raise AvroDecodeError(exc.index, exc.reason, exc.position, schema_id) from None
 
 
 def raw_in_framing(writer: Schema) -> bool:
