@@ -22,9 +22,13 @@ then ``pa.array`` of the mapped type, as a UDF over ``fastavro`` would do):
   ``mock://`` schema registry client holds the schema, so there is no network), when
   ``confluent_kafka.schema_registry.avro`` imports; otherwise reported and skipped.
 
-With the accelerated extension built, one more row: ``pykafka accel, decode only``, the
+With the accelerated extension built, three rows: ``pykafka accel, Arrow column``, what the
+source runs on a fetched batch (:func:`~spark_kafka_py.formats.avro.column.decode_framed_column`
+over a ``binary`` Arrow column built before the clock starts: framing checked with numpy,
+payloads decoded in place); ``pykafka accel, list of values``, ``decode_framed`` over the
+Python list (the per-row framing split and grouping); ``pykafka accel, decode only``, the
 accelerated ``AvroDecoder.decode`` over the payloads split from their framing before the clock
-starts (the rest of the first row's time is ``decode_framed``'s per-row framing and grouping).
+starts.
 
 Each system runs ``--repeat`` times (default 1: the defaults stay under a minute); the
 median is reported as records/s and ns/record, with the ratio ours / peer throughput (> 1:
@@ -85,7 +89,7 @@ if __name__ == "__main__" and not __package__:  # run as a file: the checkout's 
 import pyarrow as pa
 
 from spark_kafka_py.formats import framing
-from spark_kafka_py.formats.avro.column import decode_framed
+from spark_kafka_py.formats.avro.column import decode_framed, decode_framed_column
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
 from spark_kafka_py.formats.avro.schema import Schema, parse_schema
 
@@ -105,6 +109,8 @@ __all__ = [
 DEFAULT_RECORDS = 200_000
 #: The schema id the values are framed with.
 SCHEMA_ID = 1
+#: The row of what the source runs: ``decode_framed_column`` over an Arrow column.
+COLUMN = "pykafka accel, Arrow column"
 #: The row of ``AvroDecoder.decode`` alone (accelerated), payloads split beforehand.
 DECODE_ONLY = "pykafka accel, decode only"
 #: Values decoded before timing and compared with the fastavro route's array.
@@ -211,6 +217,23 @@ def _ours(decoder: AvroDecoder) -> Callable[[Sequence[bytes]], pa.Array]:
     return lambda values: decode_framed(values, arrow_type, lambda _sid: decoder)
 
 
+def _column(decoder: AvroDecoder, values: Sequence[bytes]) -> Callable[[Sequence[bytes]], pa.Array]:
+    """What the source runs on a fetched batch: ``decode_framed_column`` over a ``binary``
+    Arrow column of ``values`` (built before the clock starts, as the fetch builds it)."""
+    arrow_type = decoder.arrow_type
+    columns = {id(values): pa.array(values, type=pa.binary())}
+
+    def run(column: Sequence[bytes]) -> pa.Array:
+        array = columns.get(id(column))
+        if array is None:
+            array = pa.array(column, type=pa.binary())
+        out = decode_framed_column(array, arrow_type, lambda _sid: decoder)
+        assert out is not None  # one schema id, every value framed
+        return out
+
+    return run
+
+
 def _decode_only(
     decoder: AvroDecoder, values: Sequence[bytes]
 ) -> Callable[[Sequence[bytes]], pa.Array]:
@@ -288,7 +311,8 @@ def bench_avro(
     arrow_type = decoder.arrow_type
     systems: list[tuple[str, Callable[[Sequence[bytes]], pa.Array]]] = []
     if _is_accelerated(decoder):
-        systems.append(("pykafka accel", _ours(decoder)))
+        systems.append((COLUMN, _column(decoder, values)))
+        systems.append(("pykafka accel, list of values", _ours(decoder)))
         systems.append((DECODE_ONLY, _decode_only(decoder, values)))
     systems.append(("pykafka pure", _ours(pure)))
     systems.append(("fastavro", _fastavro(arrow_type)))
@@ -440,6 +464,7 @@ def bench_avro_spark(
     *,
     bootstrap: str | None = None,
     registry_url: str | None = None,
+    python_route: bool = True,
     log: Callable[[str], None] = lambda m: None,
 ) -> AvroSparkReport:
     """Time Spark reads of one Avro topic into the noop sink, local[2]: ours
@@ -481,7 +506,9 @@ def bench_avro_spark(
         spark = local_spark_session("spark-kafka-py bench avro", master="local[2]")
         stack.callback(spark.stop)
         ensure_registered(spark)
-        results, more = _spark_routes(spark, bs, registry_url, topic, records, repeat, log)
+        results, more = _spark_routes(
+            spark, bs, registry_url, topic, records, repeat, log, python_route=python_route
+        )
         writes = _spark_write_routes(spark, bs, registry_url, schema_id, records, repeat, log)
     return AvroSparkReport(
         records,
@@ -503,6 +530,8 @@ def _spark_routes(
     records: int,
     repeat: int,
     log: Callable[[str], None],
+    *,
+    python_route: bool = True,
 ) -> tuple[list[AvroResult], list[str]]:
     """The check (ours against ``from_avro`` on the first records), the warm-ups and the
     alternating timed reads; returns the results (ours first) and the routes skipped."""
@@ -558,6 +587,9 @@ def _spark_routes(
             f"{SPARK_PYTHON}: confluent-kafka's Avro deserializer does not import ({exc})"
         )
     else:
+        if not python_route:
+            skipped.append(f"{SPARK_PYTHON}: --no-python-route")
+    if python_route and not skipped:
         decode = _python_route(url, topic, to_arrow_type(struct, timezone="UTC"))
         out_schema = StructType([StructField("v", struct)])
         routes[SPARK_PYTHON] = lambda: (
@@ -779,6 +811,7 @@ def run_spark(args: argparse.Namespace) -> int:
         repeat,
         bootstrap=getattr(args, "bootstrap_servers", None),
         registry_url=getattr(args, "schema_registry_url", None),
+        python_route=not getattr(args, "no_python_route", False),
         log=lambda m: print(m, flush=True),
     )
     env = environment()
@@ -842,6 +875,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap-servers", help="with --spark: this cluster, not a local one")
     parser.add_argument(
         "--schema-registry-url", help="with --spark: this registry, not a local Apicurio"
+    )
+    parser.add_argument(
+        "--no-python-route",
+        action="store_true",
+        help="with --spark: skip the Python route (about 3 minutes a read at 5M records)",
     )
     return run(parser.parse_args(argv))
 
