@@ -3,13 +3,11 @@
 Every function runs one JVM, ``java -cp <kafka jars> <main class> ...``
 (:func:`spark_kafka_py.testing.jvm.run_java`), from the same jars as the local broker
 (:func:`spark_kafka_py.testing.jars.kafka_jars`), and raises :class:`KafkaToolError` (with the
-tool's stderr) when the tool fails. Nothing here speaks the Kafka protocol itself (but
-:func:`create_topic`, set-up through the project's admin client: see there): this is the
-independent reference our own client is checked against.
+tool's stderr) when the tool fails. Nothing here speaks the
+Kafka protocol itself: this is the independent reference our own client is checked against.
 
-Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand`` (partitions, describe,
-delete), ``org.apache.kafka.tools.ConsoleProducer``,
-``org.apache.kafka.tools.consumer.ConsoleConsumer``,
+Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
+``org.apache.kafka.tools.ConsoleProducer``, ``org.apache.kafka.tools.consumer.ConsoleConsumer``,
 ``org.apache.kafka.tools.ProducerPerformance``, ``org.apache.kafka.tools.GetOffsetShell``,
 ``org.apache.kafka.tools.consumer.group.ConsumerGroupCommand``,
 ``org.apache.kafka.tools.BrokerApiVersionsCommand``,
@@ -215,61 +213,32 @@ def create_topic(
     replication_factor: int = 1,
     configs: Mapping[str, str] | None = None,
 ) -> None:
-    """Create ``topic`` and wait until the cluster's Metadata shows a leader for each partition.
-
-    Test set-up, not a reference: this is the one function here that speaks the protocol with
-    the project's own client (CreateTopics, :func:`spark_kafka_py.admin.create_topic`, then
-    Metadata), because Kafka's ``TopicCommand`` costs a JVM start, about 2 CPU-seconds a topic
-    on the 2-core machine, and the suite creates hundreds of topics. What a topic holds is still
-    written and read back by Kafka's own tools (the functions below); the admin client is
-    checked against them in ``tests/cli/test_admin_cli.py`` and ``tests/client``.
+    """Create ``topic`` with TopicCommand (``kafka-topics.sh --create``).
 
     Args:
-        bootstrap: ``host:port,...`` (a plaintext listener).
+        bootstrap: ``host:port,...``.
         topic: topic name.
         partitions: number of partitions.
         replication_factor: replicas per partition (<= number of brokers).
         configs: topic configs, e.g. ``{"cleanup.policy": "compact", "retention.ms": "1000"}``.
 
     Raises:
-        KafkaToolError: the topic exists, a bad config or replication factor, the broker
-            unreachable, or no leader within 30 s (the message names the topic and why).
+        KafkaToolError: the topic exists, bad config, broker unreachable, ...
     """
-    from spark_kafka_py.admin.topics import create_topic as admin_create_topic
-    from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
-    from spark_kafka_py.errors import KafkaError
-
-    deadline = time.monotonic() + 30
-    try:
-        with KafkaClient(ClientConfig.from_bootstrap(bootstrap)) as client:
-            created = admin_create_topic(
-                client,
-                topic,
-                partitions=partitions,
-                replication_factor=replication_factor,
-                configs=dict(configs or {}),
-                timeout_ms=30_000,
-            )
-            if not created:
-                raise KafkaToolError(f"Topic '{topic}' already exists.", 1)
-            while True:
-                info = client.metadata([topic]).topics.get(topic)
-                if (
-                    info is not None
-                    and info.error_code == 0
-                    and len(info.partitions) == partitions
-                    and all(p.leader_id >= 0 for p in info.partitions.values())
-                ):
-                    return
-                if time.monotonic() > deadline:
-                    raise KafkaToolError(
-                        f"topic '{topic}' has no leader for every partition "
-                        f"after 30 s (Metadata: {info})",
-                        1,
-                    )
-                time.sleep(0.05)
-    except KafkaError as exc:
-        raise KafkaToolError(f"creating topic '{topic}' on {bootstrap}: {exc}", 1) from exc
+    args = [
+        "--bootstrap-server",
+        bootstrap,
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        str(partitions),
+        "--replication-factor",
+        str(replication_factor),
+    ]
+    for key, value in (configs or {}).items():
+        args += ["--config", f"{key}={value}"]
+    run_tool(TOPIC_COMMAND, args)
 
 
 def add_partitions(bootstrap: str, topic: str, partitions: int) -> None:

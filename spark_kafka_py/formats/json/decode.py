@@ -96,6 +96,7 @@ import io
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -404,7 +405,21 @@ class JsonDecoder:
         return pa.array(rows, type=self.arrow_type)
 
     def _row(self, doc: str) -> tuple[dict[str, object], str | None]:
-        """One document: (the struct's row, None) or (the partial row, why it is bad)."""
+        """One document: (the struct's row, None) or (the partial row, why it is bad).
+
+        Run with the interpreter's recursion limit raised by ``4 * MAX_NESTING`` frames, so a
+        document as deep as Jackson allows parses wherever the caller's stack stands (the
+        JSON parser and the conversion recurse once a level); deeper still is malformed."""
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + 4 * MAX_NESTING)
+        try:
+            return self._row_within_limit(doc)
+        except RecursionError:
+            return {}, "malformed JSON: nested too deeply"
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _row_within_limit(self, doc: str) -> tuple[dict[str, object], str | None]:
         start = len(doc) - len(doc.lstrip(" \t\n\r"))
         try:
             parsed, _ = _DECODER.raw_decode(doc, start)
