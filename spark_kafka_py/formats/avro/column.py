@@ -123,11 +123,11 @@ def decode_framed_column(
     raw = np.frombuffer(data, dtype=np.uint8)
     starts, ends = offsets[:-1], offsets[1:]
     valid = None
-    present = starts
+    present, sizes = starts, ends - starts
     if values.null_count:
-        valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
-        present = starts[valid.astype(bool)]
-    sizes = (ends - starts) if valid is None else (ends - starts)[valid.astype(bool)]
+        mask = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        valid = mask.astype(np.uint8)
+        present, sizes = present[mask], sizes[mask]
     if not bool(np.all(sizes >= framing.HEADER_SIZE)):
         return None
     if not bool(np.all(raw[present] == framing.MAGIC_BYTE)):
