@@ -24,6 +24,9 @@ _PYX = "spark_kafka_py/records/_accel.pyx"
 #: The accelerated Avro decoder (``spark_kafka_py.formats.avro._accel``), optional the same way:
 #: without it ``AvroDecoder`` runs its pure-Python plan.
 _AVRO_PYX = "spark_kafka_py/formats/avro/_accel.pyx"
+#: The accelerated Avro encoder (``spark_kafka_py.formats.avro._encode_accel``), optional the
+#: same way: without it ``AvroEncoder`` runs its pure-Python plan.
+_AVRO_ENCODE_PYX = "spark_kafka_py/formats/avro/_encode_accel.pyx"
 
 
 def _flag(name: str) -> bool:
@@ -95,8 +98,13 @@ def _extensions() -> list[Extension]:
         [_AVRO_PYX],
         extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
     )
+    avro_encode_ext = Extension(
+        "spark_kafka_py.formats.avro._encode_accel",
+        [_AVRO_ENCODE_PYX],
+        extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+    )
     try:
-        return cythonize([ext, avro_ext], language_level=3, quiet=True)
+        return cythonize([ext, avro_ext, avro_encode_ext], language_level=3, quiet=True)
     except Exception as exc:
         OptionalBuildExt._skip(exc)
         return []

@@ -424,32 +424,29 @@ def encode_column(writer: WriterSchema, values: pa.Array, batch_index: int = 0) 
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     encoder = _encoder(writer, values.type)
-    valid = None
-    present = values
-    if values.null_count:
-        valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        present = values.filter(pa.array(valid))
+    prefix = b"" if writer.schema_id is None else framing.build(writer.schema_id, b"")
     if _raw_bytes(writer):
-        payloads: list[bytes] = [bytes(v) for v in present.to_pylist()]
-    else:
-        try:
-            payloads = encoder.encode(present)
-        except AvroEncodeError as exc:
-            row = exc.index if valid is None else int(np.flatnonzero(valid)[exc.index])
-            raise RecordFormatError(
-                f"cannot encode the {writer.column} of row {row} of batch {batch_index}"
-                f"{_task_text()} as Avro with {writer.describe()}: {exc.reason} at "
-                f"{exc.path or '/'}; nothing of this batch was written",
-                column=writer.column,
-                schema_id=writer.schema_id,
-            ) from None
-    if writer.schema_id is not None:
-        prefix = framing.build(writer.schema_id, b"")
-        payloads = [prefix + p for p in payloads]
-    if valid is None:
-        return pa.array(payloads, type=pa.binary())
-    it = iter(payloads)
-    return pa.array([next(it) if ok else None for ok in valid.tolist()], type=pa.binary())
+        valid = None
+        present = values
+        if values.null_count:
+            valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            present = values.filter(pa.array(valid))
+        payloads = [prefix + bytes(v) for v in present.to_pylist()]
+        if valid is None:
+            return pa.array(payloads, type=pa.binary())
+        it = iter(payloads)
+        return pa.array([next(it) if ok else None for ok in valid.tolist()], type=pa.binary())
+    try:
+        # one binary array, framed, nulls passed through (the Cython plan when built)
+        return encoder.encode_column(values, prefix)
+    except AvroEncodeError as exc:
+        raise RecordFormatError(
+            f"cannot encode the {writer.column} of row {exc.index} of batch {batch_index}"
+            f"{_task_text()} as Avro with {writer.describe()}: {exc.reason} at "
+            f"{exc.path or '/'}; nothing of this batch was written",
+            column=writer.column,
+            schema_id=writer.schema_id,
+        ) from None
 
 
 def encode_batch(

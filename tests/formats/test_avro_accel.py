@@ -68,6 +68,10 @@ def _same(a: pa.Array, b: pa.Array) -> None:
     elif pa.types.is_list(a.type):
         assert a.offsets.equals(b.offsets)
         _same(a.values, b.values)
+    elif pa.types.is_map(a.type):
+        assert a.offsets.equals(b.offsets)
+        _same(a.keys, b.keys)
+        _same(a.items, b.items)
     elif pa.types.is_floating(a.type):
         equal = pc.or_(pc.equal(a, b), pc.and_(pc.is_nan(a), pc.is_nan(b)))
         assert pc.all(pc.fill_null(equal, True)).as_py() in (True, None)  # None: empty

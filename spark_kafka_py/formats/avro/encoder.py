@@ -58,16 +58,27 @@ cannot be written with the schema at all raises :class:`IncompatibleSchemaError`
 is built.
 
 An encoder holds no state between calls; it may be shared between threads.
+
+Acceleration: :meth:`AvroEncoder.encode_column` (the sink's path: one ``binary`` array, each
+payload after an optional framing prefix, null rows left null) runs the plan of the optional
+Cython extension :mod:`spark_kafka_py.formats.avro._encode_accel` when it was built
+(``setup.py``) and supports the pair (its module docstring lists what it does), with the same
+bytes and the same errors (``tests/formats/test_avro_encode_accel.py``); otherwise, with
+``SPARK_KAFKA_PY_PURE=1`` or ``AvroEncoder(..., accelerate=False)``, this module's plan runs.
+``AvroEncoder.implementation`` says which (``"accel"`` or ``"pure"``).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Final
+from types import ModuleType
+from typing import TYPE_CHECKING, Final
 
+import numpy as np
 import pyarrow as pa
 
 from spark_kafka_py.formats.avro.schema import (
@@ -85,6 +96,9 @@ from spark_kafka_py.formats.avro.schema import (
 )
 from spark_kafka_py.formats.avro.types import union_shape
 from spark_kafka_py.formats.errors import AvroEncodeError, IncompatibleSchemaError
+
+if TYPE_CHECKING:
+    from spark_kafka_py.formats.avro._encode_accel import EncodePlan
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -278,7 +292,8 @@ class _Planner:
             else:
                 per = _MICROS_PER[arrow.unit]
                 convert = _cast_to(pa.int64(), per, 1_000 if millis else 1)
-                checked = per > 1 and not millis  # seconds as microseconds may overflow
+                # seconds (or milliseconds) scaled up may leave a long
+                checked = per > 1
         elif pa.types.is_duration(arrow) and t.type == "long" and t.logical_type is None:
             # Spark's day-time interval: microseconds (spark-avro writes it as a long)
             per = _MICROS_PER.get(arrow.unit, 1)
@@ -639,6 +654,8 @@ class AvroEncoder:
         arrow_type: the type of the arrays to encode: :func:`.types.to_spark`'s mapping of
             ``schema`` or any the module's table admits (a struct's fields matched by name).
         schema_id: the schema's registry id, named in the errors (None when unframed).
+        accelerate: use the Cython plan for :meth:`encode_column` when built and supported
+            (see the module's docstring); False: always this module's plan.
 
     Raises:
         IncompatibleSchemaError: ``arrow_type`` cannot be written with ``schema`` (a struct
@@ -647,7 +664,12 @@ class AvroEncoder:
     """
 
     def __init__(
-        self, schema: Schema, arrow_type: pa.DataType, *, schema_id: int | None = None
+        self,
+        schema: Schema,
+        arrow_type: pa.DataType,
+        *,
+        schema_id: int | None = None,
+        accelerate: bool = True,
     ) -> None:
         if is_recursive(schema):
             raise IncompatibleSchemaError(
@@ -658,6 +680,11 @@ class AvroEncoder:
         self.arrow_type = arrow_type
         self.schema_id = schema_id
         self._root = _Planner(schema).plan(arrow_type, schema.root, "")
+        # after the reference's plan: its schema errors are the ones raised
+        self._accel: EncodePlan | None = None
+        if accelerate and _ACCEL is not None:
+            self._accel = _ACCEL.plan(schema, arrow_type)
+        self.implementation = "pure" if self._accel is None else "accel"
 
     def encode(self, array: pa.Array | pa.ChunkedArray) -> list[bytes]:
         """Encode every row of ``array``.
@@ -692,6 +719,65 @@ class AvroEncoder:
             payloads.append(bytes(out))
             out.clear()
         return payloads
+
+    def encode_column(self, array: pa.Array | pa.ChunkedArray, prefix: bytes = b"") -> pa.Array:
+        """Encode every non-null row of ``array`` into one ``binary`` array (the sink's path).
+
+        Args:
+            array: an array (or chunked array) of :attr:`arrow_type`.
+            prefix: bytes written before every payload (the Confluent framing: ``0x00`` and
+                the 4-byte big-endian schema id, ``framing.build(id, b"")``), or none.
+
+        Returns:
+            A ``binary`` array of ``len(array)`` rows: row ``i`` is ``prefix`` and the Avro
+            binary encoding of row ``i``, or null where ``array``'s row ``i`` is null (a null
+            row is passed through, not encoded: a sink writes it as a null payload).
+
+        Raises:
+            AvroEncodeError: a non-null row does not fit the schema (as :meth:`encode`);
+                ``index`` is the row's position in ``array``, nulls included. Nothing is
+                returned then.
+            ValueError: ``array`` is not of :attr:`arrow_type`.
+            OverflowError: the payloads exceed a ``binary`` array's 2 GiB.
+        """
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        if array.type != self.arrow_type:
+            raise ValueError(f"an array of {array.type}, not the encoder's {self.arrow_type}")
+        if self._accel is not None:
+            return self._accel.encode_column(array, prefix, self.schema_id)
+        valid = None
+        present = array
+        if array.null_count:
+            valid = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            present = array.filter(pa.array(valid))
+        try:
+            payloads = self.encode(present)
+        except AvroEncodeError as exc:
+            if valid is None:
+                raise
+            row = int(np.flatnonzero(valid)[exc.index])
+            raise AvroEncodeError(row, exc.path, exc.reason, exc.schema_id) from None
+        if prefix:
+            payloads = [prefix + p for p in payloads]
+        if valid is None:
+            return pa.array(payloads, type=pa.binary())
+        it = iter(payloads)
+        return pa.array([next(it) if ok else None for ok in valid.tolist()], type=pa.binary())
+
+
+def _load_accel() -> ModuleType | None:
+    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
+    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from spark_kafka_py.formats.avro import _encode_accel
+    except ImportError:
+        return None
+    return _encode_accel
+
+
+_ACCEL: Final = _load_accel()
 
 
 def encode(

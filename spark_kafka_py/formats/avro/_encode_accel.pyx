@@ -1,0 +1,922 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""Accelerated twin of :class:`spark_kafka_py.formats.avro.encoder.AvroEncoder`'s plan (Cython).
+
+Same input, same bytes, same errors as the pure-Python reference
+(:mod:`spark_kafka_py.formats.avro.encoder`) for the (writer schema, Arrow type) pairs it
+supports; the reference decides everything else. :func:`plan` returns None for a pair it does
+not support, and :class:`~spark_kafka_py.formats.avro.encoder.AvroEncoder` then keeps the pure
+plan. It is only asked after the reference's plan was built, so every schema error
+(:class:`~spark_kafka_py.formats.errors.IncompatibleSchemaError`) is the reference's.
+
+Supported (Avro specification 1.12, "Binary Encoding" and "Logical Types"): ``null``,
+``boolean``; ``int``/``long`` from Arrow integers of any width (range-checked as the
+reference), ``date`` from date32, ``timestamp-*``/``local-timestamp-*`` from timestamps of
+any unit and ``long`` from durations (scaled with floor division); ``float``/``double`` from
+float32/float64; ``string`` from string/large_string; ``bytes`` and ``fixed`` from
+binary/large_binary/fixed_size_binary; ``decimal`` on bytes or fixed from decimal128 (Avro
+precision up to 38); enums from strings; records (fields matched by the reference's rules,
+absent nullable fields written null), arrays from list/large_list, maps from map<string, X>;
+unions mapped to one Arrow type (``[null, X]``, ``[int, long]``/``[float, double]`` by the
+Arrow width). Not supported (the pure plan runs): dictionary arrays, unions written from a
+struct of members, decimal256.
+
+How: the plan is a tree of nodes built once per pair. Each call binds the tree to the
+column's arrays (the addresses of their validity bitmaps, offsets and values, with each
+array's offset, so sliced arrays read in place) and writes every row's encoding into one
+growable C buffer, with ``int32`` offsets and a validity bitmap; :meth:`EncodePlan.encode_column`
+wraps them into one ``binary`` array with ``pyarrow.Array.from_buffers``. No Python object is
+made per value except an enum symbol's ``bytes`` (a dict look-up).
+
+Errors: a value that does not fit raises :class:`~spark_kafka_py.formats.errors.AvroEncodeError`
+with the row's index, the field's path and the reference's reason words
+(``tests/formats/test_avro_encode_accel.py`` compares both); the Python value named in a
+reason is made only then (``as_py``).
+
+Type stub: ``_encode_accel.pyi``.
+"""
+
+import threading
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport INT32_MAX, INT64_MAX
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy, memset
+from libc.math cimport isfinite, fabs
+
+import pyarrow as pa
+
+from spark_kafka_py.formats.avro.schema import (
+    Array,
+    Enum,
+    Fixed,
+    Map,
+    Primitive,
+    Record,
+    UnionType,
+    type_name,
+)
+from spark_kafka_py.formats.avro.types import union_shape
+from spark_kafka_py.formats.errors import AvroEncodeError
+
+__all__ = ["EncodePlan", "plan"]
+
+
+cdef extern from *:
+    """
+    typedef __int128 ske_int128;
+    static ske_int128 ske_pow10[39];
+    static void ske_init_pow10(void) {
+        ske_int128 p = 1;
+        for (int i = 0; i < 39; i++) { ske_pow10[i] = p; p *= 10; }
+    }
+    """
+    ctypedef long long ske_int128
+    ske_int128 ske_pow10[39]
+    void ske_init_pow10()
+
+ske_init_pow10()
+
+cdef double _FLOAT32_MAX = 3.4028234663852886e38
+cdef int64_t _INT_MIN = -(2**31)
+cdef int64_t _INT_MAX = 2**31 - 1
+
+
+class _Misfit(Exception):
+    """A value that does not fit the schema (the reference's ``_Misfit``)."""
+
+    def __init__(self, path, reason):
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+
+
+class _Unsupported(Exception):
+    """The pair needs something this plan does not do: the reference encodes it."""
+
+
+# -- the output buffer ---------------------------------------------------------------------------
+
+
+cdef class Buf:
+    """A malloc'd byte buffer that grows by doubling; ``size`` bytes in use."""
+
+    cdef uint8_t* data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t cap
+
+    def __dealloc__(self):
+        free(self.data)
+
+    cdef int grow(self, Py_ssize_t need) except -1:
+        cdef Py_ssize_t cap = self.cap * 2 if self.cap else 4096
+        cdef uint8_t* grown
+        while cap < need:
+            cap *= 2
+        grown = <uint8_t*>realloc(self.data, cap)
+        if grown == NULL:
+            raise MemoryError()
+        self.data = grown
+        self.cap = cap
+        return 0
+
+    cdef inline int reserve(self, Py_ssize_t extra) except -1:
+        if self.size + extra > self.cap:
+            self.grow(self.size + extra)
+        return 0
+
+    cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
+        if self.size + size > self.cap:
+            self.grow(self.size + size)
+        memcpy(self.data + self.size, src, size)
+        self.size += size
+        return 0
+
+    cdef inline int byte(self, uint8_t value) except -1:
+        if self.size + 1 > self.cap:
+            self.grow(self.size + 1)
+        self.data[self.size] = value
+        self.size += 1
+        return 0
+
+    cdef inline int varint(self, int64_t value) except -1:
+        """A zig-zag varint ("Binary Encoding": ``int`` and ``long``)."""
+        cdef uint64_t raw = (<uint64_t>value << 1) ^ <uint64_t>(value >> 63)
+        cdef uint8_t* p
+        if self.size + 10 > self.cap:
+            self.grow(self.size + 10)
+        p = self.data + self.size
+        while raw >= 0x80:
+            p[0] = <uint8_t>((raw & 0x7F) | 0x80)
+            p += 1
+            raw >>= 7
+        p[0] = <uint8_t>raw
+        self.size = p + 1 - self.data
+        return 0
+
+
+cdef inline const uint8_t* _address(object buffer):
+    if buffer is None:
+        return NULL
+    return <const uint8_t*><size_t>buffer.address
+
+
+cdef inline bint _bit(const uint8_t* bits, Py_ssize_t i) noexcept:
+    return (bits[i >> 3] >> (i & 7)) & 1
+
+
+cdef bytes _varint_bytes(int64_t value):
+    cdef Buf b = Buf()
+    b.varint(value)
+    return PyBytes_FromStringAndSize(<char*>b.data, b.size)
+
+
+# -- nodes ---------------------------------------------------------------------------------------
+
+
+cdef class Node:
+    """One (Arrow type, Avro type) pair. :meth:`write` writes row ``i`` of the bound array
+    (``i`` counted from the array's own offset), refusing a null unless ``null_reason`` is
+    None (a ``null`` type, whose writer ignores the value); :meth:`put` writes a non-null
+    row."""
+
+    cdef str path
+    cdef object null_reason
+    cdef object array
+    cdef const uint8_t* validity
+    cdef Py_ssize_t offset
+
+    cdef int bind(self, object array) except -1:
+        self.array = array
+        self.offset = array.offset
+        self.validity = _address(array.buffers()[0]) if array.null_count else NULL
+        return 0
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        return 0
+
+    cdef int write(self, Buf out, Py_ssize_t i) except -1:
+        if self.validity != NULL and not _bit(self.validity, self.offset + i):
+            if self.null_reason is not None:
+                raise _Misfit(self.path, self.null_reason)
+            return 0
+        return self.put(out, i)
+
+    cdef object value(self, Py_ssize_t i):
+        """Row ``i`` as Python (for an error's reason only)."""
+        return self.array[i].as_py()
+
+
+cdef class NullNode(Node):
+    """Avro ``null`` from an Arrow null column: nothing written, whatever the row."""
+
+    cdef int bind(self, object array) except -1:
+        self.array = array
+        self.offset = array.offset
+        self.validity = NULL
+        return 0
+
+
+cdef class ConstNode(Node):
+    """The same bytes for every row (a union of only ``null``: its index)."""
+
+    cdef bytes data
+
+    cdef int bind(self, object array) except -1:
+        self.array = array
+        self.offset = array.offset
+        self.validity = NULL
+        return 0
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        return out.put(PyBytes_AS_STRING(self.data), PyBytes_GET_SIZE(self.data))
+
+
+cdef class BoolNode(Node):
+    cdef const uint8_t* bits
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        self.bits = _address(array.buffers()[1])
+        return 0
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        return out.byte(1 if _bit(self.bits, self.offset + i) else 0)
+
+
+#: Integer kinds of the values buffer.
+cdef enum IntKind:
+    K_I8, K_I16, K_I32, K_I64, K_U8, K_U16, K_U32, K_U64
+
+
+cdef class IntNode(Node):
+    """``int``/``long`` from integers, dates, timestamps and durations: ``v * mul // div``
+    (floored), range-checked when ``checked``."""
+
+    cdef IntKind kind
+    cdef const uint8_t* values
+    cdef int64_t mul
+    cdef int64_t div
+    cdef bint checked
+    cdef ske_int128 low
+    cdef ske_int128 high
+    cdef str avro_kind
+    cdef object low_py
+    cdef object high_py
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        self.values = _address(array.buffers()[1])
+        return 0
+
+    cdef inline ske_int128 raw(self, Py_ssize_t i) noexcept:
+        cdef Py_ssize_t j = self.offset + i
+        cdef IntKind k = self.kind
+        if k == K_I64:
+            return (<const int64_t*>self.values)[j]
+        if k == K_I32:
+            return (<const int32_t*>self.values)[j]
+        if k == K_I16:
+            return (<const int16_t*>self.values)[j]
+        if k == K_I8:
+            return (<const int8_t*>self.values)[j]
+        if k == K_U64:
+            return (<const uint64_t*>self.values)[j]
+        if k == K_U32:
+            return (<const uint32_t*>self.values)[j]
+        if k == K_U16:
+            return (<const uint16_t*>self.values)[j]
+        return (<const uint8_t*>self.values)[j]
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        cdef ske_int128 v = self.raw(i)
+        cdef ske_int128 q
+        if self.mul != 1:
+            v = v * self.mul
+        if self.div != 1:
+            q = v / self.div
+            if v % self.div != 0 and v < 0:
+                q -= 1
+            v = q
+        if self.checked and (v < self.low or v > self.high):
+            value = int(self.raw_py(i)) * self.mul // self.div
+            raise _Misfit(
+                self.path,
+                f"{value} is outside Avro {self.avro_kind}'s range {self.low_py}..{self.high_py}",
+            )
+        return out.varint(<int64_t>v)
+
+    cdef object raw_py(self, Py_ssize_t i):
+        cdef ske_int128 v = self.raw(i)
+        if self.kind == K_U64:
+            return <uint64_t>v
+        return <int64_t>v
+
+
+cdef class FloatNode(Node):
+    """``float``/``double`` from float32/float64 (as the reference: through a Python float)."""
+
+    cdef bint source64
+    cdef bint target64
+    cdef const uint8_t* values
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        self.values = _address(array.buffers()[1])
+        return 0
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        cdef double v
+        cdef float f
+        if self.source64:
+            v = (<const double*>self.values)[self.offset + i]
+        else:
+            v = (<const float*>self.values)[self.offset + i]
+        if self.target64:
+            return out.put(&v, 8)
+        if isfinite(v) and fabs(v) > _FLOAT32_MAX:
+            raise _Misfit(self.path, f"{v!r} is beyond Avro float's (32-bit) range")
+        f = <float>v
+        return out.put(&f, 4)
+
+
+cdef class BinaryNode(Node):
+    """Strings and bytes: the length and the bytes (``fixed``: the bytes, size-checked;
+    ``enum``: the symbol's index)."""
+
+    cdef int width  # 4, 8: offsets; 0: fixed_size_binary
+    cdef int byte_width
+    cdef const uint8_t* offsets
+    cdef const uint8_t* data
+    cdef int fixed_size  # -1: sized (string, bytes)
+    cdef dict symbols  # enum: utf-8 bytes -> index; None otherwise
+    cdef str enum_name
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        buffers = array.buffers()
+        if self.width == 0:
+            self.data = _address(buffers[1])
+        else:
+            self.offsets = _address(buffers[1])
+            self.data = _address(buffers[2])
+        return 0
+
+    cdef inline const uint8_t* span(self, Py_ssize_t i, Py_ssize_t* size) noexcept:
+        cdef Py_ssize_t j = self.offset + i
+        cdef int64_t start, end
+        if self.width == 4:
+            start = (<const int32_t*>self.offsets)[j]
+            end = (<const int32_t*>self.offsets)[j + 1]
+        elif self.width == 8:
+            start = (<const int64_t*>self.offsets)[j]
+            end = (<const int64_t*>self.offsets)[j + 1]
+        else:
+            start = j * self.byte_width
+            end = start + self.byte_width
+        size[0] = end - start
+        return self.data + start
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        cdef Py_ssize_t size
+        cdef const uint8_t* p = self.span(i, &size)
+        if self.symbols is not None:
+            index = self.symbols.get(PyBytes_FromStringAndSize(<const char*>p, size))
+            if index is None:
+                raise _Misfit(
+                    self.path,
+                    f"{self.value(i)!r:.60} is not a symbol of the enum {self.enum_name!r}",
+                )
+            return out.varint(<int64_t>index)
+        if self.fixed_size >= 0:
+            if size != self.fixed_size:
+                raise _Misfit(self.path, f"{size} bytes for a fixed of {self.fixed_size}")
+            return out.put(p, size)
+        out.varint(size)
+        return out.put(p, size)
+
+
+cdef class DecimalNode(Node):
+    """``decimal`` from decimal128: rescaled to the schema's scale (exact), precision-checked,
+    minimal big-endian two's complement (bytes) or sign-extended to ``size`` (fixed)."""
+
+    cdef const uint8_t* values
+    cdef int shift  # schema scale - Arrow scale
+    cdef int precision
+    cdef int scale
+    cdef int size  # -1: bytes
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        self.values = _address(array.buffers()[1])
+        return 0
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        cdef ske_int128 v
+        memcpy(&v, self.values + (self.offset + i) * 16, 16)
+        cdef bint negative = v < 0
+        cdef ske_int128 magnitude = -v if negative else v
+        cdef ske_int128 p
+        cdef uint8_t be[16]
+        cdef int k, width
+        cdef ske_int128 u
+        if self.shift >= 0:
+            p = ske_pow10[self.shift]
+            if magnitude > ske_pow10[38] / p:  # beyond 38 digits, so beyond the precision
+                raise _Misfit(
+                    self.path,
+                    f"{self.value(i)} is beyond the decimal's precision {self.precision}",
+                )
+            magnitude = magnitude * p
+        else:
+            p = ske_pow10[-self.shift]
+            if magnitude % p:
+                raise _Misfit(
+                    self.path,
+                    f"{self.value(i)} has more than the schema's {self.scale} decimal places",
+                )
+            magnitude = magnitude / p
+        if magnitude >= ske_pow10[self.precision]:
+            raise _Misfit(
+                self.path, f"{self.value(i)} is beyond the decimal's precision {self.precision}"
+            )
+        u = -magnitude if negative else magnitude
+        for k in range(16):
+            be[15 - k] = <uint8_t>((<uint64_t>(u >> (8 * k))) & 0xFF)
+        if self.size >= 0:
+            # sign-extended to the size (the precision fits it: checked by the schema)
+            if self.size > 16:
+                out.reserve(self.size)
+                memset(out.data + out.size, 0xFF if negative else 0, self.size - 16)
+                out.size += self.size - 16
+                return out.put(be, 16)
+            return out.put(be + 16 - self.size, self.size)
+        # minimal: drop leading bytes equal to the sign while the next keeps the sign bit
+        width = 16
+        while width > 1:
+            k = 16 - width
+            if negative:
+                if be[k] == 0xFF and be[k + 1] & 0x80:
+                    width -= 1
+                    continue
+            elif be[k] == 0 and not be[k + 1] & 0x80:
+                width -= 1
+                continue
+            break
+        out.varint(width)
+        return out.put(be + 16 - width, width)
+
+
+cdef class RecordNode(Node):
+    """A record: each Avro field's node on its Arrow child (or its absent null's bytes)."""
+
+    cdef list fields  # Node, or bytes for an absent field
+    cdef list slots  # the Arrow child's index, or None
+    cdef int count
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        cdef Node node
+        for field, slot in zip(self.fields, self.slots):
+            if slot is not None:
+                node = field
+                node.bind(array.field(slot))
+        return 0
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        cdef Node node
+        cdef bytes absent
+        cdef int k
+        for k in range(self.count):
+            field = self.fields[k]
+            if type(field) is bytes:
+                absent = field
+                out.put(PyBytes_AS_STRING(absent), PyBytes_GET_SIZE(absent))
+            else:
+                node = field
+                node.write(out, i)
+        return 0
+
+
+cdef class ListNode(Node):
+    """An array (or, with ``keys``, a map): one block of the count and the items, then 0."""
+
+    cdef int width  # offsets: 4 or 8 bytes
+    cdef const uint8_t* offsets
+    cdef Node items
+    cdef BinaryNode keys  # maps only
+    cdef str items_path
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        self.offsets = _address(array.buffers()[1])
+        values = array.values
+        if self.keys is not None:
+            self.keys.bind(values.field(0))
+            self.items.bind(values.field(1))
+        else:
+            self.items.bind(values)
+        return 0
+
+    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+        cdef Py_ssize_t j = self.offset + i
+        cdef int64_t start, end, k
+        cdef Node items = self.items
+        cdef BinaryNode keys = self.keys
+        cdef Py_ssize_t size
+        cdef const uint8_t* p
+        if self.width == 4:
+            start = (<const int32_t*>self.offsets)[j]
+            end = (<const int32_t*>self.offsets)[j + 1]
+        else:
+            start = (<const int64_t*>self.offsets)[j]
+            end = (<const int64_t*>self.offsets)[j + 1]
+        if end > start:
+            out.varint(end - start)
+            for k in range(start, end):
+                if keys is not None:
+                    if keys.validity != NULL and not _bit(keys.validity, keys.offset + k):
+                        raise _Misfit(self.items_path, "a null map key")
+                    p = keys.span(k, &size)
+                    out.varint(size)
+                    out.put(p, size)
+                items.write(out, k)
+        return out.byte(0)
+
+
+cdef class UnionNode(Node):
+    """A union mapped to one Arrow type: a null row writes the null branch's index (or fails),
+    any other the branch's index and the branch's encoding."""
+
+    cdef bytes null_bytes  # None: no null branch
+    cdef bytes index_bytes
+    cdef Node inner
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        self.inner.bind(array)
+        return 0
+
+    cdef int write(self, Buf out, Py_ssize_t i) except -1:
+        if self.validity != NULL and not _bit(self.validity, self.offset + i):
+            if self.null_bytes is None:
+                raise _Misfit(self.path, "a null where the union has no null branch")
+            return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
+        out.put(PyBytes_AS_STRING(self.index_bytes), PyBytes_GET_SIZE(self.index_bytes))
+        return self.inner.put(out, i)
+
+
+# -- the planner (mirrors the reference's decisions; the reference already checked the pair) ----
+
+
+_TIMESTAMP_UTC = frozenset({"timestamp-millis", "timestamp-micros"})
+_TIMESTAMP_NTZ = frozenset({"local-timestamp-millis", "local-timestamp-micros"})
+_MICROS_PER = {"s": 1_000_000, "ms": 1_000, "us": 1}
+_INT_KINDS = {
+    8: (K_I8, K_U8),
+    16: (K_I16, K_U16),
+    32: (K_I32, K_U32),
+    64: (K_I64, K_U64),
+}
+
+
+def _is_string(arrow):
+    return pa.types.is_string(arrow) or pa.types.is_large_string(arrow)
+
+
+def _is_binary(arrow):
+    return (
+        pa.types.is_binary(arrow)
+        or pa.types.is_large_binary(arrow)
+        or pa.types.is_fixed_size_binary(arrow)
+    )
+
+
+cdef BinaryNode _binary(arrow):
+    cdef BinaryNode node = BinaryNode()
+    node.fixed_size = -1
+    if pa.types.is_string(arrow) or pa.types.is_binary(arrow):
+        node.width = 4
+    elif pa.types.is_large_string(arrow) or pa.types.is_large_binary(arrow):
+        node.width = 8
+    elif pa.types.is_fixed_size_binary(arrow):
+        node.width = 0
+        node.byte_width = arrow.byte_width
+    else:
+        raise _Unsupported(str(arrow))
+    return node
+
+
+cdef class _Planner:
+    cdef object schema
+
+    def __init__(self, schema):
+        self.schema = schema
+
+    cdef Node plan(self, arrow, avro_type, str path):
+        """The reference's ``plan``: non-union nodes refuse nulls."""
+        if pa.types.is_dictionary(arrow):
+            raise _Unsupported("dictionary")
+        t = self.schema.deref(avro_type)
+        if isinstance(t, UnionType):
+            return self.union(arrow, t, path)
+        cdef Node node = self.plain(arrow, t, path)
+        node.path = path
+        if isinstance(t, Primitive) and t.type == "null":
+            node.null_reason = None
+        else:
+            node.null_reason = f"a null where the schema has no null ({type_name(t)})"
+        return node
+
+    cdef Node plain(self, arrow, t, str path):
+        cdef Node node
+        cdef RecordNode record
+        cdef ListNode lst
+        cdef BinaryNode binary
+        cdef DecimalNode decimal
+        if isinstance(t, Record):
+            return self.record(arrow, t, path)
+        if isinstance(t, (Array, Map)):
+            lst = ListNode()
+            lst.path = path
+            if isinstance(t, Array):
+                lst.width = 8 if pa.types.is_large_list(arrow) else 4
+                lst.items_path = f"{path}/items"
+                lst.items = self.plan(arrow.value_type, t.items, lst.items_path)
+            else:
+                lst.width = 4
+                lst.items_path = f"{path}/values"
+                lst.keys = _binary(arrow.key_type)
+                lst.items = self.plan(arrow.item_type, t.values, lst.items_path)
+            return lst
+        if isinstance(t, Enum):
+            binary = _binary(arrow)
+            binary.symbols = {s.encode("utf-8"): i for i, s in enumerate(t.symbols)}
+            binary.enum_name = t.name
+            binary.path = path
+            return binary
+        if isinstance(t, Fixed):
+            if t.logical_type == "decimal" and pa.types.is_decimal(arrow):
+                return self.decimal(arrow, t.precision, t.scale, t.size, path)
+            binary = _binary(arrow)
+            binary.fixed_size = t.size
+            binary.path = path
+            return binary
+        kind, logical = t.type, t.logical_type
+        if kind == "null":
+            node = NullNode()
+        elif kind == "boolean":
+            node = BoolNode()
+        elif kind in ("int", "long"):
+            node = self.integer(arrow, t, path)
+        elif kind in ("float", "double"):
+            node = self.floating(arrow, kind)
+        elif kind == "bytes" and logical == "decimal" and pa.types.is_decimal(arrow):
+            return self.decimal(arrow, t.precision, t.scale, -1, path)
+        elif kind in ("bytes", "string"):
+            node = _binary(arrow)
+        else:
+            raise _Unsupported(kind)
+        node.path = path
+        return node
+
+    cdef Node floating(self, arrow, str kind):
+        cdef FloatNode node = FloatNode()
+        if pa.types.is_float64(arrow):
+            node.source64 = True
+        elif not pa.types.is_float32(arrow):
+            raise _Unsupported(str(arrow))
+        node.target64 = kind == "double"
+        return node
+
+    cdef Node decimal(self, arrow, precision, scale, size, str path):
+        cdef DecimalNode node = DecimalNode()
+        if not pa.types.is_decimal128(arrow) or precision is None or scale is None:
+            raise _Unsupported(str(arrow))
+        shift = scale - arrow.scale
+        if not 0 < precision <= 38 or not -38 <= shift <= 38:
+            raise _Unsupported("decimal")
+        node.precision = precision
+        node.scale = scale
+        node.shift = shift
+        node.size = size
+        node.path = path
+        return node
+
+    cdef Node integer(self, arrow, t, str path):
+        cdef IntNode node = IntNode()
+        low, high = (-(2**31), 2**31 - 1) if t.type == "int" else (-(2**63), 2**63 - 1)
+        mul, div = 1, 1
+        if pa.types.is_integer(arrow):
+            width = 32 if t.type == "int" else 64
+            unsigned = pa.types.is_unsigned_integer(arrow)
+            checked = arrow.bit_width > width or (unsigned and arrow.bit_width == width)
+            node.kind = _INT_KINDS[arrow.bit_width][1 if unsigned else 0]
+        elif pa.types.is_date32(arrow) and t.logical_type == "date":
+            node.kind = K_I32
+            checked = False
+        elif pa.types.is_timestamp(arrow) and t.type == "long":
+            utc = arrow.tz is not None
+            if t.logical_type not in (_TIMESTAMP_UTC if utc else _TIMESTAMP_NTZ):
+                raise _Unsupported(str(arrow))
+            millis = t.logical_type in ("timestamp-millis", "local-timestamp-millis")
+            node.kind = K_I64
+            if arrow.unit == "ns":
+                div = 1_000_000 if millis else 1_000
+                checked = False
+            else:
+                per = _MICROS_PER[arrow.unit]
+                mul, div = per, 1_000 if millis else 1
+                checked = per > 1
+        elif pa.types.is_duration(arrow) and t.type == "long" and t.logical_type is None:
+            per = _MICROS_PER.get(arrow.unit, 1)
+            node.kind = K_I64
+            mul, div = per, 1_000 if arrow.unit == "ns" else 1
+            checked = per > 1
+        else:
+            raise _Unsupported(str(arrow))
+        node.mul, node.div = mul, div
+        node.checked = checked
+        node.low, node.high = <int64_t>low, <int64_t>high
+        node.low_py, node.high_py = low, high
+        node.avro_kind = t.type
+        return node
+
+    cdef Node record(self, arrow, t, str path):
+        cdef RecordNode node = RecordNode()
+        names = [arrow.field(i).name for i in range(arrow.num_fields)]
+        node.fields = []
+        node.slots = []
+        for f in t.fields:
+            slot = _slot(f.name, names)
+            where = f"{path}/{f.name}"
+            if slot is None:
+                node.fields.append(self.absent(f.type))
+            else:
+                node.fields.append(self.plan(arrow.field(slot).type, f.type, where))
+            node.slots.append(slot)
+        node.count = len(node.fields)
+        node.path = path
+        return node
+
+    cdef bytes absent(self, avro_type):
+        t = self.schema.deref(avro_type)
+        if isinstance(t, Primitive) and t.type == "null":
+            return b""
+        if isinstance(t, UnionType):
+            for i, branch in enumerate(t.branches):
+                b = self.schema.deref(branch)
+                if isinstance(b, Primitive) and b.type == "null":
+                    return _varint_bytes(i)
+        raise _Unsupported("absent")  # the reference refused it already
+
+    cdef Node union(self, arrow, t, str path):
+        shape = union_shape(t, self.schema)
+        branches = [self.schema.deref(b) for b in t.branches]
+        null_index = next(
+            (i for i, b in enumerate(branches) if isinstance(b, Primitive) and b.type == "null"),
+            None,
+        )
+        cdef ConstNode constant
+        cdef UnionNode node
+        if not shape.branches:
+            if null_index is None:
+                raise _Unsupported("union")
+            constant = ConstNode()
+            constant.data = _varint_bytes(null_index)
+            constant.path = path
+            return constant
+        if shape.kind == "struct":
+            raise _Unsupported("a union of members")
+        index = shape.branches[0]
+        if shape.kind in ("long", "double"):
+            index = self.by_width(arrow, t, shape.branches)
+        node = UnionNode()
+        node.path = path
+        node.inner = self.plain(arrow, branches[index], f"{path}/{index}")
+        node.inner.path = f"{path}/{index}"
+        node.index_bytes = _varint_bytes(index)
+        node.null_bytes = None if null_index is None else _varint_bytes(null_index)
+        return node
+
+    cdef int by_width(self, arrow, t, candidates) except -1:
+        if pa.types.is_integer(arrow):
+            wide = arrow.bit_width > 32 or (
+                arrow.bit_width == 32 and pa.types.is_unsigned_integer(arrow)
+            )
+            want = "long" if wide else "int"
+        elif pa.types.is_float32(arrow):
+            want = "float"
+        elif pa.types.is_float64(arrow):
+            want = "double"
+        else:
+            raise _Unsupported(str(arrow))
+        for i in candidates:
+            b = self.schema.deref(t.branches[i])
+            if isinstance(b, Primitive) and b.type == want:
+                return i
+        raise _Unsupported(str(arrow))
+
+
+def _slot(name, names):
+    if name in names:
+        return names.index(name)
+    folded = [i for i, n in enumerate(names) if n.lower() == name.lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
+# -- the plan ------------------------------------------------------------------------------------
+
+
+cdef class EncodePlan:
+    """The accelerated plan of one (writer schema, Arrow type) pair."""
+
+    cdef Node root
+    cdef object _arrow_type
+    cdef object lock
+    cdef object empty
+
+    @property
+    def arrow_type(self):
+        return self._arrow_type
+
+    def encode_column(self, array, prefix=b"", schema_id=None):
+        """Every non-null row's encoding, after ``prefix``, as one ``binary`` array (null where
+        ``array`` is null); see :meth:`~spark_kafka_py.formats.avro.encoder.AvroEncoder.encode_column`.
+
+        Raises:
+            AvroEncodeError: a row does not fit (``index``: its position in ``array``).
+            OverflowError: the payloads exceed a ``binary`` array's 2 GiB.
+        """
+        cdef bytes pre = bytes(prefix)
+        cdef const char* pre_data = PyBytes_AS_STRING(pre)
+        cdef Py_ssize_t pre_size = PyBytes_GET_SIZE(pre)
+        cdef Py_ssize_t n = len(array)
+        cdef Py_ssize_t i, offset
+        cdef const uint8_t* validity = NULL
+        cdef bint all_null = pa.types.is_null(array.type)
+        cdef Buf out = Buf()
+        cdef Node root = self.root
+        cdef int32_t* offsets
+        cdef uint8_t* bits
+        offsets_bytes = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
+        offsets = <int32_t*>PyBytes_AS_STRING(offsets_bytes)
+        offsets[0] = 0
+        null_count = n if all_null else array.null_count
+        if null_count and not all_null:
+            validity = _address(array.buffers()[0])
+        offset = array.offset
+        with self.lock:
+            root.bind(array)
+            try:
+                for i in range(n):
+                    if all_null or (
+                        validity != NULL and not _bit(validity, offset + i)
+                    ):
+                        offsets[i + 1] = <int32_t>out.size
+                        continue
+                    out.put(pre_data, pre_size)
+                    try:
+                        root.write(out, i)
+                    except _Misfit as misfit:
+                        raise AvroEncodeError(i, misfit.path, misfit.reason, schema_id) from None
+                    if out.size > INT32_MAX:
+                        raise OverflowError(
+                            "the encoded payloads exceed a binary array's 2 GiB"
+                        )
+                    offsets[i + 1] = <int32_t>out.size
+            finally:
+                root.bind(self.empty)  # no array kept alive between calls
+        validity_buffer = None
+        if null_count:
+            bitmap = PyBytes_FromStringAndSize(NULL, (n + 7) >> 3)
+            bits = <uint8_t*>PyBytes_AS_STRING(bitmap)
+            memset(bits, 0, (n + 7) >> 3)
+            if not all_null:
+                for i in range(n):
+                    if _bit(validity, offset + i):
+                        bits[i >> 3] |= <uint8_t>(1 << (i & 7))
+            validity_buffer = pa.py_buffer(bitmap)
+        data = PyBytes_FromStringAndSize(<char*>out.data, out.size)
+        return pa.Array.from_buffers(
+            pa.binary(),
+            n,
+            [validity_buffer, pa.py_buffer(offsets_bytes), pa.py_buffer(data)],
+            null_count=null_count,
+        )
+
+
+def plan(schema, arrow_type):
+    """The accelerated plan of ``schema`` written from ``arrow_type``, or None when the pair
+    needs what only the reference does (a dictionary, a union of members, decimal256, ...).
+    Call it only after the reference's plan was built (its schema errors come first)."""
+    cdef EncodePlan p = EncodePlan()
+    try:
+        p.root = _Planner(schema).plan(arrow_type, schema.root, "")
+    except _Unsupported:
+        return None
+    p._arrow_type = arrow_type
+    p.empty = pa.array([], type=arrow_type)
+    p.lock = threading.Lock()
+    return p
