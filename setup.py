@@ -1,5 +1,6 @@
-"""Build glue for the optional accelerated record decoder (``spark_kafka_py.records._accel``)
-and Avro decoder (``spark_kafka_py.formats.avro._accel``).
+"""Build glue for the optional accelerated record decoder (``spark_kafka_py.records._accel``),
+Avro decoder (``spark_kafka_py.formats.avro._accel``) and Avro encoder
+(``spark_kafka_py.formats.avro._encode_accel``).
 
 Everything else is in ``pyproject.toml``. The extension is optional: when Cython is missing,
 or compiling fails (no C compiler), the build goes on without it and the package runs on the

@@ -41,7 +41,8 @@ import threading
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdint cimport INT32_MAX, INT64_MAX
-from libc.stdlib cimport free, realloc
+from cpython.object cimport PyObject
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 from libc.math cimport isfinite, fabs
 
@@ -73,6 +74,7 @@ cdef extern from *:
     }
     """
     ctypedef long long ske_int128
+    int __builtin_clzll(unsigned long long) nogil
     ske_int128 ske_pow10[39]
     void ske_init_pow10()
 
@@ -442,6 +444,15 @@ cdef class DecimalNode(Node):
                 self.path, f"{self.value(i)} is beyond the decimal's precision {self.precision}"
             )
         u = -magnitude if negative else magnitude
+        if self.size < 0:
+            # minimal: (bit length of u, or of ~u when negative, + 8) // 8 bytes
+            width = ((_bit_length(~u if negative else u) + 8) >> 3)
+            out.varint(width)
+            out.reserve(width)
+            for k in range(width):
+                out.data[out.size + width - 1 - k] = <uint8_t>(<uint64_t>(u >> (8 * k)) & 0xFF)
+            out.size += width
+            return 0
         for k in range(16):
             be[15 - k] = <uint8_t>((<uint64_t>(u >> (8 * k))) & 0xFF)
         if self.size >= 0:
@@ -451,29 +462,40 @@ cdef class DecimalNode(Node):
                 memset(out.data + out.size, 0xFF if negative else 0, self.size - 16)
                 out.size += self.size - 16
                 return out.put(be, 16)
-            return out.put(be + 16 - self.size, self.size)
-        # minimal: drop leading bytes equal to the sign while the next keeps the sign bit
-        width = 16
-        while width > 1:
-            k = 16 - width
-            if negative:
-                if be[k] == 0xFF and be[k + 1] & 0x80:
-                    width -= 1
-                    continue
-            elif be[k] == 0 and not be[k + 1] & 0x80:
-                width -= 1
-                continue
-            break
-        out.varint(width)
-        return out.put(be + 16 - width, width)
+        return out.put(be + 16 - self.size, self.size)
+
+
+cdef inline int _bit_length(ske_int128 x) noexcept:
+    """Bits of a non-negative ``x`` (Python's ``int.bit_length``)."""
+    cdef uint64_t high = <uint64_t>(x >> 64)
+    cdef uint64_t low = <uint64_t>x
+    if high:
+        return 128 - __builtin_clzll(high)
+    if low:
+        return 64 - __builtin_clzll(low)
+    return 0
 
 
 cdef class RecordNode(Node):
-    """A record: each Avro field's node on its Arrow child (or its absent null's bytes)."""
+    """A record: each Avro field's node on its Arrow child (an absent field: a
+    :class:`ConstNode` of its null's bytes)."""
 
-    cdef list fields  # Node, or bytes for an absent field
+    cdef list fields  # Node per Avro field (kept alive here)
     cdef list slots  # the Arrow child's index, or None
     cdef int count
+    cdef PyObject** nodes  # the fields' nodes, borrowed from ``fields``
+
+    def __dealloc__(self):
+        free(self.nodes)
+
+    cdef int seal(self) except -1:
+        self.count = len(self.fields)
+        self.nodes = <PyObject**>malloc(max(self.count, 1) * sizeof(PyObject*))
+        if self.nodes == NULL:
+            raise MemoryError()
+        for k, node in enumerate(self.fields):
+            self.nodes[k] = <PyObject*>node
+        return 0
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
@@ -485,17 +507,9 @@ cdef class RecordNode(Node):
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        cdef Node node
-        cdef bytes absent
         cdef int k
         for k in range(self.count):
-            field = self.fields[k]
-            if type(field) is bytes:
-                absent = field
-                out.put(PyBytes_AS_STRING(absent), PyBytes_GET_SIZE(absent))
-            else:
-                node = field
-                node.write(out, i)
+            (<Node>self.nodes[k]).write(out, i)
         return 0
 
 
@@ -745,6 +759,7 @@ cdef class _Planner:
 
     cdef Node record(self, arrow, t, str path):
         cdef RecordNode node = RecordNode()
+        cdef ConstNode constant
         names = [arrow.field(i).name for i in range(arrow.num_fields)]
         node.fields = []
         node.slots = []
@@ -752,11 +767,14 @@ cdef class _Planner:
             slot = _slot(f.name, names)
             where = f"{path}/{f.name}"
             if slot is None:
-                node.fields.append(self.absent(f.type))
+                constant = ConstNode()
+                constant.data = self.absent(f.type)
+                constant.path = where
+                node.fields.append(constant)
             else:
                 node.fields.append(self.plan(arrow.field(slot).type, f.type, where))
             node.slots.append(slot)
-        node.count = len(node.fields)
+        node.seal()
         node.path = path
         return node
 
@@ -867,25 +885,21 @@ cdef class EncodePlan:
         if null_count and not all_null:
             validity = _address(array.buffers()[0])
         offset = array.offset
+        i = 0
         with self.lock:
             root.bind(array)
             try:
                 for i in range(n):
-                    if all_null or (
-                        validity != NULL and not _bit(validity, offset + i)
-                    ):
+                    if all_null or (validity != NULL and not _bit(validity, offset + i)):
                         offsets[i + 1] = <int32_t>out.size
                         continue
                     out.put(pre_data, pre_size)
-                    try:
-                        root.write(out, i)
-                    except _Misfit as misfit:
-                        raise AvroEncodeError(i, misfit.path, misfit.reason, schema_id) from None
+                    root.write(out, i)
                     if out.size > INT32_MAX:
-                        raise OverflowError(
-                            "the encoded payloads exceed a binary array's 2 GiB"
-                        )
+                        raise OverflowError("the encoded payloads exceed a binary array's 2 GiB")
                     offsets[i + 1] = <int32_t>out.size
+            except _Misfit as misfit:
+                raise AvroEncodeError(i, misfit.path, misfit.reason, schema_id) from None
             finally:
                 root.bind(self.empty)  # no array kept alive between calls
         validity_buffer = None
