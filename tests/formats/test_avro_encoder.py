@@ -235,6 +235,17 @@ def test_seconds_beyond_a_long_of_microseconds_fail_the_row() -> None:
     assert info.value.index == 1
 
 
+def test_seconds_beyond_a_long_of_milliseconds_fail_the_row() -> None:
+    """2**62 s is 4.6e21 ms, past a long: refused, not written as an over-long varint."""
+    schema = _schema({"type": "long", "logicalType": "timestamp-millis"})
+    array = pa.array([-5, 2**62], type=pa.timestamp("s", tz="UTC"))
+    assert encode(schema, array[:1]) == [bytes([0x8F, 0x4E])]  # -5000: zig-zag 9999
+    with pytest.raises(AvroEncodeError, match="outside Avro long's range") as info:
+        encode(schema, array)
+    assert info.value.index == 1
+    assert info.value.reason.startswith(f"{2**62 * 1000} is outside")
+
+
 @pytest.mark.parametrize(
     ("schema", "arrow", "good", "bad"),
     [

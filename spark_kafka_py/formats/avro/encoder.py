@@ -57,7 +57,8 @@ union's branch 2); nothing is returned then (a sink writes no half batch). An Ar
 cannot be written with the schema at all raises :class:`IncompatibleSchemaError` when the plan
 is built.
 
-An encoder holds no state between calls; it may be shared between threads.
+An encoder holds no state between calls; it may be shared between threads (the accelerated
+plan binds a column's buffers under a lock for the length of a call).
 
 Acceleration: :meth:`AvroEncoder.encode_column` (the sink's path: one ``binary`` array, each
 payload after an optional framing prefix, null rows left null) runs the plan of the optional
