@@ -18,8 +18,8 @@ binary/large_binary/fixed_size_binary; ``decimal`` on bytes or fixed from decima
 precision up to 38); enums from strings; records (fields matched by the reference's rules,
 absent nullable fields written null), arrays from list/large_list, maps from map<string, X>;
 unions mapped to one Arrow type (``[null, X]``, ``[int, long]``/``[float, double]`` by the
-Arrow width). Not supported (the pure plan runs): dictionary arrays, unions written from a
-struct of members, decimal256.
+Arrow width) and unions written from the decoder's struct of members (the first member set).
+Not supported (the pure plan runs): dictionary arrays, decimal256.
 
 How: the plan is a tree of nodes built once per pair. Each call binds the tree to the
 column's arrays (the addresses of their validity bitmaps, offsets and values, with each
@@ -581,6 +581,38 @@ cdef class UnionNode(Node):
         return self.inner.put(out, i)
 
 
+cdef class MemberUnionNode(Node):
+    """A union written from the decoder's struct of members: the first member set writes its
+    branch's index and its encoding; none set writes the null branch's index (or fails)."""
+
+    cdef list members  # Node per struct field, in order
+    cdef list index_bytes  # bytes per member: its branch's index
+    cdef bytes null_bytes  # None: no null branch
+
+    cdef int bind(self, object array) except -1:
+        Node.bind(self, array)
+        cdef Node node
+        for n, node in enumerate(self.members):
+            node.bind(array.field(n))
+        return 0
+
+    cdef int write(self, Buf out, Py_ssize_t i) except -1:
+        cdef Node member
+        cdef bytes index
+        if self.validity != NULL and not _bit(self.validity, self.offset + i):
+            if self.null_bytes is None:
+                raise _Misfit(self.path, "a null where the union has no null branch")
+            return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
+        for n, member in enumerate(self.members):
+            if member.validity == NULL or _bit(member.validity, member.offset + i):
+                index = self.index_bytes[n]
+                out.put(PyBytes_AS_STRING(index), PyBytes_GET_SIZE(index))
+                return member.put(out, i)
+        if self.null_bytes is None:
+            raise _Misfit(self.path, "a union value with no member set")
+        return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
+
+
 # -- the planner (mirrors the reference's decisions; the reference already checked the pair) ----
 
 
@@ -806,7 +838,7 @@ cdef class _Planner:
             constant.path = path
             return constant
         if shape.kind == "struct":
-            raise _Unsupported("a union of members")
+            return self.member_union(arrow, t, branches, shape.branches, null_index, path)
         index = shape.branches[0]
         if shape.kind in ("long", "double"):
             index = self.by_width(arrow, t, shape.branches)
@@ -816,6 +848,22 @@ cdef class _Planner:
         node.inner.path = f"{path}/{index}"
         node.index_bytes = _varint_bytes(index)
         node.null_bytes = None if null_index is None else _varint_bytes(null_index)
+        return node
+
+    cdef Node member_union(self, arrow, t, branches, members, null_index, str path):
+        cdef MemberUnionNode node = MemberUnionNode()
+        cdef Node member
+        if not pa.types.is_struct(arrow) or arrow.num_fields != len(members):
+            raise _Unsupported(str(arrow))
+        node.members = []
+        node.index_bytes = []
+        for n, i in enumerate(members):
+            member = self.plain(arrow.field(n).type, branches[i], f"{path}/{i}")
+            member.path = f"{path}/{i}"
+            node.members.append(member)
+            node.index_bytes.append(_varint_bytes(i))
+        node.null_bytes = None if null_index is None else _varint_bytes(null_index)
+        node.path = path
         return node
 
     cdef int by_width(self, arrow, t, candidates) except -1:
