@@ -179,3 +179,40 @@ class JsonDecodeError(JsonError):
         super().__init__(f"record {index}: {reason}")
         self.index = index
         self.reason = reason
+
+
+class ProtobufError(FormatError):
+    """Base class of the Protobuf errors (descriptors, schema mapping, payloads)."""
+
+
+class ProtobufSchemaError(ProtobufError):
+    """A Protobuf schema cannot be used: ``.proto`` text protoc refuses, a descriptor set that
+    does not parse or lacks a dependency, a message name not in it, or a message that cannot
+    be mapped to Spark types (a recursive field without ``recursive.fields.max.depth``, as
+    spark-protobuf's ``SchemaConverters`` refuses it; an option value out of range).
+
+    Attributes:
+        reason: what is wrong.
+        where: the message or field concerned (its full name), or the option; may be empty.
+    """
+
+    def __init__(self, reason: str, where: str = "") -> None:
+        super().__init__(f"{reason} (at {where})" if where else reason)
+        self.reason = reason
+        self.where = where
+
+
+class ProtobufDecodeError(ProtobufError):
+    """A payload does not parse as the message (``FAILFAST``; spark-protobuf raises
+    ``MALFORMED_PROTOBUF_MESSAGE`` for the same bytes), or its message indexes do not name a
+    message of the schema.
+
+    Attributes:
+        index: the payload's position in the column being decoded (0-based).
+        reason: what is wrong.
+    """
+
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(f"record {index}: {reason}")
+        self.index = index
+        self.reason = reason

@@ -756,3 +756,40 @@ def spark_avro_jars(spark_version: str | None = None) -> list[Path]:
 
     coords = [f"org.apache.spark:spark-avro_2.13:{spark_version}"]
     return [a.path for a in resolve_artifacts(f"spark-avro-{spark_version}", coords, keep=keep)]
+
+
+def spark_protobuf_jars(spark_version: str | None = None) -> list[Path]:
+    """Jars of Spark's Protobuf module (``from_protobuf``/``to_protobuf``), for ``spark.jars``.
+
+    Resolves ``org.apache.spark:spark-protobuf_2.13:<version>`` with its transitive
+    dependencies, filtered as :func:`spark_avro_jars` does: every ``org.apache.spark`` artifact
+    but ``spark-protobuf`` itself, Scala/SLF4J/log4j, and any artifact whose jar pyspark ships.
+    spark-protobuf shades its protobuf-java, so what remains is typically ``spark-protobuf``
+    alone.
+
+    Args:
+        spark_version: spark-protobuf version; default: the version chosen for the Kafka
+            connector (see :func:`spark_avro_jars`).
+
+    Returns:
+        Absolute jar paths, joined with ``,`` for ``spark.jars``.
+
+    Raises:
+        JarResolutionError: Maven failed (e.g. that version of spark-protobuf is not on
+            Central) or no fitting version exists.
+    """
+    if spark_version is None:
+        import pyspark
+
+        spark_version = _connector_version(pyspark.__version__)
+    shipped = _pyspark_jar_names()
+
+    def keep(a: Artifact) -> bool:
+        if a.group_id == "org.apache.spark":
+            return a.artifact_id == "spark-protobuf_2.13"
+        if a.artifact_id.startswith(SPARK_ALWAYS_EXCLUDED_PREFIXES):
+            return False
+        return not _shipped_by_spark(a, shipped)
+
+    coords = [f"org.apache.spark:spark-protobuf_2.13:{spark_version}"]
+    return [a.path for a in resolve_artifacts(f"spark-protobuf-{spark_version}", coords, keep=keep)]

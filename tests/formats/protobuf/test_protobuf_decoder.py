@@ -1,0 +1,428 @@
+"""The Protobuf decoder and type mapping against spark-protobuf's rules, written here by hand.
+
+Expected values are typed in from spark-protobuf's documented behaviour (``ProtobufOptions``'
+comments, ``SchemaConverters``, ``ProtobufDeserializer``), never computed by the code under
+test; payloads are built by the protobuf package's own serializer or typed in as wire bytes
+(the Protobuf encoding specification) for what its serializer never writes (a zero on the
+wire, duplicate map keys, an unknown enum number, malformed bytes). Generated messages are
+also checked against protobuf's ``json_format`` reader (an independent reading of the same
+bytes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from google.protobuf import json_format, message_factory
+from google.protobuf.message import Message
+
+from spark_kafka_py.formats.errors import ProtobufDecodeError, ProtobufSchemaError
+from spark_kafka_py.formats.protobuf import (
+    ProtobufDecoder,
+    ProtobufOptions,
+    ProtobufSchema,
+    arrow_type,
+    compile_proto,
+    decode_protobuf,
+    load_descriptor_set,
+    parse_base64_file_descriptor,
+    parse_descriptor_set,
+    parse_proto,
+    to_spark,
+)
+
+ALL_TYPES = """
+syntax = "proto3";
+package t;
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/duration.proto";
+import "google/protobuf/wrappers.proto";
+message Inner { string s = 1; int32 i = 2; }
+message All {
+  enum Color { RED = 0; GREEN = 1; BLUE = 2; }
+  int32 i32 = 1;
+  uint32 u32 = 2;
+  uint64 u64 = 3;
+  optional string opt = 4;
+  bytes raw = 5;
+  repeated int64 longs = 6;
+  map<string, Inner> by_name = 7;
+  Color color = 8;
+  oneof choice { string text = 9; Inner inner = 10; }
+  google.protobuf.Timestamp ts = 11;
+  google.protobuf.Duration dur = 12;
+  google.protobuf.Int32Value wrapped = 13;
+  float f32 = 14;
+  repeated Inner inners = 15;
+  fixed32 fx32 = 16;
+  sint64 s64 = 17;
+  double f64 = 18;
+  bool flag = 19;
+  repeated Color colors = 20;
+  map<int32, string> names = 21;
+}
+"""
+
+PERSON = """
+syntax = "proto3";
+package t;
+message Person { string name = 1; Person bff = 2; }
+"""
+
+UTC = dt.timezone.utc
+
+
+def _cls(schema: ProtobufSchema, name: str) -> type[Message]:
+    return message_factory.GetMessageClass(schema.pool.FindMessageTypeByName(name))
+
+
+@pytest.fixture(scope="module")
+def all_types() -> ProtobufSchema:
+    return parse_proto(ALL_TYPES)
+
+
+def _ddl(spark: dict[str, Any]) -> str:
+    """A compact rendering of Spark type JSON, written here to compare with hand-typed DDL."""
+
+    def render(t: Any) -> str:
+        if isinstance(t, str):
+            return t
+        if t["type"] == "struct":
+            return (
+                "struct<"
+                + ",".join(
+                    f"{f['name']}:{render(f['type'])}{'' if f['nullable'] else ' not null'}"
+                    for f in t["fields"]
+                )
+                + ">"
+            )
+        if t["type"] == "array":
+            return f"array<{render(t['elementType'])}{'' if t['containsNull'] else ' not null'}>"
+        return (
+            f"map<{render(t['keyType'])},{render(t['valueType'])}"
+            f"{'' if t['valueContainsNull'] else ' not null'}>"
+        )
+
+    return render(spark)
+
+
+def test_mapping_as_spark_protobuf_maps_it(all_types: ProtobufSchema) -> None:
+    got = _ddl(to_spark(all_types.message("t.All")))
+    want = (
+        "struct<i32:integer,u32:integer,u64:long,opt:string,raw:binary,"
+        "longs:array<long not null>,by_name:map<string,struct<s:string,i:integer> not null>,"
+        "color:string,text:string,inner:struct<s:string,i:integer>,ts:timestamp,"
+        "dur:interval day to second,wrapped:struct<value:integer>,f32:float,"
+        "inners:array<struct<s:string,i:integer> not null>,fx32:integer,s64:long,f64:double,"
+        "flag:boolean,colors:array<string not null>,names:map<integer,string not null>>"
+    )
+    assert got == want
+    assert json.loads(json.dumps(to_spark(all_types.message("t.All"))))["type"] == "struct"
+
+
+def test_mapping_options(all_types: ProtobufSchema) -> None:
+    o = ProtobufOptions.from_map(
+        {
+            "enums.as.ints": "true",
+            "upcast.unsigned.ints": "TRUE",
+            "unwrap.primitive.wrapper.types": "true",
+        }
+    )
+    got = _ddl(to_spark(all_types.message("All"), o))
+    assert got.startswith("struct<i32:integer,u32:long,u64:decimal(20,0),")
+    assert ",color:integer," in got
+    assert ",wrapped:integer," in got
+    assert ",fx32:integer," in got  # fixed32 is not upcast (only uint32 is)
+    assert ",colors:array<integer not null>," in got
+
+
+def test_arrow_types(all_types: ProtobufSchema) -> None:
+    t = arrow_type(all_types.message("t.All"))
+    assert t.field("ts").type == pa.timestamp("us", tz="UTC")
+    assert t.field("dur").type == pa.duration("us")
+    assert t.field("longs").type == pa.list_(pa.field("element", pa.int64(), nullable=False))
+    assert t.field("by_name").type.item_field.nullable is False
+
+
+@pytest.mark.parametrize(
+    ("depth", "want"),
+    [
+        # ProtobufOptions' own examples for `message Person { string name; Person friend }`
+        (1, "struct<name:string>"),
+        (2, "struct<name:string,bff:struct<name:string>>"),
+        (3, "struct<name:string,bff:struct<name:string,bff:struct<name:string>>>"),
+    ],
+)
+def test_recursion_truncated_at_the_depth(depth: int, want: str) -> None:
+    schema = parse_proto(PERSON)
+    o = ProtobufOptions(recursive_fields_max_depth=depth)
+    assert _ddl(to_spark(schema.message("t.Person"), o)) == want
+
+
+@pytest.mark.parametrize("depth", [-1, 0, 11])
+def test_recursion_refused_by_default_and_out_of_range(depth: int) -> None:
+    schema = parse_proto(PERSON)
+    with pytest.raises(ProtobufSchemaError, match="recursive"):
+        to_spark(schema.message("t.Person"), ProtobufOptions(recursive_fields_max_depth=depth))
+
+
+def test_recursive_rows_truncated() -> None:
+    schema = parse_proto(PERSON)
+    Person = _cls(schema, "t.Person")
+    p = Person(name="a", bff=Person(name="b", bff=Person(name="c")))
+    o = ProtobufOptions(recursive_fields_max_depth=2)
+    got = decode_protobuf([p.SerializeToString()], schema, "t.Person", o).to_pylist()
+    assert got == [{"name": "a", "bff": {"name": "b"}}]
+
+
+def test_empty_message_dropped_or_retained() -> None:
+    schema = parse_proto(
+        'syntax = "proto3"; package e; message A {} message B { A a = 1; string name = 2; }'
+    )
+    assert _ddl(to_spark(schema.message("e.B"))) == "struct<name:string>"
+    o = ProtobufOptions(retain_empty_message_types=True)
+    assert _ddl(to_spark(schema.message("e.B"), o)) == (
+        "struct<a:struct<__dummy_field_in_empty_struct:string>,name:string>"
+    )
+
+
+def test_rows(all_types: ProtobufSchema) -> None:
+    All = _cls(all_types, "t.All")
+    m = All(
+        i32=-5,
+        u32=2**32 - 1,
+        u64=2**64 - 1,
+        opt="",
+        raw=b"\x00\xff",
+        longs=[1, -2],
+        color=1,
+        inner={"s": "x"},
+        f32=1.5,
+        inners=[{"i": 3}],
+        fx32=2**31,
+        s64=-7,
+        f64=-0.0,
+        flag=True,
+        colors=[2, 0],
+    )
+    m.by_name["k"].i = 4
+    m.ts.seconds, m.ts.nanos = 10, 1500
+    m.dur.seconds, m.dur.nanos = -1, -1500
+    m.wrapped.value = 0
+    m.names[7] = "seven"
+    rows = decode_protobuf([m.SerializeToString(), b"", None], all_types, "t.All").to_pylist()
+    assert rows[0] == {
+        "i32": -5,
+        "u32": -1,  # Java's int of the same bits
+        "u64": -1,
+        "opt": "",  # proto3 optional: present, even empty
+        "raw": b"\x00\xff",
+        "longs": [1, -2],
+        "by_name": [("k", {"s": None, "i": 4})],
+        "color": "GREEN",
+        "text": None,
+        "inner": {"s": "x", "i": None},
+        "ts": dt.datetime(1970, 1, 1, 0, 0, 10, 1, tzinfo=UTC),
+        "dur": dt.timedelta(microseconds=-1_000_002),  # -1 s - 1500 ns, floored
+        "wrapped": {"value": None},  # Int32Value(0): present, its value not on the wire
+        "f32": 1.5,
+        "inners": [{"s": None, "i": 3}],
+        "fx32": -(2**31),
+        "s64": -7,
+        "f64": -0.0,
+        "flag": True,
+        "colors": ["BLUE", "RED"],
+        "names": [(7, "seven")],
+    }
+    empty = dict.fromkeys(rows[0])
+    empty.update(longs=[], by_name=[], inners=[], colors=[], names=[])
+    assert rows[1] == empty
+    assert rows[2] is None
+
+
+def test_emit_default_values_and_enums_as_ints(all_types: ProtobufSchema) -> None:
+    o = ProtobufOptions(emit_default_values=True, enums_as_ints=True)
+    (row,) = decode_protobuf([b""], all_types, "t.All", o).to_pylist()
+    # implicit-presence scalars read as their zero; fields with presence stay null
+    assert row["i32"] == 0 and row["u64"] == 0 and row["raw"] == b"" and row["flag"] is False
+    assert row["color"] == 0 and row["f64"] == 0.0
+    assert row["opt"] is None and row["text"] is None and row["inner"] is None
+    assert row["ts"] is None and row["wrapped"] is None
+
+
+def test_spark_doc_example_of_emit_default_values() -> None:
+    schema = parse_proto(
+        'syntax = "proto3"; message Person { string name = 1; int64 age = 2;'
+        " optional string middle_name = 3; optional int64 salary = 4; }"
+    )
+    payload = _cls(schema, "Person")(age=0, middle_name="").SerializeToString()
+    plain = decode_protobuf([payload], schema, "Person").to_pylist()
+    assert plain == [{"name": None, "age": None, "middle_name": "", "salary": None}]
+    emit = decode_protobuf([payload], schema, "Person", ProtobufOptions(emit_default_values=True))
+    assert emit.to_pylist() == [{"name": "", "age": 0, "middle_name": "", "salary": None}]
+
+
+def test_wire_order_duplicate_map_keys_zero_on_wire_unknown_enum(
+    all_types: ProtobufSchema,
+) -> None:
+    # field 21 map<int32,string>: two entries with key 1 ("a" then "b"), then key 0 unset
+    entry_a = bytes([0x08, 0x01, 0x12, 0x01]) + b"a"
+    entry_b = bytes([0x08, 0x01, 0x12, 0x01]) + b"b"
+    entry_empty = b""
+    payload = b"".join(bytes([0xAA, 0x01, len(e)]) + e for e in (entry_a, entry_b, entry_empty))
+    payload += bytes([0x08, 0x00])  # i32 = 0 written explicitly: still not present
+    payload += bytes([0x40, 0x09])  # color = 9: no such value in the (open) enum
+    (row,) = decode_protobuf([payload], all_types, "t.All").to_pylist()
+    assert row["names"] == [(1, "a"), (1, "b"), (0, "")]
+    assert row["i32"] is None
+    assert row["color"] == "UNKNOWN_ENUM_VALUE_Color_9"
+
+
+def test_failfast_names_the_record_and_permissive_nulls_it(all_types: ProtobufSchema) -> None:
+    good = _cls(all_types, "t.All")(i32=1).SerializeToString()
+    bad = bytes([0x0A, 0x05, 0x01])  # a length past the end
+    with pytest.raises(ProtobufDecodeError) as e:
+        decode_protobuf([good, bad], all_types, "t.All")
+    assert e.value.index == 1
+    o = ProtobufOptions.from_map({"mode": "permissive"})
+    rows = decode_protobuf([good, bad], all_types, "t.All", o).to_pylist()
+    assert rows[0]["i32"] == 1 and rows[1] is None
+
+
+def test_uint64_upcast_to_decimal(all_types: ProtobufSchema) -> None:
+    m = _cls(all_types, "t.All")(u64=2**64 - 1, u32=2**32 - 1)
+    o = ProtobufOptions(upcast_unsigned_ints=True)
+    (row,) = decode_protobuf([m.SerializeToString()], all_types, "t.All", o).to_pylist()
+    assert row["u64"] == Decimal(2**64 - 1) and row["u32"] == 2**32 - 1
+
+
+def test_unwrapped_wrappers(all_types: ProtobufSchema) -> None:
+    o = ProtobufOptions(unwrap_primitive_wrapper_types=True)
+    m = _cls(all_types, "t.All")()
+    m.wrapped.value = 0
+    rows = decode_protobuf([m.SerializeToString(), b""], all_types, "t.All", o).to_pylist()
+    # ProtobufOptions: nil => nil, Int32Value(0) => 0
+    assert rows[0]["wrapped"] == 0 and rows[1]["wrapped"] is None
+
+
+# --- descriptors -------------------------------------------------------------------------
+
+
+def test_imports_and_descriptor_set_forms(tmp_path: Path) -> None:
+    dep = 'syntax = "proto3"; package d; message Dep { int32 x = 1; }'
+    main = 'syntax = "proto3"; package m; import "d/dep.proto"; message M { d.Dep dep = 1; }'
+    raw = compile_proto(main, {"d/dep.proto": dep}, name="m.proto")
+    (tmp_path / "set.desc").write_bytes(raw)
+    for schema in (parse_descriptor_set(raw), load_descriptor_set(tmp_path / "set.desc")):
+        assert schema.message().full_name == "m.M"
+        assert _ddl(to_spark(schema.message("m.M"))) == "struct<dep:struct<x:integer>>"
+
+
+def test_base64_file_descriptor() -> None:
+    import base64
+
+    from google.protobuf import descriptor_pb2
+
+    schema = parse_proto(ALL_TYPES)
+    proto = descriptor_pb2.FileDescriptorProto()
+    schema.pool.FindFileByName("schema.proto").CopyToProto(proto)
+    again = parse_base64_file_descriptor(base64.b64encode(proto.SerializeToString()))
+    assert _ddl(to_spark(again.message("t.All"))) == _ddl(to_spark(schema.message("t.All")))
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: parse_proto("syntax = 'proto3'; message {"), "protoc refused"),
+        (lambda: parse_proto('syntax = "proto3"; import "nope.proto"; message A {}'), "protoc"),
+        (lambda: parse_descriptor_set(b"\xff\xff\xff"), "FileDescriptorSet"),
+        (lambda: parse_descriptor_set(b""), "empty"),
+        (lambda: parse_base64_file_descriptor("***"), "base64"),
+        (lambda: parse_proto(PERSON).message("t.Nobody"), "no message"),
+        (lambda: parse_proto(PERSON).message_by_indexes([1]), "message index 1"),
+    ],
+)
+def test_schema_errors(call: Any, match: str) -> None:
+    with pytest.raises(ProtobufSchemaError, match=match):
+        call()
+
+
+def test_message_by_indexes() -> None:
+    schema = parse_proto(
+        'syntax = "proto3"; message A { message B {} message C { message D {} } } message E {}'
+    )
+    assert schema.message_by_indexes([0]).full_name == "A"
+    assert schema.message_by_indexes([1]).full_name == "E"
+    assert schema.message_by_indexes([0, 1, 0]).full_name == "A.C.D"
+
+
+# --- generated messages against json_format ------------------------------------------------
+
+
+def _random_all(rng: random.Random, All: type[Message]) -> Message:
+    m = All()
+    if rng.random() < 0.7:
+        m.i32 = rng.randint(-(2**31), 2**31 - 1)
+    if rng.random() < 0.5:
+        m.s64 = rng.randint(-(2**63), 2**63 - 1)
+    if rng.random() < 0.5:
+        m.opt = rng.choice(["", "é", "abc"])
+    if rng.random() < 0.5:
+        m.text = "t"
+    elif rng.random() < 0.5:
+        m.inner.i = rng.randint(-3, 3)
+    m.longs.extend(rng.randint(-(2**63), 2**63 - 1) for _ in range(rng.randint(0, 3)))
+    for _ in range(rng.randint(0, 3)):
+        m.names[rng.randint(-5, 5)] = rng.choice(["x", "", "yz"])
+    if rng.random() < 0.5:
+        m.color = rng.randint(0, 2)
+    if rng.random() < 0.5:
+        m.f64 = rng.choice([0.5, -3.25, 1e300])
+    if rng.random() < 0.5:
+        m.ts.seconds = rng.randint(-(10**10), 10**10)
+        m.ts.nanos = rng.randint(0, 999_999_999)
+    return m
+
+
+def _spark_view_of_json(d: dict[str, Any]) -> dict[str, Any]:
+    """json_format's dict (proto field names, defaults omitted) in Spark's view, by rules
+    written here: int64s are strings in JSON, timestamps RFC 3339 strings, maps objects."""
+    row: dict[str, Any] = {}
+    row["i32"] = d.get("i32")
+    row["s64"] = int(d["s64"]) if "s64" in d else None
+    row["opt"] = d.get("opt")
+    row["text"] = d.get("text")
+    row["inner"] = {"s": d["inner"].get("s"), "i": d["inner"].get("i")} if "inner" in d else None
+    row["longs"] = [int(x) for x in d.get("longs", [])]
+    row["names"] = {int(k): (v or None) and v for k, v in d.get("names", {}).items()}
+    row["color"] = d.get("color")
+    row["f64"] = d.get("f64")
+    if "ts" in d:
+        text = d["ts"].rstrip("Z")
+        whole, _, frac = text.partition(".")
+        base = dt.datetime.fromisoformat(whole).replace(tzinfo=UTC)
+        row["ts"] = base + dt.timedelta(microseconds=int((frac + "000000000")[:6]))
+    else:
+        row["ts"] = None
+    return row
+
+
+def test_generated_messages_as_json_format_reads_them(all_types: ProtobufSchema) -> None:
+    rng = random.Random(27)
+    All = _cls(all_types, "t.All")
+    messages = [_random_all(rng, All) for _ in range(300)]
+    decoder = ProtobufDecoder(all_types, all_types.message("t.All"))
+    rows = decoder.decode([m.SerializeToString() for m in messages]).to_pylist()
+    for m, row in zip(messages, rows, strict=True):
+        want = _spark_view_of_json(json_format.MessageToDict(m, preserving_proto_field_name=True))
+        got = {k: row[k] for k in want}
+        got["names"] = {k: v for k, v in got["names"]}
+        want["names"] = {k: v if v else "" for k, v in want["names"].items()}
+        assert got == want
