@@ -13,10 +13,10 @@ import pytest
 from google.protobuf import message_factory
 
 from spark_kafka_py.formats.errors import FramingError
-from spark_kafka_py.formats.protobuf import framing
 from spark_kafka_py.formats.protobuf import (
     ProtobufDecoder,
     ProtobufSchema,
+    framing,
     parse_base64_file_descriptor,
     parse_proto,
 )
