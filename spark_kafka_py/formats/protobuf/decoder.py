@@ -163,7 +163,12 @@ class ProtobufDecoder:
         self.arrow_type: pa.DataType = node.arrow
         self.spark_type: Any = node.spark
         self._cls = schema.decode_class(message)
-        self._convert = _message_converter(node.fields, self.options.emit_default_values)
+        emit = self.options.emit_default_values
+        self._convert = _message_converter(node.fields, emit)
+        self._columns = [
+            (_field_reader(f, emit), self.arrow_type.field(i).type)
+            for i, f in enumerate(node.fields)
+        ]
 
     def decode_one(self, payload: bytes | bytearray | memoryview, index: int = 0) -> Any:
         """One payload as the Python value Arrow takes for :attr:`arrow_type` (a dict).
@@ -187,19 +192,33 @@ class ProtobufDecoder:
             ProtobufDecodeError: ``FAILFAST`` and a payload that does not parse (its index).
         """
         permissive = self.options.mode == PERMISSIVE
-        rows: list[Any] = []
-        append = rows.append
+        parse = self._cls.FromString
+        parsed: list[Message | None] = []
+        append = parsed.append
         for i, p in enumerate(payloads):
             if p is None:
                 append(None)
                 continue
             try:
-                append(self.decode_one(p, i))
-            except ProtobufDecodeError:
+                append(parse(p if isinstance(p, bytes) else bytes(p)))
+            except DecodeError as e:
                 if not permissive:
-                    raise
+                    raise ProtobufDecodeError(i, f"malformed Protobuf message: {e}") from e
                 append(None)
-        return pa.array(rows, type=self.arrow_type)
+        # column by column: one Arrow conversion per top-level field, no row dicts
+        present = [m for m in parsed if m is not None]
+        nulls = len(present) != len(parsed)
+        children = []
+        for read, arrow in self._columns:
+            values = [read(m) for m in present]
+            if nulls:
+                it = iter(values)
+                values = [None if m is None else next(it) for m in parsed]
+            children.append(pa.array(values, type=arrow))
+        mask = pa.array([m is None for m in parsed], type=pa.bool_()) if nulls else None
+        if not children:
+            return pa.array([None if m is None else {} for m in parsed], type=self.arrow_type)
+        return pa.StructArray.from_arrays(children, fields=list(self.arrow_type), mask=mask)
 
 
 def decode_protobuf(

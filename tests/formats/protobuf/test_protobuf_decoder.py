@@ -426,3 +426,25 @@ def test_generated_messages_as_json_format_reads_them(all_types: ProtobufSchema)
         got["names"] = {k: v for k, v in got["names"]}
         want["names"] = {k: v if v else "" for k, v in want["names"].items()}
         assert got == want
+
+
+def test_column_path_equals_row_path(all_types: ProtobufSchema) -> None:
+    """decode() builds the array column by column; decode_one() gives one row's values: the
+    same rows either way, with null payloads and (PERMISSIVE) malformed ones between."""
+    rng = random.Random(5)
+    All = _cls(all_types, "t.All")
+    payloads: list[bytes | None] = [_random_all(rng, All).SerializeToString() for _ in range(200)]
+    payloads[3] = None
+    payloads[7] = b"\x0a\x05\x01"
+    o = ProtobufOptions(mode="PERMISSIVE")
+    decoder = ProtobufDecoder(all_types, all_types.message("t.All"), o)
+    rows = [
+        None if p is None or i == 7 else decoder.decode_one(p, i) for i, p in enumerate(payloads)
+    ]
+    assert decoder.decode(payloads).equals(pa.array(rows, type=decoder.arrow_type))
+
+
+def test_message_without_fields() -> None:
+    schema = parse_proto('syntax = "proto3"; message E {}')
+    assert to_spark(schema.message("E")) == {"type": "struct", "fields": []}
+    assert decode_protobuf([b"", None], schema, "E").to_pylist() == [{}, None]
