@@ -108,6 +108,8 @@ def _message_converter(fields: Sequence[FieldPlan], emit: bool) -> Convert:
 
 def _field_reader(f: FieldPlan, emit: bool) -> Callable[[Message], Any]:
     name = f.name
+    if f.dummy:  # not a field of the message: spark-protobuf leaves it null
+        return lambda m: None
     conv = _converter(f.node, emit)
     if f.repeated:  # maps too: the map converter takes the entries
         if f.is_map:

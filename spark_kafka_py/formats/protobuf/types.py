@@ -173,6 +173,7 @@ class FieldPlan:
         default: proto2's declared default (``[default = ...]``), else None.
         nullable: the Spark field's nullability.
         node: the value's type (a repeated field's element; a map field's map).
+        dummy: spark-protobuf's placeholder field of a retained empty message (always null).
     """
 
     name: str
@@ -182,6 +183,7 @@ class FieldPlan:
     default: Any
     nullable: bool
     node: Node
+    dummy: bool = False
 
 
 def _leaf(kind: str, arrow: pa.DataType, spark: str, enum: EnumDescriptor | None = None) -> Node:
@@ -242,7 +244,7 @@ def _struct(fields: list[FieldPlan]) -> Node:
 
 def _dummy_struct() -> Node:
     node = _leaf("string", pa.string(), "string")
-    return _struct([FieldPlan(DUMMY_FIELD, False, False, True, None, True, node)])
+    return _struct([FieldPlan(DUMMY_FIELD, False, False, True, None, True, node, dummy=True)])
 
 
 class _Mapper:

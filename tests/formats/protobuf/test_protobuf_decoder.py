@@ -191,6 +191,13 @@ def test_empty_message_dropped_or_retained() -> None:
     assert _ddl(to_spark(schema.message("e.B"), o)) == (
         "struct<a:struct<__dummy_field_in_empty_struct:string>,name:string>"
     )
+    B = _cls(schema, "e.B")
+    payloads = [B(name="n", a={}).SerializeToString(), B(name="m").SerializeToString()]
+    assert decode_protobuf(payloads, schema, "e.B", o).to_pylist() == [
+        {"a": {"__dummy_field_in_empty_struct": None}, "name": "n"},
+        {"a": None, "name": "m"},
+    ]
+    assert decode_protobuf(payloads, schema, "e.B").to_pylist() == [{"name": "n"}, {"name": "m"}]
 
 
 def test_rows(all_types: ProtobufSchema) -> None:
