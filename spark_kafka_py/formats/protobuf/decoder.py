@@ -57,6 +57,22 @@ def _signed64(v: int) -> int:
     return v - 0x1_0000_0000_0000_0000 if v >= 0x8000_0000_0000_0000 else v
 
 
+#: Spark's timestamp and day-time interval are 64-bit microseconds.
+_MIN_MICROS = -(2**63)
+_MAX_MICROS = 2**63 - 1
+
+
+class _OutOfRange(ValueError):
+    """A Timestamp or Duration past Spark's 64-bit microseconds (spark-protobuf fails there
+    too: ``Math.multiplyExact`` / ``addExact`` raise ``ArithmeticException``)."""
+
+
+def _micros(value: int, what: str) -> int:
+    if not _MIN_MICROS <= value <= _MAX_MICROS:
+        raise _OutOfRange(f"a {what} of {value} microseconds, past 64 bits")
+    return value
+
+
 def _truncating_micros(nanos: int) -> int:
     return nanos // 1000 if nanos >= 0 else -((-nanos) // 1000)
 
@@ -77,9 +93,9 @@ def _converter(node: Node, emit: bool) -> Convert | None:
         prefix = f"UNKNOWN_ENUM_VALUE_{enum.name}_"
         return lambda n: names.get(n) or f"{prefix}{n}"
     if kind == "timestamp":
-        return lambda m: m.seconds * 1_000_000 + _truncating_micros(m.nanos)
+        return lambda m: _micros(m.seconds * 1_000_000 + _truncating_micros(m.nanos), kind)
     if kind == "duration":
-        return lambda m: (m.seconds * 1_000_000_000 + m.nanos) // 1000
+        return lambda m: _micros((m.seconds * 1_000_000_000 + m.nanos) // 1000, kind)
     if kind == "wrapper":
         inner = _converter(node.fields[0].node, emit)
         if inner is None:
@@ -172,6 +188,19 @@ class ProtobufDecoder:
             for i, f in enumerate(node.fields)
         ]
 
+    def _columns_of(self, parsed: list[Message | None]) -> tuple[list[pa.Array], bool]:
+        """One Arrow array per top-level field (no row dicts), and whether any row is null."""
+        present = [m for m in parsed if m is not None]
+        nulls = len(present) != len(parsed)
+        children = []
+        for read, arrow in self._columns:
+            values = [read(m) for m in present]
+            if nulls:
+                it = iter(values)
+                values = [None if m is None else next(it) for m in parsed]
+            children.append(pa.array(values, type=arrow))
+        return children, nulls
+
     def decode_one(self, payload: bytes | bytearray | memoryview, index: int = 0) -> Any:
         """One payload as the Python value Arrow takes for :attr:`arrow_type` (a dict).
 
@@ -182,7 +211,10 @@ class ProtobufDecoder:
             parsed = self._cls.FromString(bytes(payload))
         except DecodeError as e:
             raise ProtobufDecodeError(index, f"malformed Protobuf message: {e}") from e
-        return self._convert(parsed)
+        try:
+            return self._convert(parsed)
+        except _OutOfRange as e:
+            raise ProtobufDecodeError(index, str(e)) from e
 
     def decode(self, payloads: Sequence[bytes | bytearray | memoryview | None]) -> pa.Array:
         """Decode a column of payloads (unframed message bytes; None: a null row).
@@ -191,7 +223,9 @@ class ProtobufDecoder:
             A ``pa.StructArray`` of :attr:`arrow_type`, one row per payload.
 
         Raises:
-            ProtobufDecodeError: ``FAILFAST`` and a payload that does not parse (its index).
+            ProtobufDecodeError: ``FAILFAST`` and a payload that does not parse, or holds a
+                Timestamp or Duration past Spark's 64-bit microseconds (its index; in
+                ``PERMISSIVE`` such rows are null).
         """
         permissive = self.options.mode == PERMISSIVE
         parse = self._cls.FromString
@@ -207,16 +241,20 @@ class ProtobufDecoder:
                 if not permissive:
                     raise ProtobufDecodeError(i, f"malformed Protobuf message: {e}") from e
                 append(None)
-        # column by column: one Arrow conversion per top-level field, no row dicts
-        present = [m for m in parsed if m is not None]
-        nulls = len(present) != len(parsed)
-        children = []
-        for read, arrow in self._columns:
-            values = [read(m) for m in present]
-            if nulls:
-                it = iter(values)
-                values = [None if m is None else next(it) for m in parsed]
-            children.append(pa.array(values, type=arrow))
+        try:
+            children, nulls = self._columns_of(parsed)
+        except _OutOfRange:
+            # find the rows, one by one: FAILFAST names the first, PERMISSIVE nulls them
+            for i, m in enumerate(parsed):
+                if m is None:
+                    continue
+                try:
+                    self._convert(m)
+                except _OutOfRange as e:
+                    if not permissive:
+                        raise ProtobufDecodeError(i, str(e)) from e
+                    parsed[i] = None
+            children, nulls = self._columns_of(parsed)
         mask = pa.array([m is None for m in parsed], type=pa.bool_()) if nulls else None
         if not children:
             return pa.array([None if m is None else {} for m in parsed], type=self.arrow_type)

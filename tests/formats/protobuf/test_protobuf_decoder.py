@@ -471,3 +471,39 @@ def test_base64_file_descriptor_with_an_import_given_as_text() -> None:
     assert _ddl(to_spark(schema.message())) == "struct<dep:struct<x:integer>>"
     with pytest.raises(ProtobufSchemaError, match="not given in imports"):
         parse_base64_file_descriptor(encoded)
+
+
+def test_timestamp_past_64_bit_micros_is_a_row_error(all_types: ProtobufSchema) -> None:
+    All = _cls(all_types, "t.All")
+    big = All()
+    big.ts.seconds = 2**62  # * 1,000,000 is past a long
+    payloads = [All(i32=1).SerializeToString(), big.SerializeToString()]
+    with pytest.raises(ProtobufDecodeError, match="timestamp") as e:
+        decode_protobuf(payloads, all_types, "t.All")
+    assert e.value.index == 1
+    o = ProtobufOptions(mode="PERMISSIVE")
+    rows = decode_protobuf(payloads, all_types, "t.All", o).to_pylist()
+    assert rows[0] is not None and rows[0]["i32"] == 1 and rows[1] is None
+
+
+def test_mutated_payloads_decode_or_fail_typed(all_types: ProtobufSchema) -> None:
+    """Hostile bytes: every mutation of a valid payload decodes or raises
+    ProtobufDecodeError, nothing else."""
+    rng = random.Random(9)
+    All = _cls(all_types, "t.All")
+    seeds = [_random_all(rng, All).SerializeToString() for _ in range(100)]
+    decoder = ProtobufDecoder(all_types, all_types.message("t.All"))
+    typed = 0
+    for _ in range(2000):
+        p = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 3)):
+            if p:
+                p[rng.randrange(len(p))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            p = p[: rng.randrange(len(p) + 1)]
+        try:
+            decoder.decode([bytes(p)])
+        except ProtobufDecodeError as e:
+            assert e.index == 0
+            typed += 1
+    assert typed > 0
