@@ -153,6 +153,20 @@ def _negative_zero(v: float) -> bool:
     return struct.pack(">d", v)[0] == 0x80
 
 
+def _has_required(d: Descriptor, seen: set[str] | None = None) -> bool:
+    """Whether a message (or one it contains) declares a proto2 ``required`` field."""
+    seen = set() if seen is None else seen
+    if d.full_name in seen:
+        return False
+    seen.add(d.full_name)
+    for f in d.fields:
+        if f.is_required:
+            return True
+        if f.message_type is not None and _has_required(f.message_type, seen):
+            return True
+    return False
+
+
 class ProtobufDecoder:
     """Decode payloads of one message type into an Arrow struct array.
 
@@ -181,12 +195,24 @@ class ProtobufDecoder:
         self.arrow_type: pa.DataType = node.arrow
         self.spark_type: Any = node.spark
         self._cls = schema.decode_class(message)
+        # protobuf-java's parseFrom refuses a message missing a required field; upb does not
+        self._check_required = _has_required(message)
         emit = self.options.emit_default_values
         self._convert = _message_converter(node.fields, emit)
         self._columns = [
             (_field_reader(f, emit), self.arrow_type.field(i).type)
             for i, f in enumerate(node.fields)
         ]
+
+    def _parse(self, payload: bytes | bytearray | memoryview, index: int) -> Message:
+        try:
+            parsed = self._cls.FromString(payload if isinstance(payload, bytes) else bytes(payload))
+        except DecodeError as e:
+            raise ProtobufDecodeError(index, f"malformed Protobuf message: {e}") from e
+        if self._check_required and not parsed.IsInitialized():
+            missing = ", ".join(parsed.FindInitializationErrors())
+            raise ProtobufDecodeError(index, f"malformed Protobuf message: missing {missing}")
+        return parsed
 
     def _columns_of(self, parsed: list[Message | None]) -> tuple[list[pa.Array], bool]:
         """One Arrow array per top-level field (no row dicts), and whether any row is null."""
@@ -207,10 +233,7 @@ class ProtobufDecoder:
         Raises:
             ProtobufDecodeError: the bytes do not parse as the message.
         """
-        try:
-            parsed = self._cls.FromString(bytes(payload))
-        except DecodeError as e:
-            raise ProtobufDecodeError(index, f"malformed Protobuf message: {e}") from e
+        parsed = self._parse(payload, index)
         try:
             return self._convert(parsed)
         except _OutOfRange as e:
@@ -228,7 +251,7 @@ class ProtobufDecoder:
                 ``PERMISSIVE`` such rows are null).
         """
         permissive = self.options.mode == PERMISSIVE
-        parse = self._cls.FromString
+        parse = self._parse
         parsed: list[Message | None] = []
         append = parsed.append
         for i, p in enumerate(payloads):
@@ -236,10 +259,10 @@ class ProtobufDecoder:
                 append(None)
                 continue
             try:
-                append(parse(p if isinstance(p, bytes) else bytes(p)))
-            except DecodeError as e:
+                append(parse(p, i))
+            except ProtobufDecodeError:
                 if not permissive:
-                    raise ProtobufDecodeError(i, f"malformed Protobuf message: {e}") from e
+                    raise
                 append(None)
         try:
             children, nulls = self._columns_of(parsed)

@@ -320,12 +320,8 @@ def parse_base64_file_descriptor(
         raise ProtobufSchemaError(f"not a FileDescriptorProto: {e}") from e
     files: dict[str, descriptor_pb2.FileDescriptorProto] = {}
     for name, source in (imports or {}).items():
-        fds = descriptor_pb2.FileDescriptorSet()
-        fds.ParseFromString(
-            compile_proto(
-                source, {k: v for k, v in imports.items() if k != name} if imports else None, name
-            )
-        )
+        fds = descriptor_pb2.FileDescriptorSet()  # each import with its own imports
+        fds.ParseFromString(compile_proto(source, imports, name))
         for f in fds.file:
             files.setdefault(f.name, f)
     pending = list(main.dependency)

@@ -507,3 +507,20 @@ def test_mutated_payloads_decode_or_fail_typed(all_types: ProtobufSchema) -> Non
             assert e.index == 0
             typed += 1
     assert typed > 0
+
+
+def test_proto2_defaults_required_and_closed_enums() -> None:
+    schema = parse_proto(
+        'syntax = "proto2"; package p; enum E { A = 1; B = 2; }'
+        " message M { required int32 id = 1; optional int32 n = 2 [default = 7];"
+        " optional E e = 3 [default = B]; optional string s = 4; optional E plain = 5; }"
+    )
+    assert _ddl(to_spark(schema.message("p.M"))) == (
+        "struct<id:integer not null,n:integer,e:string,s:string,plain:string>"
+    )
+    # id = 3, then plain = 9: not a value of the closed enum, so it is an unknown field
+    payload = bytes([0x08, 0x03, 0x28, 0x09])
+    (row,) = decode_protobuf([payload], schema, "p.M").to_pylist()
+    assert row == {"id": 3, "n": 7, "e": "B", "s": None, "plain": None}
+    with pytest.raises(ProtobufDecodeError):  # the required field missing
+        decode_protobuf([b""], schema, "p.M")
