@@ -104,9 +104,11 @@ def _converter(node: Node, emit: bool) -> Convert | None:
     if kind == "map":
         key = _converter(node.fields[0].node, emit)
         value = _converter(node.fields[1].node, emit)
+        if key is None and value is None:
+            return lambda entries: [(e.key, e.value) for e in entries[:]]
         k: Convert = key or (lambda x: x)
         v: Convert = value or (lambda x: x)
-        return lambda entries: [(k(e.key), v(e.value)) for e in entries]
+        return lambda entries: [(k(e.key), v(e.value)) for e in entries[:]]
     if kind == "message":
         return _message_converter(node.fields, emit)
     return None
@@ -131,9 +133,10 @@ def _field_reader(f: FieldPlan, emit: bool) -> Callable[[Message], Any]:
         if f.is_map:
             assert conv is not None
             return lambda m: conv(getattr(m, name))
+        # a slice copies a upb repeated container to a list ~3x faster than list() does
         if conv is None:
-            return lambda m: list(getattr(m, name))
-        return lambda m: [conv(x) for x in getattr(m, name)]
+            return lambda m: getattr(m, name)[:]
+        return lambda m: [conv(x) for x in getattr(m, name)[:]]
     c: Convert = conv or (lambda x: x)
     if f.presence:
         default = f.default
