@@ -3,9 +3,13 @@ type, on generated messages.
 
 The oracle is ``org.apache.spark:spark-protobuf_2.13`` (the same release as the installed
 pyspark, :func:`~spark_kafka_py.testing.jars.spark_protobuf_jars`) on the shared ``spark``
-fixture, given the same binary descriptor set (``binaryDescriptorSet``) and options. The
-test skips, saying why, when that jar cannot be resolved from Maven or is not on the session's
-``spark.jars``.
+fixture, given the same binary descriptor set (``binaryDescriptorSet``) and options.
+
+Marked ``long`` (deselected by default): this machine's Maven mirror does not serve
+spark-protobuf (404 for every 3.5/4.x release, while spark-avro resolves), so the jar cannot be
+on the shared session yet. Run with ``python3 -m pytest -m long tests/formats/protobuf``; it
+fails, saying why, until the jar resolves and is added to ``testing/spark.py``'s ``spark.jars``
+(never skips: an oracle that cannot run is a failure).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from spark_kafka_py.formats.protobuf import (
     parse_descriptor_set,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 SCHEMA = """
 syntax = "proto3";
@@ -54,10 +58,10 @@ def _spark_with_spark_protobuf(request: pytest.FixtureRequest) -> Any:
         spark_protobuf_jars()
     except JarResolutionError as e:
         errors = [line for line in str(e).splitlines() if "[ERROR]" in line]
-        pytest.skip(f"spark-protobuf could not be resolved from Maven: {errors[:1]}")
+        pytest.fail(f"spark-protobuf could not be resolved from Maven: {errors[:1]}")
     spark = request.getfixturevalue("spark")
     if "spark-protobuf" not in spark.sparkContext.getConf().get("spark.jars", ""):
-        pytest.skip("spark-protobuf is not on the session's spark.jars")
+        pytest.fail("spark-protobuf is not on the session's spark.jars (testing/spark.py)")
     return spark
 
 
