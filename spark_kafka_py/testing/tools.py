@@ -1,9 +1,14 @@
 """Apache Kafka's own Java tools as reference clients: topics, producers, consumers, groups.
 
-Every function runs one JVM, ``java -cp <kafka jars> <main class> ...``
-(:func:`spark_kafka_py.testing.jvm.run_java`), from the same jars as the local broker
-(:func:`spark_kafka_py.testing.jars.kafka_jars`), and raises :class:`KafkaToolError` (with the
-tool's stderr) when the tool fails. Nothing here speaks the
+Every function runs a tool's main class, ``java -cp <kafka jars> <main class> ...``, from the
+same jars as the local broker (:func:`spark_kafka_py.testing.jars.kafka_jars`), and raises
+:class:`KafkaToolError` (with the tool's stderr) when the tool fails. The run happens in the
+process's tool server (``java/ToolServer.java``: one long-lived JVM running one tool's main at
+a time, with its own stdin, stdout, stderr and exit code, compiled and started on first use)
+when it is free and the class path is Kafka's and ours, else in a JVM of its own
+(:func:`spark_kafka_py.testing.jvm.run_java`); the results are the same, the server saves the
+JVM start (about 2 s of wall and CPU time per run). ``SPARK_KAFKA_PY_TOOL_SERVER=0`` turns
+the server off. Nothing here speaks the
 Kafka protocol itself: this is the independent reference our own client is checked against.
 
 Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
@@ -14,17 +19,22 @@ Main classes (Kafka 4.3): ``org.apache.kafka.tools.TopicCommand``,
 ``org.apache.kafka.tools.FeatureCommand``,
 ``org.apache.kafka.tools.DumpLogSegments``; and three
 small programs of ours over Kafka's classes (``java/``): a ConsoleProducer record reader,
-:func:`read_all`'s KafkaConsumer reader, and :func:`run_tool_runs`' launcher of several runs of
-one tool in one JVM.
+:func:`read_all`'s KafkaConsumer reader, :func:`run_tool_runs`' launcher of several runs of
+one tool in one JVM, and the tool server.
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
 import re
+import select
+import shutil
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +47,7 @@ from spark_kafka_py.testing.jvm import (
     ERROR_TAIL_CHARS,
     JavaError,
     compile_java,
+    java_command,
     run_java,
 )
 
@@ -89,6 +100,15 @@ RECORD_READER_CLASS = "sparkkafkapy.Base64LineReader"
 READ_ALL_CLASS = "sparkkafkapy.ReadAll"
 #: Several runs of one tool in one JVM (``java/ToolRuns.java``, compiled on first use).
 TOOL_RUNS_CLASS = "sparkkafkapy.ToolRuns"
+#: One long-lived JVM running tools' main classes one at a time (``java/ToolServer.java``).
+TOOL_SERVER_CLASS = "sparkkafkapy.ToolServer"
+#: Environment variable: ``0`` runs every tool in a JVM of its own (no tool server).
+TOOL_SERVER_ENV = "SPARK_KAFKA_PY_TOOL_SERVER"
+#: Runs after which the tool server is replaced by a fresh JVM (bounds what runs leave behind:
+#: loaded classes, threads a tool did not stop).
+TOOL_SERVER_MAX_RUNS = 200
+#: Seconds the tool server may take to start and say it is ready.
+TOOL_SERVER_START_TIMEOUT_S = 120.0
 #: The separator of :func:`run_tool_runs`' argument groups and output sections.
 _RUN_SEPARATOR = "@@spark-kafka-py-tool-run@@"
 
@@ -130,20 +150,37 @@ def run_tool(
         args: the tool's arguments.
         input: written to the tool's stdin (``str`` is UTF-8 encoded); stdin is empty otherwise.
         classpath: ``java -cp`` value; default :func:`kafka_classpath` of :data:`KAFKA_VERSION`.
-        timeout_s: the process is killed after this many seconds.
-        heap: ``-Xmx`` of the JVM.
-        fast_start: run with C1 only (quicker start, for short tools; off for benchmarks).
+        timeout_s: the process is killed after this many seconds (on the tool server: the
+            server is killed, and a new one started for the next run).
+        heap: ``-Xmx`` of the JVM (a JVM of its own; the tool server has 512 MiB).
+        fast_start: run with C1 only (quicker start, for short tools; off for benchmarks);
+            only such runs go to the tool server.
         check: raise on a non-zero exit code.
 
     Raises:
         KafkaToolError: Java missing, exit code != 0 (with ``check``) or timeout; message has
             the command line (class and args) and the tail of stderr.
     """
+    classpath = classpath or kafka_classpath(KAFKA_VERSION)
+    if fast_start:
+        served = _run_on_tool_server(main_class, args, classpath, input, timeout_s)
+        if served is not None:
+            returncode, out, err = served
+            if check and returncode != 0:
+                raise KafkaToolError(
+                    f"{main_class} {' '.join(args)} exited {returncode}\n"
+                    f"stderr:\n{err[-ERROR_TAIL_CHARS:]}\nstdout:\n{out[-2000:]}",
+                    returncode,
+                    out,
+                    err,
+                )
+            cmd = java_command(main_class, args, classpath=classpath, heap=heap)
+            return subprocess.CompletedProcess(cmd, returncode, out, err)
     try:
         return run_java(
             main_class,
             args,
-            classpath=classpath or kafka_classpath(KAFKA_VERSION),
+            classpath=classpath,
             input=input,
             timeout_s=timeout_s,
             heap=heap,
@@ -152,6 +189,186 @@ def run_tool(
         )
     except JavaError as exc:
         raise KafkaToolError(str(exc), exc.returncode, exc.stdout, exc.stderr) from exc
+
+
+class _ToolServer:
+    """One running ``java/ToolServer.java`` JVM, spoken to over its stdin and stdout."""
+
+    def __init__(self, classpath: str) -> None:
+        self.classpath = classpath
+        self.entries = frozenset(classpath.split(os.pathsep))
+        self.cwd = os.getcwd()
+        self.pid = os.getpid()
+        self.runs = 0
+        self.dead = False
+        self.dir = Path(tempfile.mkdtemp(prefix="spark-kafka-py-tools-"))
+        cmd = java_command(TOOL_SERVER_CLASS, classpath=classpath, heap="512m")
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        line = self._read_line(time.monotonic() + TOOL_SERVER_START_TIMEOUT_S)
+        if line != "ready":
+            self.close()
+            raise KafkaToolError(f"the tool server did not start (said {line!r})")
+
+    def _read_line(self, deadline: float) -> str | None:
+        """The next answer line; ``None`` at end of output (the JVM ended).
+
+        Raises:
+            TimeoutError: no whole line before ``deadline`` (``time.monotonic``).
+        """
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        data = b""
+        while not data.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1)
+            if not chunk:
+                return None
+            data += chunk
+        return data.decode("utf-8").rstrip("\n")
+
+    def run(
+        self, main_class: str, args: Sequence[str], data: bytes, timeout_s: float
+    ) -> tuple[int, str, str]:
+        """Run ``main_class.main(args)`` with ``data`` as stdin; ``(exit code, stdout, stderr)``.
+
+        Raises:
+            KafkaToolError: the timeout passed (the server is killed; ``returncode`` None).
+        """
+        self.runs += 1
+        stdin, stdout, stderr = self.dir / "in", self.dir / "out", self.dir / "err"
+        stdin.write_bytes(data)
+        fields = [main_class, str(stdin), str(stdout), str(stderr), *args]
+        request = "\t".join(base64.b64encode(f.encode("utf-8")).decode("ascii") for f in fields)
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(request.encode("ascii") + b"\n")
+            self.proc.stdin.flush()
+            line = self._read_line(time.monotonic() + timeout_s)
+        except TimeoutError:
+            self.close()
+            out, err = self._outputs()
+            raise KafkaToolError(
+                f"{main_class} {' '.join(args)} timed out after {timeout_s} s\n"
+                f"{err[-ERROR_TAIL_CHARS:]}",
+                None,
+                out,
+                err,
+            ) from None
+        except BrokenPipeError:
+            line = None
+        if line is None:  # System.exit in the tool: the JVM's exit code is the run's
+            self.dead = True
+            returncode = self.proc.wait()
+        elif line.startswith("exit "):
+            returncode = int(line[len("exit ") :])
+        else:
+            self.close()
+            raise KafkaToolError(f"the tool server answered {line!r} to {main_class}")
+        out, err = self._outputs()
+        return returncode, out, err
+
+    def _outputs(self) -> tuple[str, str]:
+        def text(path: Path) -> str:
+            raw = path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
+            return _SERVER_FRAMES.sub("", raw)
+
+        return text(self.dir / "out"), text(self.dir / "err")
+
+    def close(self) -> None:
+        """End the JVM (closing its stdin ends it; killed if it does not) and remove files."""
+        self.dead = True
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None and not stream.closed:
+                stream.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+#: The frames a stack trace printed in the tool server has below the tool's ``main`` (the
+#: reflective call of ``ToolServer``), which a JVM of the tool's own does not print.
+_SERVER_FRAMES = re.compile(
+    r"(?:\tat java\.base/jdk\.internal\.reflect\.[^\n]*\n"
+    r"|\tat java\.base/java\.lang\.reflect\.Method\.invoke[^\n]*\n)*"
+    r"\tat sparkkafkapy\.ToolServer\.run[^\n]*\n\tat sparkkafkapy\.ToolServer\.main[^\n]*\n"
+)
+
+_tool_server: _ToolServer | None = None
+_tool_server_lock = threading.Lock()
+
+
+def _tool_server_classpath() -> str:
+    """The tool server's class path: our classes (server, record reader, reader) and Kafka's."""
+    kafka = kafka_classpath(KAFKA_VERSION)
+    ours = [
+        str(_java_classes(name, kafka))
+        for name in ("ToolServer.java", "Base64LineReader.java", "ReadAll.java")
+    ]
+    return os.pathsep.join([*ours, kafka])
+
+
+def _close_tool_server() -> None:
+    global _tool_server
+    with _tool_server_lock:
+        if _tool_server is not None and _tool_server.pid == os.getpid():
+            _tool_server.close()
+        _tool_server = None
+
+
+atexit.register(_close_tool_server)
+
+
+def _run_on_tool_server(
+    main_class: str,
+    args: Sequence[str],
+    classpath: str,
+    input: str | bytes | None,
+    timeout_s: float,
+) -> tuple[int, str, str] | None:
+    """Run on the tool server: ``(exit code, stdout, stderr)``, or ``None`` when the run needs
+    a JVM of its own (server off, busy with another thread's run, another class path or
+    working directory, or :func:`run_tool_runs`' launcher, which ends its JVM).
+
+    Raises:
+        KafkaToolError: the run timed out, or the server could not start.
+    """
+    global _tool_server
+    if os.environ.get(TOOL_SERVER_ENV, "1") == "0" or main_class == TOOL_RUNS_CLASS:
+        return None
+    if not _tool_server_lock.acquire(blocking=False):
+        return None  # a run in another thread: waiting could deadlock (consume while producing)
+    try:
+        server = _tool_server
+        if server is not None and (
+            server.dead or server.runs >= TOOL_SERVER_MAX_RUNS or server.pid != os.getpid()
+        ):
+            if server.pid == os.getpid():
+                server.close()
+            server = _tool_server = None
+        if server is None:
+            server = _tool_server = _ToolServer(_tool_server_classpath())
+        if server.cwd != os.getcwd() or not set(classpath.split(os.pathsep)) <= server.entries:
+            return None
+        data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+        return server.run(main_class, args, data, timeout_s)
+    finally:
+        _tool_server_lock.release()
 
 
 def run_tool_runs(

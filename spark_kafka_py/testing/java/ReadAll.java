@@ -17,7 +17,8 @@
  *    "key":"<Base64>"|null,"value":"<Base64>"|null,"headers":[["<Base64 of the UTF-8 key>",
  *    "<Base64>"|null],...]}
  *
- * An unknown topic (no partitions) is an error: exit code 2 with a message on stderr.
+ * An unknown topic (no partitions) is an error: exit code 2 with a message on stderr (through
+ * Kafka's Exit.exit, so that in the tool server, java/ToolServer.java, it ends the run only).
  * Compiled at first use by spark_kafka_py.testing.tools into the cache directory.
  */
 package sparkkafkapy;
@@ -42,6 +43,7 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.utils.Exit;
 
 public final class ReadAll {
     private static final Duration POLL = Duration.ofMillis(500);
@@ -49,7 +51,7 @@ public final class ReadAll {
     public static void main(String[] args) throws IOException {
         if (args.length < 3) {
             System.err.println("usage: ReadAll <bootstrap> <isolation.level> <topics> [k=v]...");
-            System.exit(2);
+            Exit.exit(2);
         }
         Properties props = new Properties();
         props.put("bootstrap.servers", args[0]);
@@ -62,7 +64,7 @@ public final class ReadAll {
             int eq = args[i].indexOf('=');
             if (eq <= 0) {
                 System.err.println("ReadAll: bad config " + args[i] + ", expected key=value");
-                System.exit(2);
+                Exit.exit(2);
             }
             props.put(args[i].substring(0, eq), args[i].substring(eq + 1));
         }
@@ -74,7 +76,7 @@ public final class ReadAll {
                 List<PartitionInfo> infos = consumer.partitionsFor(topic);
                 if (infos == null || infos.isEmpty()) {
                     System.err.println("ReadAll: unknown topic " + topic);
-                    System.exit(2);
+                    Exit.exit(2);
                 }
                 for (PartitionInfo info : infos) {
                     tps.add(new TopicPartition(topic, info.partition()));
