@@ -92,7 +92,7 @@ def sink_rows(spark: SparkSession, tmp: Path, name: str) -> list[Row]:
     return [(r["partition"], r["offset"], r["value"]) for r in df.collect()]
 
 
-def wait_until(check: Callable[[], bool], timeout_s: float, what: str, poll_s: float = 1.0) -> None:
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str, poll_s: float = 0.5) -> None:
     deadline = time.monotonic() + timeout_s
     while not check():
         if time.monotonic() > deadline:
