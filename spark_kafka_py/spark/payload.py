@@ -371,6 +371,11 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
     value = _column(opts, "value", writing=writing)
     registry = parse_settings(opts) if opts.get("schema.registry.url", "").strip() else None
     for col in (key, value):
+        if col is not None and registry is not None and col.format == JSON_FORMAT:
+            raise ConfigError(
+                f"'{col.column}Format'='json' with 'schema.registry.url' (registry-framed JSON) "
+                "is not supported yet: remove 'schema.registry.url'"
+            )
         if col is None or registry is not None or col.format == JSON_FORMAT:
             continue
         if col.avro_schema is None and not writing:

@@ -91,8 +91,10 @@ from spark_kafka_py.formats.avro.column import raw_in_framing
 from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
 from spark_kafka_py.formats.avro.schema import Record, parse_schema
-from spark_kafka_py.formats.errors import AvroEncodeError, FormatError
+from spark_kafka_py.formats.errors import AvroEncodeError, FormatError, JsonSchemaError
+from spark_kafka_py.formats.json.encode import JsonEncodeError, JsonEncoder
 from spark_kafka_py.spark.payload import (
+    JSON_FORMAT,
     ColumnFormat,
     PayloadOptions,
     check_registry_schema,
@@ -125,12 +127,14 @@ class WriterSchema:
         schema_id: its registry id; None for plain Avro (no registry: values unframed).
         source: how it was chosen, for messages (``"schema id 7"``, ``"subject 't-value'
             latest (version 3)"``, ``"avroSchema"``, ...).
+        format: ``"avro"``, or ``"json"`` (``to_json``'s text; ``schema_json`` empty).
     """
 
     column: str
     schema_json: str
     schema_id: int | None
     source: str
+    format: str = "avro"
 
     @property
     def framed(self) -> bool:
@@ -214,6 +218,35 @@ def _writer_schema(
         return registered_writer_schema(col, options, None, None)
     own = _own_schema(col, field)
     return registered_writer_schema(col, options, _subject(col, topic, own[0]), own)
+
+
+def _json_writer(col: ColumnFormat, options: PayloadOptions, field: StructField) -> WriterSchema:
+    """``json``: the column is written as ``to_json`` writes it (:mod:`.formats.json.encode`).
+
+    Raises:
+        ConfigError: a registry (framed JSON is not written yet), or a column type ``to_json``
+            does not take or that is not written here (naming the column and the path).
+    """
+    if options.registry is not None:
+        raise ConfigError(
+            f"'{col.column}Format'='json' with 'schema.registry.url' (registry-framed JSON) is "
+            "not supported yet: remove 'schema.registry.url' to write to_json's text"
+        )
+    arrow_type = _arrow_type(field)
+    try:
+        JsonEncoder(arrow_type)
+    except JsonSchemaError as exc:
+        hint = (
+            f" (a {field.dataType.simpleString()} column already holds the bytes: write it "
+            f"with '{col.column}Format'='binary')"
+            if field.dataType.simpleString() in ("string", "binary")
+            else ""
+        )
+        raise ConfigError(
+            f"the {col.column} column ({field.dataType.simpleString()}) cannot be written as "
+            f"JSON: {exc}{hint}"
+        ) from None
+    return WriterSchema(col.column, "", None, "to_json", JSON_FORMAT)
 
 
 def registered_writer_schema(
@@ -355,10 +388,13 @@ def resolve_write(
         if field is None:
             if col.is_key:  # the option asks to encode keys the rows do not have
                 raise ConfigError(
-                    "Option 'keyFormat'='avro' but the DataFrame has no 'key' column (every "
-                    "key would be null): add a key column or remove the option"
+                    f"Option 'keyFormat'='{col.format}' but the DataFrame has no 'key' column "
+                    "(every key would be null): add a key column or remove the option"
                 )
             continue  # no value column: check_sink_schema names it
+        if col.format == JSON_FORMAT:
+            writers.append(_json_writer(col, options, field))
+            continue
         writer = _writer_schema(col, options, field, topic)
         check_fits(writer, _arrow_type(field))
         writers.append(writer)
@@ -452,6 +488,46 @@ def encode_column(writer: WriterSchema, values: pa.Array, batch_index: int = 0) 
     return pa.array([next(it) if ok else None for ok in valid.tolist()], type=pa.binary())
 
 
+_JSON_ENCODERS: dict[pa.DataType, JsonEncoder] = {}
+
+
+def encode_json_column(writer: WriterSchema, values: pa.Array, batch_index: int = 0) -> pa.Array:
+    """One column of one batch as ``to_json`` writes it (:class:`JsonEncoder`).
+
+    Returns:
+        A ``binary`` array of the same length: UTF-8 documents, null where ``values`` is null.
+
+    Raises:
+        RecordFormatError: a value ``to_json`` writes differently from what is written here
+            (a year outside 1..9999), naming the column, row and batch.
+        ConfigError: the column's type is not written as JSON.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    with _LOCK:
+        encoder = _JSON_ENCODERS.get(values.type)
+    if encoder is None:
+        try:
+            encoder = JsonEncoder(values.type)
+        except JsonSchemaError as exc:
+            raise ConfigError(
+                f"the {writer.column} column cannot be written as JSON: {exc}"
+            ) from None
+        with _LOCK:
+            if len(_JSON_ENCODERS) >= _MAX_CACHED:
+                _JSON_ENCODERS.clear()
+            _JSON_ENCODERS[values.type] = encoder
+    try:
+        documents = encoder.encode(values)
+    except JsonEncodeError as exc:
+        raise RecordFormatError(
+            f"cannot encode the {writer.column} of row {exc.index} of batch {batch_index}"
+            f"{_task_text()} as JSON: {exc.reason}; nothing of this batch was written",
+            column=writer.column,
+        ) from None
+    return pa.array(documents, type=pa.binary())
+
+
 def encode_batch(
     batch: pa.RecordBatch, payload: WritePayload, batch_index: int = 0
 ) -> pa.RecordBatch:
@@ -459,12 +535,16 @@ def encode_batch(
     column encoded before the batch is returned).
 
     Raises:
-        RecordFormatError: see :func:`encode_column`.
+        RecordFormatError: see :func:`encode_column` and :func:`encode_json_column`.
     """
     columns = dict(zip(batch.schema.names, batch.columns, strict=True))
     for writer in payload.writers:
         values = columns.get(writer.column)
-        if values is not None:
+        if values is None:
+            continue
+        if writer.format == JSON_FORMAT:
+            columns[writer.column] = encode_json_column(writer, values, batch_index)
+        else:
             columns[writer.column] = encode_column(writer, values, batch_index)
     return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 

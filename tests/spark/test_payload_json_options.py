@@ -80,6 +80,14 @@ def test_mode_defaults_per_format() -> None:
             "Option 'valueSchema' needs 'valueFormat'='json'",
         ),
         ({"valueFormat": "xml"}, "Option 'valueFormat' must be one of 'binary', 'avro', 'json'"),
+        (
+            {
+                "valueFormat": "json",
+                "valueSchema": "a INT",
+                "schema.registry.url": "http://localhost:1",
+            },
+            "registry-framed JSON",
+        ),
     ],
 )
 def test_refused_naming_the_option(opts: dict[str, str], message: str) -> None:
