@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.types import StructField, StructType
 
 from spark_kafka_py.client.retry import Backoff, Retries
@@ -70,6 +71,7 @@ from spark_kafka_py.formats.errors import (
     UnknownSchemaError,
 )
 from spark_kafka_py.formats.json.decode import JsonDecoder, Mode
+from spark_kafka_py.formats.json.schema import to_spark as json_to_spark
 from spark_kafka_py.registry import OPTIONS, option
 from spark_kafka_py.schema_registry.cache import LruCache
 from spark_kafka_py.schema_registry.client import AVRO, SchemaRegistryClient
@@ -91,6 +93,8 @@ __all__ = [
 ]
 
 BINARY = "binary"
+#: The registry's ``schemaType`` of JSON Schemas.
+JSON_SCHEMA = "JSON"
 AVRO_FORMAT = "avro"
 JSON_FORMAT = "json"
 
@@ -220,33 +224,46 @@ def _strategy(raw: str, name: str) -> str:
     )
 
 
-def _json_column(opts: Mapping[str, str], column: str, *, writing: bool) -> ColumnFormat:
-    """``json``: the struct of ``valueSchema`` / ``keySchema`` (needed to read; a write
-    writes ``to_json`` of the column, whatever its type)."""
+def _json_column(
+    opts: Mapping[str, str], column: str, *, writing: bool, registry: bool
+) -> ColumnFormat:
+    """``json``: the struct of ``valueSchema`` / ``keySchema``, else (with a registry) the
+    subject's JSON Schema; a write writes ``to_json`` of the column, whatever its type."""
     prefix = f"{column}."
     schema_name = f"{column}Schema"
     avro_name = "key.avroSchema" if column == "key" else "avroSchema"
-    for name in (avro_name, f"{prefix}schema.id", f"{prefix}schema.version"):
-        if name.lower() in opts:
-            raise ConfigError(
-                f"Option '{name}' is for '{column}Format'='avro'; with '{column}Format'='json' "
-                f"give the {column}'s struct in '{schema_name}'"
-            )
+    if avro_name.lower() in opts:
+        raise ConfigError(
+            f"Option '{avro_name}' is for '{column}Format'='avro'; with '{column}Format'='json' "
+            f"give the {column}'s struct in '{schema_name}'"
+        )
+    pinned = [n for n in (f"{prefix}schema.id", f"{prefix}schema.version") if n.lower() in opts]
+    if pinned and not registry:
+        raise ConfigError(f"Option '{pinned[0]}' needs 'schema.registry.url'")
     text = option(schema_name).read(opts)
+    if text is not None and pinned:
+        raise ConfigError(
+            f"Options '{schema_name}' and '{pinned[0]}' both choose the {column}'s schema: set one"
+        )
+    if len(pinned) > 1:
+        raise ConfigError(
+            f"Options '{pinned[0]}' and '{pinned[1]}' both choose the {column}'s schema: set one"
+        )
     spark_schema = None
     if text is not None:
         spark_schema = json.dumps(_json_reader_type(text, schema_name), separators=(",", ":"))
-    elif not writing:
+    elif not writing and not registry:
         raise ConfigError(
-            f"Option '{column}Format'='json' needs '{schema_name}': the {column}'s struct as "
-            "Spark DDL ('a INT, b STRING') or StructType JSON, as from_json's schema"
+            f"Option '{column}Format'='json' needs '{schema_name}' (the {column}'s struct as "
+            "Spark DDL ('a INT, b STRING') or StructType JSON, as from_json's schema) or "
+            "'schema.registry.url' (framed documents, the subject's JSON Schema)"
         )
     return ColumnFormat(
         column=column,
         format=JSON_FORMAT,
         avro_schema=None,
-        schema_id=None,
-        schema_version=None,
+        schema_id=option(f"{prefix}schema.id").read(opts),
+        schema_version=option(f"{prefix}schema.version").read(opts),
         strategy=_strategy(
             str(opts.get(f"{prefix}subject.name.strategy", "TopicNameStrategy")),
             f"{prefix}subject.name.strategy",
@@ -301,12 +318,14 @@ def _json_reader_type(text: str, name: str) -> object:
     return spark_type
 
 
-def _column(opts: Mapping[str, str], column: str, *, writing: bool = False) -> ColumnFormat | None:
+def _column(
+    opts: Mapping[str, str], column: str, *, writing: bool = False, registry: bool = False
+) -> ColumnFormat | None:
     fmt = option(f"{column}Format").read(opts)
     prefix = f"{column}."
     schema_name = "key.avroSchema" if column == "key" else "avroSchema"
     if fmt == JSON_FORMAT:
-        return _json_column(opts, column, writing=writing)
+        return _json_column(opts, column, writing=writing, registry=registry)
     json_name = f"{column}Schema"
     if json_name.lower() in opts:
         raise ConfigError(
@@ -367,15 +386,11 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
     for o in OPTIONS:  # typed values checked by the registry's validators, naming the option
         if o.key in opts and (o.key in _FORMAT_KEYS or o.key.startswith("schema.registry.")):
             o.read(opts)
-    key = _column(opts, "key", writing=writing)
-    value = _column(opts, "value", writing=writing)
-    registry = parse_settings(opts) if opts.get("schema.registry.url", "").strip() else None
+    has_registry = bool(opts.get("schema.registry.url", "").strip())
+    key = _column(opts, "key", writing=writing, registry=has_registry)
+    value = _column(opts, "value", writing=writing, registry=has_registry)
+    registry = parse_settings(opts) if has_registry else None
     for col in (key, value):
-        if col is not None and registry is not None and col.format == JSON_FORMAT:
-            raise ConfigError(
-                f"'{col.column}Format'='json' with 'schema.registry.url' (registry-framed JSON) "
-                "is not supported yet: remove 'schema.registry.url'"
-            )
         if col is None or registry is not None or col.format == JSON_FORMAT:
             continue
         if col.avro_schema is None and not writing:
@@ -551,14 +566,68 @@ def _reader_schema(
     return registered.schema.schema_str, registered.schema_id
 
 
-def check_registry_schema(schema_type: str, what: str, references: Sequence[object]) -> None:
-    """Refuse a registry schema we cannot read: not Avro, or with references.
+def _json_reader(col: ColumnFormat, options: PayloadOptions, topic: str | None) -> ReaderSchema:
+    """``json``: ``valueSchema``'s struct, else the registry's JSON Schema (by
+    ``value.schema.id``, ``value.schema.version`` or the subject's latest) mapped to Spark
+    (:func:`spark_kafka_py.formats.json.schema.to_spark`).
+
+    Raises:
+        ConfigError: not a JSON schema, references, unmappable (naming the JSON pointer), or a
+            struct not read from JSON here.
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    if col.spark_schema is not None:
+        return ReaderSchema(
+            col.column, col.spark_schema, None, json.loads(col.spark_schema), JSON_FORMAT
+        )
+    assert options.registry is not None  # parse_payload_options saw to it (reads)
+    client = registry_client(options.registry)
+    if col.schema_id is not None:
+        found = client.schema_by_id(col.schema_id)
+        what = f"schema id {col.schema_id}"
+        schema_id = col.schema_id
+    else:
+        subject = subject_name(col.strategy, topic, is_key=col.is_key, record=None)
+        registered = (
+            client.version(subject, col.schema_version)
+            if col.schema_version is not None
+            else client.latest(subject)
+        )
+        found = registered.schema
+        what = f"subject {subject!r} version {registered.version}"
+        schema_id = registered.schema_id
+    check_registry_schema(found.schema_type, what, found.references, expected=JSON_SCHEMA)
+    try:
+        mapped = json_to_spark(found.schema_str)
+    except JsonSchemaError as exc:
+        raise ConfigError(
+            f"the registry's {what} (the {col.column}'s JSON Schema) has no Spark type: {exc}"
+        ) from None
+    if not isinstance(mapped.spark_json, dict) or mapped.spark_json.get("type") != "struct":
+        raise ConfigError(
+            f"the registry's {what} (the {col.column}'s JSON Schema) is not an object with "
+            f"properties: it maps to {mapped.ddl}, and a {col.column} column of JSON is a struct"
+        )
+    spark_json = json.dumps(mapped.spark_json, separators=(",", ":"))
+    try:
+        JsonDecoder(mapped.spark_json)
+    except JsonSchemaError as exc:
+        raise ConfigError(f"the registry's {what} maps to a type not read here: {exc}") from None
+    return ReaderSchema(col.column, spark_json, schema_id, mapped.spark_json, JSON_FORMAT)
+
+
+def check_registry_schema(
+    schema_type: str, what: str, references: Sequence[object], *, expected: str = AVRO
+) -> None:
+    """Refuse a registry schema we cannot read: not of the ``expected`` type (``AVRO`` or
+    ``JSON``), or with references.
 
     Raises:
         ConfigError: naming ``what`` (the id, or the subject and version).
     """
-    if schema_type != AVRO:
-        raise ConfigError(f"the registry's {what} is a {schema_type} schema, not Avro")
+    if schema_type != expected:
+        name = "Avro" if expected == AVRO else "a JSON Schema"
+        raise ConfigError(f"the registry's {what} is a {schema_type} schema, not {name}")
     if references:
         raise ConfigError(
             f"the registry's {what} refers to other subjects' schemas (references), which "
@@ -584,11 +653,7 @@ def resolve_read(options: PayloadOptions, topics: Sequence[str] | None) -> ReadP
     readers = []
     for col in options.columns:
         if col.format == JSON_FORMAT:
-            assert col.spark_schema is not None  # parse_payload_options saw to it (reads)
-            spark_type = json.loads(col.spark_schema)
-            readers.append(
-                ReaderSchema(col.column, col.spark_schema, None, spark_type, JSON_FORMAT)
-            )
+            readers.append(_json_reader(col, options, topic))
             continue
         schema_json, schema_id = _reader_schema(col, options, topic)
         try:
@@ -842,6 +907,8 @@ def _decode_json_column(
     permissive = options.permissive_for(JSON_FORMAT)
     mode: Mode = "PERMISSIVE" if permissive else "FAILFAST"
     decoder = _json_decoder(reader, mode, options.corrupt_column)
+    if options.registry is not None:
+        values = _unframe(values, reader, permissive, where)
     bad: list[JsonDecodeError] = []
     try:
         decoded = decoder.decode(values, on_error=bad.append)
@@ -855,6 +922,56 @@ def _decode_json_column(
             _json_record_error(bad[0], reader, where),
         )
     return decoded
+
+
+def _unframe(
+    values: pa.Array, reader: ReaderSchema, permissive: bool, where: Callable[[int], str]
+) -> pa.Array:
+    """Registry-framed JSON (Confluent's ``JsonSchemaSerializer``: magic byte 0, the 4-byte
+    schema id, the document): the documents, the framing checked. The id is not looked up:
+    a JSON document needs no writer schema to be read with the reader's struct.
+
+    Raises:
+        RecordFormatError: ``FAILFAST`` and a value that is not framed (naming the row);
+            ``PERMISSIVE`` makes such rows null (one warning per batch).
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not pa.types.is_binary(values.type):
+        values = values.cast(pa.binary())
+    lengths = pc.binary_length(values)
+    magic = pc.binary_slice(values, 0, 1)
+    framed = pc.and_(
+        pc.greater_equal(lengths, framing.HEADER_SIZE),
+        pc.equal(magic, pa.scalar(bytes([framing.MAGIC_BYTE]), pa.binary())),
+    )
+    bad = pc.fill_null(pc.invert(framed), False)  # nulls stay null, not bad
+    # an explicit stop: pyarrow 26's binary_slice without one fails ("Negative buffer
+    # resize") on most arrays
+    documents = pc.binary_slice(values, framing.HEADER_SIZE, 2**31 - 1)
+    if not pc.any(bad).as_py():
+        return documents
+    rows = pc.indices_nonzero(bad).to_pylist()
+    first = rows[0]
+    try:
+        framing.parse(values[first].as_py())
+        reason = "not framed"  # pragma: no cover - the checks above agree with parse
+    except FramingError as exc:
+        reason = exc.reason
+    error = RecordFormatError(
+        f"cannot decode the {reader.column}{where(first)} as JSON: not Confluent-framed: "
+        f"{reason}; with mode=PERMISSIVE such records get a null {reader.column}",
+        column=reader.column,
+    )
+    if not permissive:
+        raise error
+    log.warning(
+        "mode=PERMISSIVE: %d record(s) of this batch have a null %s; the first: %s",
+        len(rows),
+        reader.column,
+        error,
+    )
+    return pc.if_else(bad, pa.scalar(None, pa.binary()), documents)
 
 
 def _json_record_error(

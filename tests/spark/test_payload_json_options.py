@@ -65,7 +65,10 @@ def test_mode_defaults_per_format() -> None:
 @pytest.mark.parametrize(
     ("opts", "message"),
     [
-        ({"valueFormat": "json"}, "'valueFormat'='json' needs 'valueSchema'"),
+        (
+            {"valueFormat": "json"},
+            "'valueFormat'='json' needs 'valueSchema' .* or 'schema.registry.url'",
+        ),
         ({"keyFormat": "json"}, "'keyFormat'='json' needs 'keySchema'"),
         ({"valueFormat": "json", "valueSchema": "a INT,"}, "Option 'valueSchema' is not a Spark"),
         ({"valueFormat": "json", "valueSchema": "a DECIMAL(5,2)"}, "not read from JSON here"),
@@ -81,12 +84,17 @@ def test_mode_defaults_per_format() -> None:
         ),
         ({"valueFormat": "xml"}, "Option 'valueFormat' must be one of 'binary', 'avro', 'json'"),
         (
+            {"valueFormat": "json", "value.schema.id": "3"},
+            "Option 'value.schema.id' needs 'schema.registry.url'",
+        ),
+        (
             {
                 "valueFormat": "json",
                 "valueSchema": "a INT",
+                "value.schema.version": "1",
                 "schema.registry.url": "http://localhost:1",
             },
-            "registry-framed JSON",
+            "both choose the value's schema",
         ),
     ],
 )
