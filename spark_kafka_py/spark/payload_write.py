@@ -76,6 +76,7 @@ the wire format, ``auto.register.schemas``, ``use.latest.version``, ``use.schema
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -92,9 +93,12 @@ from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
 from spark_kafka_py.formats.avro.schema import Record, parse_schema
 from spark_kafka_py.formats.errors import AvroEncodeError, FormatError, JsonSchemaError
+from spark_kafka_py.formats.json.derive import derive_json_schema
 from spark_kafka_py.formats.json.encode import JsonEncodeError, JsonEncoder
+from spark_kafka_py.schema_registry.client import AVRO, Schema
 from spark_kafka_py.spark.payload import (
     JSON_FORMAT,
+    JSON_SCHEMA,
     ColumnFormat,
     PayloadOptions,
     check_registry_schema,
@@ -220,18 +224,23 @@ def _writer_schema(
     return registered_writer_schema(col, options, _subject(col, topic, own[0]), own)
 
 
-def _json_writer(col: ColumnFormat, options: PayloadOptions, field: StructField) -> WriterSchema:
-    """``json``: the column is written as ``to_json`` writes it (:mod:`.formats.json.encode`).
+def _json_writer(
+    col: ColumnFormat, options: PayloadOptions, field: StructField, topic: str | None
+) -> WriterSchema:
+    """``json``: the column is written as ``to_json`` writes it (:mod:`.formats.json.encode`);
+    with a registry, framed (magic byte 0, the 4-byte id) with the id chosen as for Avro
+    (:func:`registered_writer_schema`): pinned, latest, or the JSON Schema derived from the
+    column's type (:func:`~spark_kafka_py.formats.json.derive.derive_json_schema`) registered
+    (``auto.register.schemas``) or looked up under ``<topic>-value`` / ``<topic>-key``. The
+    documents are not validated against the registry's schema.
 
     Raises:
-        ConfigError: a registry (framed JSON is not written yet), or a column type ``to_json``
-            does not take or that is not written here (naming the column and the path).
+        ConfigError: a column type ``to_json`` does not take or that is not written here
+            (naming the column and the path); a subject strategy other than
+            ``TopicNameStrategy`` or no ``topic`` option (without a pinned id); the registry
+            errors of :func:`registered_writer_schema`.
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
     """
-    if options.registry is not None:
-        raise ConfigError(
-            f"'{col.column}Format'='json' with 'schema.registry.url' (registry-framed JSON) is "
-            "not supported yet: remove 'schema.registry.url' to write to_json's text"
-        )
     arrow_type = _arrow_type(field)
     try:
         JsonEncoder(arrow_type)
@@ -246,7 +255,36 @@ def _json_writer(col: ColumnFormat, options: PayloadOptions, field: StructField)
             f"the {col.column} column ({field.dataType.simpleString()}) cannot be written as "
             f"JSON: {exc}{hint}"
         ) from None
-    return WriterSchema(col.column, "", None, "to_json", JSON_FORMAT)
+    if options.registry is None:
+        return WriterSchema(col.column, "", None, "to_json", JSON_FORMAT)
+    if col.schema_id is not None:
+        pinned = registered_writer_schema(col, options, None, None, schema_type=JSON_SCHEMA)
+        return dataclasses.replace(pinned, format=JSON_FORMAT)
+    name = f"{col.option_prefix}subject.name.strategy"
+    if col.strategy != "TopicNameStrategy":
+        raise ConfigError(
+            f"'{name}'={col.strategy} names the subject after a record, and a JSON column has "
+            f"none here: use TopicNameStrategy or pin the schema with "
+            f"'{col.option_prefix}schema.id'"
+        )
+    if topic is None:
+        raise ConfigError(
+            f"'{name}'=TopicNameStrategy names the {col.column}'s subject after the topic, and "
+            "without the 'topic' option each row's 'topic' column chooses it: set the 'topic' "
+            f"option or pin the schema with '{col.option_prefix}schema.id'"
+        )
+    try:
+        derived = derive_json_schema(_spark_json(field))
+    except JsonSchemaError as exc:
+        raise ConfigError(
+            f"the {col.column} column ({field.dataType.simpleString()}) has no JSON Schema: "
+            f"{exc}; pin one with '{col.option_prefix}schema.id'"
+        ) from None
+    own = (json.dumps(derived, separators=(",", ":")), "the JSON Schema derived from its type")
+    writer = registered_writer_schema(
+        col, options, f"{topic}-{col.column}", own, schema_type=JSON_SCHEMA
+    )
+    return dataclasses.replace(writer, format=JSON_FORMAT)
 
 
 def registered_writer_schema(
@@ -254,6 +292,8 @@ def registered_writer_schema(
     options: PayloadOptions,
     subject: str | None,
     own: tuple[str, str] | None,
+    *,
+    schema_type: str = AVRO,
 ) -> WriterSchema:
     """The writer schema of ``col`` from the registry, in Confluent's serializer order.
 
@@ -265,6 +305,8 @@ def registered_writer_schema(
         own: the column's own schema and how it was chosen (``avroSchema``, or derived from
             its type), to register or look up; None only with a pinned id or version, or
             ``use.latest.version``.
+        schema_type: the registry's ``schemaType`` expected and registered (``AVRO``,
+            ``JSON``).
 
     Raises:
         ConfigError: the registry's schema is not Avro or has references; registration
@@ -277,7 +319,9 @@ def registered_writer_schema(
     if col.schema_id is not None:
         found = client.schema_by_id(col.schema_id)
         what = f"'{col.option_prefix}schema.id'={col.schema_id}"
-        check_registry_schema(found.schema_type, f"schema of {what}", found.references)
+        check_registry_schema(
+            found.schema_type, f"schema of {what}", found.references, expected=schema_type
+        )
         return WriterSchema(col.column, found.schema_str, col.schema_id, what)
     assert subject is not None
     if col.schema_version is not None or options.use_latest:
@@ -288,13 +332,15 @@ def registered_writer_schema(
         )
         which = "latest" if col.schema_version is None else "pinned"
         what = f"subject {subject!r} {which}, version {registered.version}"
-        check_registry_schema(registered.schema.schema_type, what, registered.schema.references)
+        check_registry_schema(
+            registered.schema.schema_type, what, registered.schema.references, expected=schema_type
+        )
         return WriterSchema(col.column, registered.schema.schema_str, registered.schema_id, what)
     assert own is not None
     own_json, own_source = own
     if options.auto_register:
         try:
-            schema_id = client.register(subject, own_json)
+            schema_id = client.register(subject, Schema(own_json, schema_type))
         except SchemaRegistryError as exc:
             if exc.status != _CONFLICT:
                 raise
@@ -308,7 +354,7 @@ def registered_writer_schema(
             col.column, own_json, schema_id, f"{own_source}, registered under {subject!r}"
         )
     try:
-        registered = client.lookup(subject, own_json)
+        registered = client.lookup(subject, Schema(own_json, schema_type))
     except SchemaRegistryError as exc:
         if exc.status != _NOT_FOUND:
             raise
@@ -393,7 +439,7 @@ def resolve_write(
                 )
             continue  # no value column: check_sink_schema names it
         if col.format == JSON_FORMAT:
-            writers.append(_json_writer(col, options, field))
+            writers.append(_json_writer(col, options, field, topic))
             continue
         writer = _writer_schema(col, options, field, topic)
         check_fits(writer, _arrow_type(field))
@@ -525,6 +571,9 @@ def encode_json_column(writer: WriterSchema, values: pa.Array, batch_index: int 
             f"{_task_text()} as JSON: {exc.reason}; nothing of this batch was written",
             column=writer.column,
         ) from None
+    if writer.schema_id is not None:
+        prefix = framing.build(writer.schema_id, b"")
+        documents = [None if d is None else prefix + d for d in documents]
     return pa.array(documents, type=pa.binary())
 
 

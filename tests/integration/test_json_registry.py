@@ -172,3 +172,111 @@ def test_not_a_json_schema_is_refused(
     )
     with pytest.raises(Exception, match=r"has no Spark type: .*\(at /properties/a\)"):
         _ours(spark, kafka_bootstrap, other, **{"schema.registry.url": schema_registry}).schema  # noqa: B018
+
+
+# -- the sink ------------------------------------------------------------------------------
+
+SINK_SQL = """
+SELECT * FROM VALUES
+  (1, named_struct('id', 1L, 'name', 'ann', 'at', timestamp'2026-11-27 12:00:00.5',
+      'day', date'2026-11-27', 'tags', array('a', cast(null as string)), 'score', 2.5D)),
+  (2, named_struct('id', 2L, 'name', cast(null as string), 'at', cast(null as timestamp),
+      'day', cast(null as date), 'tags', cast(array() as array<string>), 'score', 0.0D)),
+  (3, cast(null as struct<id:bigint,name:string,at:timestamp,day:date,tags:array<string>,
+      score:double>))
+AS t(k, value)
+"""
+
+DERIVED = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "name": {"type": "string"},
+        "at": {"type": "string", "format": "date-time"},
+        "day": {"type": "string", "format": "date"},
+        "tags": {"type": "array", "items": {"oneOf": [{"type": "null"}, {"type": "string"}]}},
+        "score": {"type": "number"},
+    },
+}
+
+
+def _write(df: DataFrame, bootstrap: str, topic: str, **options: str) -> None:
+    w = df.write.format("pykafka").mode("append").option("kafka.bootstrap.servers", bootstrap)
+    w = w.option("topic", topic).option("valueFormat", "json")
+    for k, v in options.items():
+        w = w.option(k, v)
+    w.save()
+
+
+def test_sink_registers_and_confluent_reads(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    new_topic: Callable[..., str],
+    schema_registry: str,
+) -> None:
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+
+    from spark_kafka_py.schema_registry.client import SchemaRegistryClient
+    from spark_kafka_py.schema_registry.settings import parse_settings
+    from spark_kafka_py.testing.tools import read_all
+
+    topic = new_topic()
+    df = spark.sql(SINK_SQL).orderBy("k").coalesce(1).select("value")
+    _write(df, kafka_bootstrap, topic, **{"schema.registry.url": schema_registry})
+
+    client = SchemaRegistryClient(parse_settings({"schema.registry.url": schema_registry}))
+    latest = client.latest(f"{topic}-value")
+    assert latest.schema.schema_type == "JSON"
+    assert json.loads(latest.schema.schema_str) == DERIVED
+
+    records = sorted(read_all(kafka_bootstrap, topic), key=lambda r: r.offset)
+    values = [r.value for r in records]
+    assert values[2] is None  # a null struct: a tombstone
+    assert all(
+        v is not None and v[:5] == b"\x00" + latest.schema_id.to_bytes(4, "big") for v in values[:2]
+    )
+    assert values[0] is not None and values[0][5:] == (
+        b'{"id":1,"name":"ann","at":"2026-11-27T12:00:00.500Z","day":"2026-11-27",'
+        b'"tags":["a",null],"score":2.5}'
+    )
+    deserializer = JSONDeserializer(
+        None, schema_registry_client=ConfluentRegistry({"url": schema_registry})
+    )
+    context = SerializationContext(topic, MessageField.VALUE)
+    assert [deserializer(v, context) for v in values] == [
+        {
+            "id": 1,
+            "name": "ann",
+            "at": "2026-11-27T12:00:00.500Z",
+            "day": "2026-11-27",
+            "tags": ["a", None],
+            "score": 2.5,
+        },
+        {"id": 2, "tags": [], "score": 0.0},
+        None,
+    ]
+    # and ours reads it back with the registered schema
+    back = _rows(_ours(spark, kafka_bootstrap, topic, **{"schema.registry.url": schema_registry}))
+    assert [None if v is None else (v.id, v.name, v.tags) for _, v in back] == [
+        (1, "ann", ["a", None]),
+        (2, None, []),
+        None,
+    ]
+
+
+def test_sink_without_auto_register_needs_the_schema_registered(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    new_topic: Callable[..., str],
+    schema_registry: str,
+) -> None:
+    topic = new_topic()
+    df = spark.sql("SELECT named_struct('a', 1) AS value")
+    options = {"schema.registry.url": schema_registry, "auto.register.schemas": "false"}
+    with pytest.raises(Exception, match=f"is not registered under subject '{topic}-value'"):
+        _write(df, kafka_bootstrap, topic, **options)
+    _write(df, kafka_bootstrap, topic, **{"schema.registry.url": schema_registry})
+    _write(df, kafka_bootstrap, topic, **options)  # now found: written with its id
+    rows = _rows(_ours(spark, kafka_bootstrap, topic, **{"schema.registry.url": schema_registry}))
+    assert [v.a for _, v in rows] == [1, 1]
