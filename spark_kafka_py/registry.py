@@ -404,7 +404,8 @@ OPTIONS: tuple[Option, ...] = (
     _opt("valueFormat", "enum", "binary",
          "`binary` (Spark's schema), `avro`: the `value` column is the Avro schema's struct "
          "(read: decoded on the executors; write: encoded, registry-framed), or `json`: the "
-         "`valueSchema` struct, as `from_json` (read), `to_json`'s text (write)", FORMATS,
+         "`valueSchema` struct (or the registry's JSON Schema), as `from_json` (read), "
+         "`to_json`'s text (write; registry-framed with `schema.registry.url`)", FORMATS,
          choices=("binary", "avro", "json"), spark="ours only"),
     _opt("keyFormat", "enum", "binary", "the same for the `key` column", FORMATS,
          choices=("binary", "avro", "json"), spark="ours only"),
@@ -455,7 +456,8 @@ OPTIONS: tuple[Option, ...] = (
          spark="ours only"),
     _opt("auto.register.schemas", "boolean", True,
          "write: register the column's schema (`avroSchema`, else derived from the column's "
-         "type as spark-avro's `to_avro`) under the subject, as Confluent's serializer; "
+         "type as spark-avro's `to_avro`; for `json` the JSON Schema derived from the type) "
+         "under the subject, as Confluent's serializer; "
          "`false`: it must be registered already", {SINK},
          spark="ours only"),
     _opt("use.latest.version", "boolean", False,
