@@ -402,15 +402,30 @@ OPTIONS: tuple[Option, ...] = (
          "spread keyed records as unkeyed ones instead of by `murmur2(key)` (KIP-794)", {SINK}),
     # -- payload formats: Avro, a schema registry (spark_kafka_py.spark.payload; docs/formats.md)
     _opt("valueFormat", "enum", "binary",
-         "`binary` (Spark's schema) or `avro`: the `value` column is the Avro schema's struct "
-         "(read: decoded on the executors; write: encoded, registry-framed)", FORMATS,
-         choices=("binary", "avro"), spark="ours only"),
+         "`binary` (Spark's schema), `avro`: the `value` column is the Avro schema's struct "
+         "(read: decoded on the executors; write: encoded, registry-framed), or `json`: the "
+         "`valueSchema` struct (or the registry's JSON Schema), as `from_json` (read), "
+         "`to_json`'s text (write; registry-framed with `schema.registry.url`)", FORMATS,
+         choices=("binary", "avro", "json"), spark="ours only"),
     _opt("keyFormat", "enum", "binary", "the same for the `key` column", FORMATS,
-         choices=("binary", "avro"), spark="ours only"),
-    _opt("mode", "enum", "failfast",
+         choices=("binary", "avro", "json"), spark="ours only"),
+    _opt("mode", "enum", None,
          "a record that does not decode: `FAILFAST` fails the task naming topic, partition, "
-         "offset and schema id; `PERMISSIVE` gives a null column (spark-avro's `mode`)", READ,
-         choices=("failfast", "permissive"), default_text="`FAILFAST`", spark="ours only"),
+         "offset and schema id; `PERMISSIVE` gives a null column (spark-avro's `mode`; for "
+         "`json`, `from_json`'s: the fields that did not parse are null and "
+         "`columnNameOfCorruptRecord` holds the document)", READ,
+         choices=("failfast", "permissive"),
+         default_text="`FAILFAST` for `avro`, `PERMISSIVE` for `json` (as `from_json`)",
+         spark="ours only"),
+    _opt("valueSchema", "string", None,
+         "`valueFormat=json`: the value's struct as Spark DDL (`a INT, b STRUCT<c: STRING>`) or "
+         "as `StructType.json()` prints it, the schema `from_json` would be given", READ,
+         spark="ours only"),
+    _opt("keySchema", "string", None, "the same for the key (`keyFormat=json`)", READ,
+         spark="ours only"),
+    _opt("columnNameOfCorruptRecord", "string", "_corrupt_record",
+         "`json`, `PERMISSIVE`: the string field of the schema that holds a malformed "
+         "document's text (`from_json`'s option)", READ, spark="ours only"),
     _opt("includeRawBytes", "boolean", False,
          "add `value_raw` (and `key_raw`) binary columns holding each formatted column's bytes "
          "as read (what `PERMISSIVE` left null stays there)", READ, spark="ours only"),
@@ -441,7 +456,8 @@ OPTIONS: tuple[Option, ...] = (
          spark="ours only"),
     _opt("auto.register.schemas", "boolean", True,
          "write: register the column's schema (`avroSchema`, else derived from the column's "
-         "type as spark-avro's `to_avro`) under the subject, as Confluent's serializer; "
+         "type as spark-avro's `to_avro`; for `json` the JSON Schema derived from the type) "
+         "under the subject, as Confluent's serializer; "
          "`false`: it must be registered already", {SINK},
          spark="ours only"),
     _opt("use.latest.version", "boolean", False,

@@ -10,6 +10,8 @@
 - :mod:`.avro.derive`: an Avro schema derived from an Arrow type, as spark-avro derives it.
 - :mod:`.json.schema`: a JSON Schema document -> a Spark type (as Arrow, Spark JSON, DDL).
 - :mod:`.json.decode`: a column of JSON documents -> one Arrow array, as Spark's ``from_json``.
+- :mod:`.json.encode`: one Arrow array -> JSON documents, as Spark's ``to_json``.
+- :mod:`.ddl`: Spark's DDL for types (``valueSchema``) -> Spark's JSON form of the type.
 - :mod:`.errors`: the typed errors (all :class:`~spark_kafka_py.errors.KafkaError`).
 
 Nothing here opens sockets or imports pyspark (``tests/test_layers.py``).

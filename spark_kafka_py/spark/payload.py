@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.types import StructField, StructType
 
 from spark_kafka_py.client.retry import Backoff, Retries
@@ -59,13 +60,18 @@ from spark_kafka_py.formats.avro.column import (
 from spark_kafka_py.formats.avro.decoder import AvroDecoder
 from spark_kafka_py.formats.avro.schema import Record, Schema, parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
+from spark_kafka_py.formats.ddl import DdlError, parse_schema_text
 from spark_kafka_py.formats.errors import (
     AvroDecodeError,
     FormatError,
     FramingError,
+    JsonDecodeError,
+    JsonSchemaError,
     SchemaError,
     UnknownSchemaError,
 )
+from spark_kafka_py.formats.json.decode import JsonDecoder, Mode
+from spark_kafka_py.formats.json.schema import to_spark as json_to_spark
 from spark_kafka_py.registry import OPTIONS, option
 from spark_kafka_py.schema_registry.cache import LruCache
 from spark_kafka_py.schema_registry.client import AVRO, SchemaRegistryClient
@@ -87,7 +93,10 @@ __all__ = [
 ]
 
 BINARY = "binary"
+#: The registry's ``schemaType`` of JSON Schemas.
+JSON_SCHEMA = "JSON"
 AVRO_FORMAT = "avro"
+JSON_FORMAT = "json"
 
 #: The subject name strategies (Confluent's ``io.confluent.kafka.serializers.subject.*``).
 STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -105,11 +114,13 @@ class ColumnFormat:
 
     Attributes:
         column: ``"key"`` or ``"value"``.
-        format: ``"avro"``.
+        format: ``"avro"`` or ``"json"``.
         avro_schema: the schema JSON of ``avroSchema`` / ``key.avroSchema``, or None.
         schema_id: ``value.schema.id`` / ``key.schema.id``, or None.
         schema_version: ``value.schema.version`` / ``key.schema.version``, or None.
         strategy: the subject name strategy, one of :data:`STRATEGIES`.
+        spark_schema: ``json``: the struct of ``valueSchema`` / ``keySchema`` as Spark's JSON
+            text (parsed from DDL or ``StructType`` JSON, all nullable), or None.
     """
 
     column: str
@@ -118,6 +129,7 @@ class ColumnFormat:
     schema_id: int | None
     schema_version: int | None
     strategy: str
+    spark_schema: str | None = None
 
     @property
     def is_key(self) -> bool:
@@ -130,6 +142,8 @@ class ColumnFormat:
 
     @property
     def schema_option(self) -> str:
+        if self.format == JSON_FORMAT:
+            return f"{self.column}Schema"
         return "key.avroSchema" if self.is_key else "avroSchema"
 
 
@@ -140,7 +154,10 @@ class PayloadOptions:
     Attributes:
         key, value: the formatted columns, None for ``binary``.
         registry: the registry's settings, None without ``schema.registry.url``.
-        permissive: ``mode=PERMISSIVE``.
+        permissive: ``mode=PERMISSIVE`` (given; the default of Avro columns).
+        mode: ``mode`` as given (lower case), None when unset: Avro columns are then
+            ``FAILFAST`` (spark-avro's default), JSON columns ``PERMISSIVE`` (``from_json``'s).
+        corrupt_column: ``columnNameOfCorruptRecord`` (JSON columns).
         include_raw: ``includeRawBytes``.
         auto_register: ``auto.register.schemas`` (writes).
         use_latest: ``use.latest.version`` (writes).
@@ -153,6 +170,15 @@ class PayloadOptions:
     include_raw: bool = False
     auto_register: bool = True
     use_latest: bool = False
+    mode: str | None = None
+    corrupt_column: str = "_corrupt_record"
+
+    def permissive_for(self, col: ColumnFormat | str) -> bool:
+        """Whether ``col`` (a column format, or a format name) decodes ``PERMISSIVE``ly."""
+        fmt = col if isinstance(col, str) else col.format
+        if self.mode is None:
+            return fmt == JSON_FORMAT
+        return self.mode == "permissive"
 
     @property
     def columns(self) -> tuple[ColumnFormat, ...]:
@@ -178,6 +204,9 @@ _FORMAT_KEYS = frozenset(
         "key.schema.version",
         "auto.register.schemas",
         "use.latest.version",
+        "valueSchema",
+        "keySchema",
+        "columnNameOfCorruptRecord",
     )
 )
 
@@ -195,10 +224,114 @@ def _strategy(raw: str, name: str) -> str:
     )
 
 
-def _column(opts: Mapping[str, str], column: str) -> ColumnFormat | None:
+def _json_column(
+    opts: Mapping[str, str], column: str, *, writing: bool, registry: bool
+) -> ColumnFormat:
+    """``json``: the struct of ``valueSchema`` / ``keySchema``, else (with a registry) the
+    subject's JSON Schema; a write writes ``to_json`` of the column, whatever its type."""
+    prefix = f"{column}."
+    schema_name = f"{column}Schema"
+    avro_name = "key.avroSchema" if column == "key" else "avroSchema"
+    if avro_name.lower() in opts:
+        raise ConfigError(
+            f"Option '{avro_name}' is for '{column}Format'='avro'; with '{column}Format'='json' "
+            f"give the {column}'s struct in '{schema_name}'"
+        )
+    pinned = [n for n in (f"{prefix}schema.id", f"{prefix}schema.version") if n.lower() in opts]
+    if pinned and not registry:
+        raise ConfigError(f"Option '{pinned[0]}' needs 'schema.registry.url'")
+    text = option(schema_name).read(opts)
+    if text is not None and pinned:
+        raise ConfigError(
+            f"Options '{schema_name}' and '{pinned[0]}' both choose the {column}'s schema: set one"
+        )
+    if len(pinned) > 1:
+        raise ConfigError(
+            f"Options '{pinned[0]}' and '{pinned[1]}' both choose the {column}'s schema: set one"
+        )
+    spark_schema = None
+    if text is not None:
+        spark_schema = json.dumps(_json_reader_type(text, schema_name), separators=(",", ":"))
+    elif not writing and not registry:
+        raise ConfigError(
+            f"Option '{column}Format'='json' needs '{schema_name}' (the {column}'s struct as "
+            "Spark DDL ('a INT, b STRING') or StructType JSON, as from_json's schema) or "
+            "'schema.registry.url' (framed documents, the subject's JSON Schema)"
+        )
+    return ColumnFormat(
+        column=column,
+        format=JSON_FORMAT,
+        avro_schema=None,
+        schema_id=option(f"{prefix}schema.id").read(opts),
+        schema_version=option(f"{prefix}schema.version").read(opts),
+        strategy=_strategy(
+            str(opts.get(f"{prefix}subject.name.strategy", "TopicNameStrategy")),
+            f"{prefix}subject.name.strategy",
+        ),
+        spark_schema=spark_schema,
+    )
+
+
+def _as_nullable(t: object) -> object:
+    """Spark's ``DataType.asNullable`` on Spark JSON (``from_json``'s result type)."""
+    if isinstance(t, dict):
+        kind = t.get("type")
+        if kind == "struct":
+            return {
+                "type": "struct",
+                "fields": [
+                    {**f, "type": _as_nullable(f.get("type")), "nullable": True}
+                    for f in t.get("fields", [])
+                ],
+            }
+        if kind == "array":
+            return {**t, "elementType": _as_nullable(t.get("elementType")), "containsNull": True}
+        if kind == "map":
+            return {
+                **t,
+                "keyType": _as_nullable(t.get("keyType")),
+                "valueType": _as_nullable(t.get("valueType")),
+                "valueContainsNull": True,
+            }
+    return t
+
+
+def _json_reader_type(text: str, name: str) -> object:
+    """The struct ``text`` gives (DDL or ``StructType`` JSON), nullable as ``from_json``'s
+    result, checked readable from JSON here.
+
+    Raises:
+        ConfigError: naming ``name``: not a struct type, or a type not read from JSON here.
+    """
+    try:
+        spark_type = _as_nullable(parse_schema_text(text))
+    except DdlError as exc:
+        raise ConfigError(f"Option '{name}' is not a Spark schema: {exc}") from None
+    try:
+        JsonDecoder(spark_type)
+    except JsonSchemaError as exc:
+        raise ConfigError(
+            f"Option '{name}' has a type that is not read from JSON here: {exc} (read: "
+            "struct, array, map with string keys, long, int, short, byte, double, float, "
+            "boolean, string, date, timestamp)"
+        ) from None
+    return spark_type
+
+
+def _column(
+    opts: Mapping[str, str], column: str, *, writing: bool = False, registry: bool = False
+) -> ColumnFormat | None:
     fmt = option(f"{column}Format").read(opts)
     prefix = f"{column}."
     schema_name = "key.avroSchema" if column == "key" else "avroSchema"
+    if fmt == JSON_FORMAT:
+        return _json_column(opts, column, writing=writing, registry=registry)
+    json_name = f"{column}Schema"
+    if json_name.lower() in opts:
+        raise ConfigError(
+            f"Option '{json_name}' needs '{column}Format'='json' (the {column} column is "
+            f"{fmt} without it)"
+        )
     given = [
         n
         for n in (schema_name, f"{prefix}schema.id", f"{prefix}schema.version")
@@ -253,11 +386,12 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
     for o in OPTIONS:  # typed values checked by the registry's validators, naming the option
         if o.key in opts and (o.key in _FORMAT_KEYS or o.key.startswith("schema.registry.")):
             o.read(opts)
-    key = _column(opts, "key")
-    value = _column(opts, "value")
-    registry = parse_settings(opts) if opts.get("schema.registry.url", "").strip() else None
+    has_registry = bool(opts.get("schema.registry.url", "").strip())
+    key = _column(opts, "key", writing=writing, registry=has_registry)
+    value = _column(opts, "value", writing=writing, registry=has_registry)
+    registry = parse_settings(opts) if has_registry else None
     for col in (key, value):
-        if col is None or registry is not None:
+        if col is None or registry is not None or col.format == JSON_FORMAT:
             continue
         if col.avro_schema is None and not writing:
             raise ConfigError(
@@ -280,14 +414,17 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
             "Options 'use.latest.version'=true and 'auto.register.schemas'=true conflict "
             "(as in Confluent's serializer): set 'auto.register.schemas'=false"
         )
+    mode = option("mode").read(opts)
     return PayloadOptions(
         key=key,
         value=value,
         registry=registry,
-        permissive=option("mode").read(opts) == "permissive",
+        permissive=mode == "permissive",
         include_raw=bool(option("includeRawBytes").read(opts)),
         auto_register=auto_register,
         use_latest=use_latest,
+        mode=mode,
+        corrupt_column=str(option("columnNameOfCorruptRecord").read(opts)),
     )
 
 
@@ -364,12 +501,15 @@ class ReaderSchema:
         schema_json: the schema's JSON text.
         schema_id: its registry id, when it came from the registry.
         spark_type: the column's Spark type, as Spark's JSON.
+        format: ``"avro"`` (``schema_json`` is an Avro schema) or ``"json"`` (``schema_json``
+            is the Spark struct's JSON text).
     """
 
     column: str
     schema_json: str
     schema_id: int | None
     spark_type: object
+    format: str = AVRO_FORMAT
 
     def field(self) -> StructField:
         """The column's ``StructField`` (nullable: tombstones and ``PERMISSIVE`` give null),
@@ -426,14 +566,68 @@ def _reader_schema(
     return registered.schema.schema_str, registered.schema_id
 
 
-def check_registry_schema(schema_type: str, what: str, references: Sequence[object]) -> None:
-    """Refuse a registry schema we cannot read: not Avro, or with references.
+def _json_reader(col: ColumnFormat, options: PayloadOptions, topic: str | None) -> ReaderSchema:
+    """``json``: ``valueSchema``'s struct, else the registry's JSON Schema (by
+    ``value.schema.id``, ``value.schema.version`` or the subject's latest) mapped to Spark
+    (:func:`spark_kafka_py.formats.json.schema.to_spark`).
+
+    Raises:
+        ConfigError: not a JSON schema, references, unmappable (naming the JSON pointer), or a
+            struct not read from JSON here.
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    if col.spark_schema is not None:
+        return ReaderSchema(
+            col.column, col.spark_schema, None, json.loads(col.spark_schema), JSON_FORMAT
+        )
+    assert options.registry is not None  # parse_payload_options saw to it (reads)
+    client = registry_client(options.registry)
+    if col.schema_id is not None:
+        found = client.schema_by_id(col.schema_id)
+        what = f"schema id {col.schema_id}"
+        schema_id = col.schema_id
+    else:
+        subject = subject_name(col.strategy, topic, is_key=col.is_key, record=None)
+        registered = (
+            client.version(subject, col.schema_version)
+            if col.schema_version is not None
+            else client.latest(subject)
+        )
+        found = registered.schema
+        what = f"subject {subject!r} version {registered.version}"
+        schema_id = registered.schema_id
+    check_registry_schema(found.schema_type, what, found.references, expected=JSON_SCHEMA)
+    try:
+        mapped = json_to_spark(found.schema_str)
+    except JsonSchemaError as exc:
+        raise ConfigError(
+            f"the registry's {what} (the {col.column}'s JSON Schema) has no Spark type: {exc}"
+        ) from None
+    if not isinstance(mapped.spark_json, dict) or mapped.spark_json.get("type") != "struct":
+        raise ConfigError(
+            f"the registry's {what} (the {col.column}'s JSON Schema) is not an object with "
+            f"properties: it maps to {mapped.ddl}, and a {col.column} column of JSON is a struct"
+        )
+    spark_json = json.dumps(mapped.spark_json, separators=(",", ":"))
+    try:
+        JsonDecoder(mapped.spark_json)
+    except JsonSchemaError as exc:
+        raise ConfigError(f"the registry's {what} maps to a type not read here: {exc}") from None
+    return ReaderSchema(col.column, spark_json, schema_id, mapped.spark_json, JSON_FORMAT)
+
+
+def check_registry_schema(
+    schema_type: str, what: str, references: Sequence[object], *, expected: str = AVRO
+) -> None:
+    """Refuse a registry schema we cannot read: not of the ``expected`` type (``AVRO`` or
+    ``JSON``), or with references.
 
     Raises:
         ConfigError: naming ``what`` (the id, or the subject and version).
     """
-    if schema_type != AVRO:
-        raise ConfigError(f"the registry's {what} is a {schema_type} schema, not Avro")
+    if schema_type != expected:
+        name = "Avro" if expected == AVRO else "a JSON Schema"
+        raise ConfigError(f"the registry's {what} is a {schema_type} schema, not {name}")
     if references:
         raise ConfigError(
             f"the registry's {what} refers to other subjects' schemas (references), which "
@@ -458,6 +652,9 @@ def resolve_read(options: PayloadOptions, topics: Sequence[str] | None) -> ReadP
     topic = topics[0] if topics is not None and len(set(topics)) == 1 else None
     readers = []
     for col in options.columns:
+        if col.format == JSON_FORMAT:
+            readers.append(_json_reader(col, options, topic))
+            continue
         schema_json, schema_id = _reader_schema(col, options, topic)
         try:
             mapped = to_spark(parse_schema(schema_json))
@@ -484,7 +681,9 @@ def read_payload_from_schema(options: PayloadOptions, fields: Sequence[StructFie
         if f is None or not isinstance(schema_json, str):
             raise ConfigError(
                 f"the {col.column} column's schema does not come from this source: with "
-                f"'{col.column}Format'='avro' the schema is the Avro schema's; remove .schema(...)"
+                f"'{col.column}Format'='{col.format}' the schema is the "
+                f"{'Avro schema' if col.format == AVRO_FORMAT else col.schema_option}'s; "
+                "remove .schema(...)"
             )
         readers.append(
             ReaderSchema(
@@ -492,6 +691,7 @@ def read_payload_from_schema(options: PayloadOptions, fields: Sequence[StructFie
                 schema_json,
                 metadata.get(READER_SCHEMA_ID_METADATA),
                 json.loads(f.dataType.json()),
+                col.format,
             )
         )
     return ReadPayload(options, tuple(readers))
@@ -653,11 +853,13 @@ def decode_column(
         RecordFormatError: ``FAILFAST`` and a value that does not decode.
         SchemaRegistryError: the registry failed (after its retries).
     """
+    if reader.format == JSON_FORMAT:
+        return _decode_json_column(values, reader, options, where)
     decoders = _column_decoders(reader, options.registry)
     framed = options.registry is not None
     keys = _header_keys(headers, reader.column == "key") if framed else []
     bad: list[FormatError] = []
-    on_error = bad.append if options.permissive else None
+    on_error = bad.append if options.permissive_for(AVRO_FORMAT) else None
     try:
         decoded = None
         if framed and not keys:  # the common case: in place, when one id frames every value
@@ -675,6 +877,112 @@ def decode_column(
             _record_error(bad[0], reader, where, decoders),
         )
     return decoded
+
+
+#: JSON decoders per (struct JSON, mode, corrupt-record column) in this process.
+_JSON_DECODERS: LruCache[JsonDecoder] = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
+
+
+def _json_decoder(reader: ReaderSchema, mode: Mode, corrupt_column: str) -> JsonDecoder:
+    key = (reader.schema_json, mode, corrupt_column)
+    decoder = _JSON_DECODERS.get(key)
+    if decoder is None:
+        decoder = JsonDecoder(reader.spark_type, mode=mode, corrupt_column=corrupt_column)
+        _JSON_DECODERS.put(key, decoder, len(reader.schema_json) * 8)
+    return decoder
+
+
+def _decode_json_column(
+    values: pa.Array,
+    reader: ReaderSchema,
+    options: PayloadOptions,
+    where: Callable[[int], str],
+) -> pa.Array:
+    """One column of JSON documents -> the reader struct, as ``from_json`` with ``mode`` and
+    ``columnNameOfCorruptRecord`` (:mod:`spark_kafka_py.formats.json.decode`).
+
+    Raises:
+        RecordFormatError: ``FAILFAST`` and a document that does not parse or fit.
+    """
+    permissive = options.permissive_for(JSON_FORMAT)
+    mode: Mode = "PERMISSIVE" if permissive else "FAILFAST"
+    decoder = _json_decoder(reader, mode, options.corrupt_column)
+    if options.registry is not None:
+        values = _unframe(values, reader, permissive, where)
+    bad: list[JsonDecodeError] = []
+    try:
+        decoded = decoder.decode(values, on_error=bad.append)
+    except JsonDecodeError as exc:
+        raise _json_record_error(exc, reader, where) from None
+    if bad:
+        log.warning(
+            "mode=PERMISSIVE: %d %s document(s) of this batch did not parse or fit; the first: %s",
+            len(bad),
+            reader.column,
+            _json_record_error(bad[0], reader, where),
+        )
+    return decoded
+
+
+def _unframe(
+    values: pa.Array, reader: ReaderSchema, permissive: bool, where: Callable[[int], str]
+) -> pa.Array:
+    """Registry-framed JSON (Confluent's ``JsonSchemaSerializer``: magic byte 0, the 4-byte
+    schema id, the document): the documents, the framing checked. The id is not looked up:
+    a JSON document needs no writer schema to be read with the reader's struct.
+
+    Raises:
+        RecordFormatError: ``FAILFAST`` and a value that is not framed (naming the row);
+            ``PERMISSIVE`` makes such rows null (one warning per batch).
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not pa.types.is_binary(values.type):
+        values = values.cast(pa.binary())
+    lengths = pc.binary_length(values)
+    magic = pc.binary_slice(values, 0, 1)
+    framed = pc.and_(
+        pc.greater_equal(lengths, framing.HEADER_SIZE),
+        pc.equal(magic, pa.scalar(bytes([framing.MAGIC_BYTE]), pa.binary())),
+    )
+    bad = pc.fill_null(pc.invert(framed), False)  # nulls stay null, not bad
+    # an explicit stop: pyarrow 26's binary_slice without one fails ("Negative buffer
+    # resize") on most arrays
+    documents = pc.binary_slice(values, framing.HEADER_SIZE, 2**31 - 1)
+    if not pc.any(bad).as_py():
+        return documents
+    rows = pc.indices_nonzero(bad).to_pylist()
+    first = rows[0]
+    try:
+        framing.parse(values[first].as_py())
+        reason = "not framed"  # pragma: no cover - the checks above agree with parse
+    except FramingError as exc:
+        reason = exc.reason
+    error = RecordFormatError(
+        f"cannot decode the {reader.column}{where(first)} as JSON: not Confluent-framed: "
+        f"{reason}; with mode=PERMISSIVE such records get a null {reader.column}",
+        column=reader.column,
+    )
+    if not permissive:
+        raise error
+    log.warning(
+        "mode=PERMISSIVE: %d record(s) of this batch have a null %s; the first: %s",
+        len(rows),
+        reader.column,
+        error,
+    )
+    return pc.if_else(bad, pa.scalar(None, pa.binary()), documents)
+
+
+def _json_record_error(
+    exc: JsonDecodeError, reader: ReaderSchema, where_of: Callable[[int], str]
+) -> RecordFormatError:
+    return RecordFormatError(
+        f"cannot decode the {reader.column}{where_of(exc.index)} as JSON: {exc.reason}; with "
+        f"mode=PERMISSIVE such records get the fields that parsed, and the document in the "
+        f"corrupt-record field when the schema has one (as from_json)",
+        column=reader.column,
+    )
 
 
 def decode_batch(

@@ -76,6 +76,7 @@ the wire format, ``auto.register.schemas``, ``use.latest.version``, ``use.schema
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -91,8 +92,13 @@ from spark_kafka_py.formats.avro.column import raw_in_framing
 from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
 from spark_kafka_py.formats.avro.schema import Record, parse_schema
-from spark_kafka_py.formats.errors import AvroEncodeError, FormatError
+from spark_kafka_py.formats.errors import AvroEncodeError, FormatError, JsonSchemaError
+from spark_kafka_py.formats.json.derive import derive_json_schema
+from spark_kafka_py.formats.json.encode import JsonEncodeError, JsonEncoder
+from spark_kafka_py.schema_registry.client import AVRO, Schema
 from spark_kafka_py.spark.payload import (
+    JSON_FORMAT,
+    JSON_SCHEMA,
     ColumnFormat,
     PayloadOptions,
     check_registry_schema,
@@ -125,12 +131,14 @@ class WriterSchema:
         schema_id: its registry id; None for plain Avro (no registry: values unframed).
         source: how it was chosen, for messages (``"schema id 7"``, ``"subject 't-value'
             latest (version 3)"``, ``"avroSchema"``, ...).
+        format: ``"avro"``, or ``"json"`` (``to_json``'s text; ``schema_json`` empty).
     """
 
     column: str
     schema_json: str
     schema_id: int | None
     source: str
+    format: str = "avro"
 
     @property
     def framed(self) -> bool:
@@ -216,11 +224,76 @@ def _writer_schema(
     return registered_writer_schema(col, options, _subject(col, topic, own[0]), own)
 
 
+def _json_writer(
+    col: ColumnFormat, options: PayloadOptions, field: StructField, topic: str | None
+) -> WriterSchema:
+    """``json``: the column is written as ``to_json`` writes it (:mod:`.formats.json.encode`);
+    with a registry, framed (magic byte 0, the 4-byte id) with the id chosen as for Avro
+    (:func:`registered_writer_schema`): pinned, latest, or the JSON Schema derived from the
+    column's type (:func:`~spark_kafka_py.formats.json.derive.derive_json_schema`) registered
+    (``auto.register.schemas``) or looked up under ``<topic>-value`` / ``<topic>-key``. The
+    documents are not validated against the registry's schema.
+
+    Raises:
+        ConfigError: a column type ``to_json`` does not take or that is not written here
+            (naming the column and the path); a subject strategy other than
+            ``TopicNameStrategy`` or no ``topic`` option (without a pinned id); the registry
+            errors of :func:`registered_writer_schema`.
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    arrow_type = _arrow_type(field)
+    try:
+        JsonEncoder(arrow_type)
+    except JsonSchemaError as exc:
+        hint = (
+            f" (a {field.dataType.simpleString()} column already holds the bytes: write it "
+            f"with '{col.column}Format'='binary')"
+            if field.dataType.simpleString() in ("string", "binary")
+            else ""
+        )
+        raise ConfigError(
+            f"the {col.column} column ({field.dataType.simpleString()}) cannot be written as "
+            f"JSON: {exc}{hint}"
+        ) from None
+    if options.registry is None:
+        return WriterSchema(col.column, "", None, "to_json", JSON_FORMAT)
+    if col.schema_id is not None:
+        pinned = registered_writer_schema(col, options, None, None, schema_type=JSON_SCHEMA)
+        return dataclasses.replace(pinned, format=JSON_FORMAT)
+    name = f"{col.option_prefix}subject.name.strategy"
+    if col.strategy != "TopicNameStrategy":
+        raise ConfigError(
+            f"'{name}'={col.strategy} names the subject after a record, and a JSON column has "
+            f"none here: use TopicNameStrategy or pin the schema with "
+            f"'{col.option_prefix}schema.id'"
+        )
+    if topic is None:
+        raise ConfigError(
+            f"'{name}'=TopicNameStrategy names the {col.column}'s subject after the topic, and "
+            "without the 'topic' option each row's 'topic' column chooses it: set the 'topic' "
+            f"option or pin the schema with '{col.option_prefix}schema.id'"
+        )
+    try:
+        derived = derive_json_schema(_spark_json(field))
+    except JsonSchemaError as exc:
+        raise ConfigError(
+            f"the {col.column} column ({field.dataType.simpleString()}) has no JSON Schema: "
+            f"{exc}; pin one with '{col.option_prefix}schema.id'"
+        ) from None
+    own = (json.dumps(derived, separators=(",", ":")), "the JSON Schema derived from its type")
+    writer = registered_writer_schema(
+        col, options, f"{topic}-{col.column}", own, schema_type=JSON_SCHEMA
+    )
+    return dataclasses.replace(writer, format=JSON_FORMAT)
+
+
 def registered_writer_schema(
     col: ColumnFormat,
     options: PayloadOptions,
     subject: str | None,
     own: tuple[str, str] | None,
+    *,
+    schema_type: str = AVRO,
 ) -> WriterSchema:
     """The writer schema of ``col`` from the registry, in Confluent's serializer order.
 
@@ -232,6 +305,8 @@ def registered_writer_schema(
         own: the column's own schema and how it was chosen (``avroSchema``, or derived from
             its type), to register or look up; None only with a pinned id or version, or
             ``use.latest.version``.
+        schema_type: the registry's ``schemaType`` expected and registered (``AVRO``,
+            ``JSON``).
 
     Raises:
         ConfigError: the registry's schema is not Avro or has references; registration
@@ -244,7 +319,9 @@ def registered_writer_schema(
     if col.schema_id is not None:
         found = client.schema_by_id(col.schema_id)
         what = f"'{col.option_prefix}schema.id'={col.schema_id}"
-        check_registry_schema(found.schema_type, f"schema of {what}", found.references)
+        check_registry_schema(
+            found.schema_type, f"schema of {what}", found.references, expected=schema_type
+        )
         return WriterSchema(col.column, found.schema_str, col.schema_id, what)
     assert subject is not None
     if col.schema_version is not None or options.use_latest:
@@ -255,13 +332,15 @@ def registered_writer_schema(
         )
         which = "latest" if col.schema_version is None else "pinned"
         what = f"subject {subject!r} {which}, version {registered.version}"
-        check_registry_schema(registered.schema.schema_type, what, registered.schema.references)
+        check_registry_schema(
+            registered.schema.schema_type, what, registered.schema.references, expected=schema_type
+        )
         return WriterSchema(col.column, registered.schema.schema_str, registered.schema_id, what)
     assert own is not None
     own_json, own_source = own
     if options.auto_register:
         try:
-            schema_id = client.register(subject, own_json)
+            schema_id = client.register(subject, Schema(own_json, schema_type))
         except SchemaRegistryError as exc:
             if exc.status != _CONFLICT:
                 raise
@@ -275,7 +354,7 @@ def registered_writer_schema(
             col.column, own_json, schema_id, f"{own_source}, registered under {subject!r}"
         )
     try:
-        registered = client.lookup(subject, own_json)
+        registered = client.lookup(subject, Schema(own_json, schema_type))
     except SchemaRegistryError as exc:
         if exc.status != _NOT_FOUND:
             raise
@@ -355,10 +434,13 @@ def resolve_write(
         if field is None:
             if col.is_key:  # the option asks to encode keys the rows do not have
                 raise ConfigError(
-                    "Option 'keyFormat'='avro' but the DataFrame has no 'key' column (every "
-                    "key would be null): add a key column or remove the option"
+                    f"Option 'keyFormat'='{col.format}' but the DataFrame has no 'key' column "
+                    "(every key would be null): add a key column or remove the option"
                 )
             continue  # no value column: check_sink_schema names it
+        if col.format == JSON_FORMAT:
+            writers.append(_json_writer(col, options, field, topic))
+            continue
         writer = _writer_schema(col, options, field, topic)
         check_fits(writer, _arrow_type(field))
         writers.append(writer)
@@ -449,6 +531,49 @@ def encode_column(writer: WriterSchema, values: pa.Array, batch_index: int = 0) 
         ) from None
 
 
+_JSON_ENCODERS: dict[pa.DataType, JsonEncoder] = {}
+
+
+def encode_json_column(writer: WriterSchema, values: pa.Array, batch_index: int = 0) -> pa.Array:
+    """One column of one batch as ``to_json`` writes it (:class:`JsonEncoder`).
+
+    Returns:
+        A ``binary`` array of the same length: UTF-8 documents, null where ``values`` is null.
+
+    Raises:
+        RecordFormatError: a value ``to_json`` writes differently from what is written here
+            (a year outside 1..9999), naming the column, row and batch.
+        ConfigError: the column's type is not written as JSON.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    with _LOCK:
+        encoder = _JSON_ENCODERS.get(values.type)
+    if encoder is None:
+        try:
+            encoder = JsonEncoder(values.type)
+        except JsonSchemaError as exc:
+            raise ConfigError(
+                f"the {writer.column} column cannot be written as JSON: {exc}"
+            ) from None
+        with _LOCK:
+            if len(_JSON_ENCODERS) >= _MAX_CACHED:
+                _JSON_ENCODERS.clear()
+            _JSON_ENCODERS[values.type] = encoder
+    try:
+        documents = encoder.encode(values)
+    except JsonEncodeError as exc:
+        raise RecordFormatError(
+            f"cannot encode the {writer.column} of row {exc.index} of batch {batch_index}"
+            f"{_task_text()} as JSON: {exc.reason}; nothing of this batch was written",
+            column=writer.column,
+        ) from None
+    if writer.schema_id is not None:
+        prefix = framing.build(writer.schema_id, b"")
+        documents = [None if d is None else prefix + d for d in documents]
+    return pa.array(documents, type=pa.binary())
+
+
 def encode_batch(
     batch: pa.RecordBatch, payload: WritePayload, batch_index: int = 0
 ) -> pa.RecordBatch:
@@ -456,12 +581,16 @@ def encode_batch(
     column encoded before the batch is returned).
 
     Raises:
-        RecordFormatError: see :func:`encode_column`.
+        RecordFormatError: see :func:`encode_column` and :func:`encode_json_column`.
     """
     columns = dict(zip(batch.schema.names, batch.columns, strict=True))
     for writer in payload.writers:
         values = columns.get(writer.column)
-        if values is not None:
+        if values is None:
+            continue
+        if writer.format == JSON_FORMAT:
+            columns[writer.column] = encode_json_column(writer, values, batch_index)
+        else:
             columns[writer.column] = encode_column(writer, values, batch_index)
     return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
