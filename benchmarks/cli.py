@@ -676,6 +676,16 @@ def add_parser(subparsers: Any) -> None:
         help="avro --spark: use this registry instead of starting one",
     )
     p.add_argument(
+        "--no-python-route",
+        action="store_true",
+        help="avro --spark: skip the confluent-kafka mapInArrow read (about 3 minutes at 5M)",
+    )
+    p.add_argument(
+        "--no-reads",
+        action="store_true",
+        help="avro --spark: the write routes only (no topic written or read)",
+    )
+    p.add_argument(
         "--master",
         default="local[2]",
         help="spark.master of the Spark benchmarks: local[n], spark://host:port, or "
