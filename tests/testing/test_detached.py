@@ -25,6 +25,14 @@ def test_state_round_trips_under_the_cache(tmp_path: Path, monkeypatch: pytest.M
 def test_a_process_is_ours_only_with_its_main_and_marker() -> None:
     proc = subprocess.Popen(["sleep", "61.5"])
     try:
+        # Popen returns once exec has begun, and the kernel sets the new program's argument
+        # pages a moment later: an empty /proc/<pid>/cmdline before that (seen under load in
+        # the fresh-clone run of 2026-11-27). The harness only asks about processes that
+        # started long before.
+        deadline = time.monotonic() + 10
+        cmdline = Path(f"/proc/{proc.pid}/cmdline")
+        while cmdline.parent.is_dir() and not cmdline.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert detached.is_our_process(proc.pid, b"sleep", "61.5")
         assert not detached.is_our_process(proc.pid, b"kafka.Kafka", "61.5")
         assert not detached.is_our_process(proc.pid, b"sleep", "/other/config")
