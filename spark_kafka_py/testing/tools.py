@@ -302,9 +302,11 @@ class _ToolServer:
 
 
 #: The frames a stack trace printed in the tool server has below the tool's ``main`` (the
-#: reflective call of ``ToolServer``), which a JVM of the tool's own does not print.
+#: reflective call of ``ToolServer``), which a JVM of the tool's own does not print. After
+#: some calls the JVM replaces the reflective call by a generated accessor, printed without
+#: its module: ``at jdk.internal.reflect.GeneratedMethodAccessor2.invoke(Unknown Source)``.
 _SERVER_FRAMES = re.compile(
-    r"(?:\tat java\.base/jdk\.internal\.reflect\.[^\n]*\n"
+    r"(?:\tat (?:java\.base/)?jdk\.internal\.reflect\.[^\n]*\n"
     r"|\tat java\.base/java\.lang\.reflect\.Method\.invoke[^\n]*\n)*"
     r"\tat sparkkafkapy\.ToolServer\.run[^\n]*\n\tat sparkkafkapy\.ToolServer\.main[^\n]*\n"
 )
