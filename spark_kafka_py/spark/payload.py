@@ -42,6 +42,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -224,6 +225,28 @@ def _strategy(raw: str, name: str) -> str:
     )
 
 
+class _RegistryChoice(TypedDict):
+    schema_id: int | None
+    schema_version: int | None
+    strategy: str
+
+
+def _registry_choice(opts: Mapping[str, str], prefix: str) -> _RegistryChoice:
+    """One column's registry options (``[key.]schema.id``, ``[key.]schema.version``,
+    ``[key.]subject.name.strategy``) as :class:`ColumnFormat` fields, for every format.
+
+    Raises:
+        ConfigError: an option's value is not valid (naming the option)."""
+    return {
+        "schema_id": option(f"{prefix}schema.id").read(opts),
+        "schema_version": option(f"{prefix}schema.version").read(opts),
+        "strategy": _strategy(
+            str(opts.get(f"{prefix}subject.name.strategy", "TopicNameStrategy")),
+            f"{prefix}subject.name.strategy",
+        ),
+    }
+
+
 def _json_column(
     opts: Mapping[str, str], column: str, *, writing: bool, registry: bool
 ) -> ColumnFormat:
@@ -262,12 +285,7 @@ def _json_column(
         column=column,
         format=JSON_FORMAT,
         avro_schema=None,
-        schema_id=option(f"{prefix}schema.id").read(opts),
-        schema_version=option(f"{prefix}schema.version").read(opts),
-        strategy=_strategy(
-            str(opts.get(f"{prefix}subject.name.strategy", "TopicNameStrategy")),
-            f"{prefix}subject.name.strategy",
-        ),
+        **_registry_choice(opts, prefix),
         spark_schema=spark_schema,
     )
 
@@ -359,12 +377,7 @@ def _column(
         column=column,
         format=fmt,
         avro_schema=avro_schema,
-        schema_id=option(f"{prefix}schema.id").read(opts),
-        schema_version=option(f"{prefix}schema.version").read(opts),
-        strategy=_strategy(
-            str(opts.get(f"{prefix}subject.name.strategy", "TopicNameStrategy")),
-            f"{prefix}subject.name.strategy",
-        ),
+        **_registry_choice(opts, prefix),
     )
 
 
