@@ -29,6 +29,12 @@ Hierarchy::
                               Spark type (names the JSON pointer)
         JsonDecodeError       a JSON document does not parse, or a value does not fit the
                               Spark type read with (``FAILFAST``; names the row)
+      ProtobufError
+        ProtobufSchemaError   a descriptor or message cannot be used, or a column type does
+                              not fit the message written (names the field path)
+        ProtobufDecodeError   a payload does not parse as the message (names the row)
+        ProtobufEncodeError   a value does not fit the message written (names the row and
+                              the field path)
 
 The caller (the Spark layer) adds what only it knows: topic, partition, offset, schema id.
 """
@@ -215,4 +221,22 @@ class ProtobufDecodeError(ProtobufError):
     def __init__(self, index: int, reason: str) -> None:
         super().__init__(f"record {index}: {reason}")
         self.index = index
+        self.reason = reason
+
+
+class ProtobufEncodeError(ProtobufError):
+    """A value does not fit the Protobuf message it is written as (``to_protobuf`` and the
+    sink's encoder): an enum name or number the enum does not declare, a null element in a
+    list (a repeated field holds no null), an unsigned value out of range.
+
+    Attributes:
+        index: the row's position in the column being encoded (0-based).
+        path: the field's path in the message (``pkg.Msg.field.sub``).
+        reason: what does not fit.
+    """
+
+    def __init__(self, index: int, path: str, reason: str) -> None:
+        super().__init__(f"row {index}: {reason} (at {path or '/'})")
+        self.index = index
+        self.path = path
         self.reason = reason

@@ -1,6 +1,7 @@
 """Protobuf: schemas as descriptors (:mod:`.descriptors`), messages -> Spark/Arrow types as
 spark-protobuf maps them (:mod:`.types`), Confluent's Protobuf framing (:mod:`.framing`), and
-payloads -> Arrow with ``from_protobuf``'s semantics (:mod:`.decoder`). Sans-I/O."""
+payloads -> Arrow with ``from_protobuf``'s semantics (:mod:`.decoder`), Arrow -> payloads with
+``to_protobuf``'s (:mod:`.encoder`). Sans-I/O."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from spark_kafka_py.formats.protobuf.descriptors import (
     parse_descriptor_set,
     parse_proto,
 )
+from spark_kafka_py.formats.protobuf.encoder import ProtobufEncoder, encode_protobuf
 from spark_kafka_py.formats.protobuf.types import (
     ProtobufOptions,
     arrow_type,
@@ -22,11 +24,13 @@ from spark_kafka_py.formats.protobuf.types import (
 
 __all__ = [
     "ProtobufDecoder",
+    "ProtobufEncoder",
     "ProtobufOptions",
     "ProtobufSchema",
     "arrow_type",
     "compile_proto",
     "decode_protobuf",
+    "encode_protobuf",
     "load_descriptor_set",
     "map_message",
     "parse_base64_file_descriptor",
