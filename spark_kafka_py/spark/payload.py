@@ -36,6 +36,8 @@ Serializers, and Deserializers"), spark-avro's ``from_avro`` options (``mode``,
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import threading
@@ -68,11 +70,18 @@ from spark_kafka_py.formats.errors import (
     FramingError,
     JsonDecodeError,
     JsonSchemaError,
+    ProtobufSchemaError,
     SchemaError,
     UnknownSchemaError,
 )
 from spark_kafka_py.formats.json.decode import JsonDecoder, Mode
 from spark_kafka_py.formats.json.schema import to_spark as json_to_spark
+from spark_kafka_py.formats.protobuf.descriptors import (
+    MAX_SCHEMA_BYTES,
+    ProtobufSchema,
+    parse_descriptor_set,
+)
+from spark_kafka_py.formats.protobuf.types import ProtobufOptions
 from spark_kafka_py.registry import OPTIONS, option
 from spark_kafka_py.schema_registry.cache import LruCache
 from spark_kafka_py.schema_registry.client import AVRO, SchemaRegistryClient
@@ -98,6 +107,23 @@ BINARY = "binary"
 JSON_SCHEMA = "JSON"
 AVRO_FORMAT = "avro"
 JSON_FORMAT = "json"
+PROTOBUF_FORMAT = "protobuf"
+#: The registry's ``schemaType`` of Protobuf schemas.
+PROTOBUF_SCHEMA = "PROTOBUF"
+
+#: spark-protobuf's ``from_protobuf`` options (its ``ProtobufOptions``), taken under their own
+#: names by protobuf columns; ``mode`` is shared with the other formats.
+PROTOBUF_OPTION_NAMES = (
+    "emit.default.values",
+    "enums.as.ints",
+    "upcast.unsigned.ints",
+    "unwrap.primitive.wrapper.types",
+    "retain.empty.message.types",
+    "recursive.fields.max.depth",
+    "convert.any.fields.to.json",
+)
+#: The largest ``recursive.fields.max.depth`` spark-protobuf accepts.
+MAX_RECURSIVE_DEPTH = 10
 
 #: The subject name strategies (Confluent's ``io.confluent.kafka.serializers.subject.*``).
 STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -115,13 +141,20 @@ class ColumnFormat:
 
     Attributes:
         column: ``"key"`` or ``"value"``.
-        format: ``"avro"`` or ``"json"``.
+        format: ``"avro"``, ``"json"`` or ``"protobuf"``.
         avro_schema: the schema JSON of ``avroSchema`` / ``key.avroSchema``, or None.
         schema_id: ``value.schema.id`` / ``key.schema.id``, or None.
         schema_version: ``value.schema.version`` / ``key.schema.version``, or None.
         strategy: the subject name strategy, one of :data:`STRATEGIES`.
         spark_schema: ``json``: the struct of ``valueSchema`` / ``keySchema`` as Spark's JSON
             text (parsed from DDL or ``StructType`` JSON, all nullable), or None.
+        message_name: ``protobuf``: ``messageName`` / ``key.messageName`` as given (a full
+            or a package-less name), or None (with a registry: the schema's first message).
+        descriptor_set: ``protobuf``: the serialized ``FileDescriptorSet`` of ``descFilePath``
+            (read on the driver) or ``descriptorSet`` (base64-decoded), checked to hold the
+            message; None: the schema comes from the registry.
+        protobuf: ``protobuf``: spark-protobuf's options (``mode`` as the read's, FAILFAST
+            unless ``mode=PERMISSIVE``), None for the other formats.
     """
 
     column: str
@@ -131,6 +164,9 @@ class ColumnFormat:
     schema_version: int | None
     strategy: str
     spark_schema: str | None = None
+    message_name: str | None = None
+    descriptor_set: bytes | None = None
+    protobuf: ProtobufOptions | None = None
 
     @property
     def is_key(self) -> bool:
@@ -145,7 +181,20 @@ class ColumnFormat:
     def schema_option(self) -> str:
         if self.format == JSON_FORMAT:
             return f"{self.column}Schema"
+        if self.format == PROTOBUF_FORMAT:
+            return "key.descFilePath" if self.is_key else "descFilePath"
         return "key.avroSchema" if self.is_key else "avroSchema"
+
+    def protobuf_schema(self) -> ProtobufSchema | None:
+        """``protobuf``: :attr:`descriptor_set` parsed (None without one).
+
+        Raises:
+            ProtobufSchemaError: the set does not parse (checked by
+                :func:`parse_payload_options` already).
+        """
+        if self.descriptor_set is None:
+            return None
+        return parse_descriptor_set(self.descriptor_set)
 
 
 @dataclass(frozen=True)
@@ -208,8 +257,162 @@ _FORMAT_KEYS = frozenset(
         "valueSchema",
         "keySchema",
         "columnNameOfCorruptRecord",
+        "messageName",
+        "key.messageName",
+        "descFilePath",
+        "key.descFilePath",
+        "descriptorSet",
+        "key.descriptorSet",
+        *PROTOBUF_OPTION_NAMES,
     )
 )
+
+
+def _names(column: str) -> tuple[str, str, str]:
+    """A column's ``messageName``, ``descFilePath`` and ``descriptorSet`` option names."""
+    if column == "key":
+        return "key.messageName", "key.descFilePath", "key.descriptorSet"
+    return "messageName", "descFilePath", "descriptorSet"
+
+
+def _protobuf_options(opts: Mapping[str, str]) -> ProtobufOptions:
+    """spark-protobuf's options of a protobuf column (``mode`` and
+    :data:`PROTOBUF_OPTION_NAMES`), each checked by the option registry.
+
+    Raises:
+        ConfigError: a value that is not valid, naming the option.
+    """
+    depth = int(option("recursive.fields.max.depth").read(opts))
+    if depth > MAX_RECURSIVE_DEPTH:
+        raise ConfigError(
+            f"Option 'recursive.fields.max.depth' must be -1, 0 (no recursion) or 1.."
+            f"{MAX_RECURSIVE_DEPTH} (as spark-protobuf), got {depth}"
+        )
+    mode = option("mode").read(opts)
+    return ProtobufOptions(
+        mode="PERMISSIVE" if mode == "permissive" else "FAILFAST",
+        recursive_fields_max_depth=depth,
+        emit_default_values=bool(option("emit.default.values").read(opts)),
+        enums_as_ints=bool(option("enums.as.ints").read(opts)),
+        upcast_unsigned_ints=bool(option("upcast.unsigned.ints").read(opts)),
+        unwrap_primitive_wrapper_types=bool(option("unwrap.primitive.wrapper.types").read(opts)),
+        retain_empty_message_types=bool(option("retain.empty.message.types").read(opts)),
+        convert_any_fields_to_json=bool(option("convert.any.fields.to.json").read(opts)),
+    )
+
+
+def _descriptor_bytes(opts: Mapping[str, str], column: str) -> bytes | None:
+    """The ``FileDescriptorSet`` bytes of ``[key.]descFilePath`` (read here, on the driver) or
+    ``[key.]descriptorSet`` (base64), None when neither is given.
+
+    Raises:
+        ConfigError: both given, an unreadable or over-large file, text that is not base64.
+    """
+    _, path_name, inline_name = _names(column)
+    path = option(path_name).read(opts)
+    inline = option(inline_name).read(opts)
+    if path is not None and inline is not None:
+        raise ConfigError(
+            f"Options '{path_name}' and '{inline_name}' both give the {column}'s descriptor "
+            "set: set one"
+        )
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_SCHEMA_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(
+                f"Option '{path_name}': cannot read the descriptor set {path!r}: "
+                f"{exc.strerror or exc}"
+            ) from None
+        if len(data) > MAX_SCHEMA_BYTES:
+            raise ConfigError(
+                f"Option '{path_name}': the descriptor set {path!r} is larger than "
+                f"{MAX_SCHEMA_BYTES} bytes"
+            )
+        return data
+    if inline is not None:
+        try:
+            data = base64.b64decode("".join(str(inline).split()), validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ConfigError(
+                f"Option '{inline_name}' is not base64 (a serialized FileDescriptorSet, as "
+                f"spark-protobuf's binaryDescriptorSet): {exc}"
+            ) from None
+        if len(data) > MAX_SCHEMA_BYTES:
+            raise ConfigError(f"Option '{inline_name}' is larger than {MAX_SCHEMA_BYTES} bytes")
+        return data
+    return None
+
+
+def _protobuf_column(
+    opts: Mapping[str, str], column: str, *, writing: bool, registry: bool
+) -> ColumnFormat:
+    """``protobuf``: the message (``messageName``) of a descriptor set (``descFilePath`` /
+    ``descriptorSet``), else (with a registry) of the subject's schema.
+
+    Raises:
+        ConfigError: Avro or JSON options given; no ``messageName`` without a registry; no
+            descriptor set without a registry; both ``descFilePath`` and ``descriptorSet``; an
+            unreadable file or bad base64; a set that does not parse or lacks the message;
+            the descriptor set together with ``[key.]schema.id`` / ``.version``.
+    """
+    prefix = f"{column}."
+    name_opt, path_opt, inline_opt = _names(column)
+    for other in ("key.avroSchema" if column == "key" else "avroSchema", f"{column}Schema"):
+        if other.lower() in opts:
+            raise ConfigError(
+                f"Option '{other}' is not for '{column}Format'='protobuf'; give the {column}'s "
+                f"message with '{name_opt}' and '{path_opt}' or '{inline_opt}' (or a registry)"
+            )
+    pinned = [n for n in (f"{prefix}schema.id", f"{prefix}schema.version") if n.lower() in opts]
+    if pinned and not registry:
+        raise ConfigError(f"Option '{pinned[0]}' needs 'schema.registry.url'")
+    if len(pinned) > 1:
+        raise ConfigError(
+            f"Options '{pinned[0]}' and '{pinned[1]}' both choose the {column}'s schema: set one"
+        )
+    message_name = option(name_opt).read(opts)
+    if message_name is not None and not str(message_name).strip():
+        raise ConfigError(f"Option '{name_opt}' is empty")
+    data = _descriptor_bytes(opts, column)
+    given = path_opt if path_opt.lower() in opts else inline_opt
+    if data is not None and pinned:
+        raise ConfigError(
+            f"Options '{given}' and '{pinned[0]}' both choose the {column}'s schema: set one"
+        )
+    if not registry:
+        if message_name is None:
+            raise ConfigError(
+                f"Option '{column}Format'='protobuf' needs '{name_opt}' (the message, as "
+                "spark-protobuf's messageName) without 'schema.registry.url'"
+            )
+        if data is None:
+            raise ConfigError(
+                f"Option '{column}Format'='protobuf' needs '{path_opt}' (a binary "
+                f"FileDescriptorSet file) or '{inline_opt}' (the same, base64) without "
+                "'schema.registry.url'"
+            )
+    if data is not None:
+        try:
+            parse_descriptor_set(data).message(message_name)
+        except ProtobufSchemaError as exc:
+            what = (
+                f"has no message {message_name!r}"
+                if message_name is not None and "no message" in exc.reason
+                else f"is not a usable FileDescriptorSet: {exc}"
+            )
+            raise ConfigError(f"Option '{given}': the descriptor set {what}") from None
+    del writing  # reads and writes take the same options
+    return ColumnFormat(
+        column=column,
+        format=PROTOBUF_FORMAT,
+        avro_schema=None,
+        **_registry_choice(opts, prefix),
+        message_name=message_name,
+        descriptor_set=data,
+        protobuf=_protobuf_options(opts),
+    )
 
 
 def _strategy(raw: str, name: str) -> str:
@@ -342,6 +545,14 @@ def _column(
     fmt = option(f"{column}Format").read(opts)
     prefix = f"{column}."
     schema_name = "key.avroSchema" if column == "key" else "avroSchema"
+    if fmt == PROTOBUF_FORMAT:
+        return _protobuf_column(opts, column, writing=writing, registry=registry)
+    for pb_name in _names(column):
+        if pb_name.lower() in opts:
+            raise ConfigError(
+                f"Option '{pb_name}' needs '{column}Format'='protobuf' (the {column} column is "
+                f"{fmt} without it)"
+            )
     if fmt == JSON_FORMAT:
         return _json_column(opts, column, writing=writing, registry=registry)
     json_name = f"{column}Schema"
@@ -403,8 +614,15 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
     key = _column(opts, "key", writing=writing, registry=has_registry)
     value = _column(opts, "value", writing=writing, registry=has_registry)
     registry = parse_settings(opts) if has_registry else None
+    if not any(c is not None and c.format == PROTOBUF_FORMAT for c in (key, value)):
+        for name in PROTOBUF_OPTION_NAMES:
+            if name in opts:
+                raise ConfigError(
+                    f"Option '{name}' is spark-protobuf's: it needs 'valueFormat' or "
+                    "'keyFormat'='protobuf'"
+                )
     for col in (key, value):
-        if col is None or registry is not None or col.format == JSON_FORMAT:
+        if col is None or registry is not None or col.format in (JSON_FORMAT, PROTOBUF_FORMAT):
             continue
         if col.avro_schema is None and not writing:
             raise ConfigError(
