@@ -76,14 +76,18 @@ the wire format, ``auto.register.schemas``, ``use.latest.version``, ``use.schema
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf import descriptor_pb2  # type: ignore[import-untyped]
 from pyspark.sql.types import StructField, StructType
 
 from spark_kafka_py.errors import ConfigError, RecordFormatError, SchemaRegistryError
@@ -92,13 +96,29 @@ from spark_kafka_py.formats.avro.column import raw_in_framing
 from spark_kafka_py.formats.avro.derive import derive_schema_from_spark
 from spark_kafka_py.formats.avro.encoder import AvroEncoder
 from spark_kafka_py.formats.avro.schema import Record, parse_schema
-from spark_kafka_py.formats.errors import AvroEncodeError, FormatError, JsonSchemaError
+from spark_kafka_py.formats.errors import (
+    AvroEncodeError,
+    FormatError,
+    JsonSchemaError,
+    ProtobufEncodeError,
+    ProtobufSchemaError,
+)
 from spark_kafka_py.formats.json.derive import derive_json_schema
 from spark_kafka_py.formats.json.encode import JsonEncodeError, JsonEncoder
+from spark_kafka_py.formats.protobuf import framing as protobuf_framing
+from spark_kafka_py.formats.protobuf.descriptors import (
+    ProtobufSchema,
+    parse_base64_file_descriptor,
+    parse_descriptor_set,
+    parse_proto,
+)
+from spark_kafka_py.formats.protobuf.encoder import ProtobufEncoder
 from spark_kafka_py.schema_registry.client import AVRO, Schema
 from spark_kafka_py.spark.payload import (
     JSON_FORMAT,
     JSON_SCHEMA,
+    PROTOBUF_FORMAT,
+    PROTOBUF_SCHEMA,
     ColumnFormat,
     PayloadOptions,
     check_registry_schema,
@@ -111,6 +131,7 @@ __all__ = [
     "WriterSchema",
     "encode_batch",
     "encode_batches",
+    "encode_protobuf_column",
     "registered_writer_schema",
     "resolve_write",
 ]
@@ -131,7 +152,14 @@ class WriterSchema:
         schema_id: its registry id; None for plain Avro (no registry: values unframed).
         source: how it was chosen, for messages (``"schema id 7"``, ``"subject 't-value'
             latest (version 3)"``, ``"avroSchema"``, ...).
-        format: ``"avro"``, or ``"json"`` (``to_json``'s text; ``schema_json`` empty).
+        format: ``"avro"``, ``"json"`` (``to_json``'s text; ``schema_json`` empty), or
+            ``"protobuf"`` (``schema_json``: the registry's schema text, or empty).
+        descriptor_set: ``protobuf``: the serialized ``FileDescriptorSet`` of the writer
+            schema (the registry's, compiled on the driver, or ``descFilePath`` /
+            ``descriptorSet``), shipped to the executors.
+        message_name: ``protobuf``: the full name of the message written.
+        indexes: ``protobuf`` with a registry: the message's Confluent message indexes in the
+            registry's schema (``(0,)`` for its first message).
     """
 
     column: str
@@ -139,6 +167,9 @@ class WriterSchema:
     schema_id: int | None
     source: str
     format: str = "avro"
+    descriptor_set: bytes | None = None
+    message_name: str | None = None
+    indexes: tuple[int, ...] = ()
 
     @property
     def framed(self) -> bool:
@@ -146,6 +177,13 @@ class WriterSchema:
 
     def describe(self) -> str:
         """``schema id 7 (subject 't-value' latest, version 3)``: the id and where from."""
+        if self.format == PROTOBUF_FORMAT:
+            where = (
+                self.source
+                if self.schema_id is None
+                else f"schema id {self.schema_id} ({self.source})"
+            )
+            return f"message {self.message_name} of {where}"
         if self.schema_id is None:
             return f"the plain Avro schema of {self.source}"
         return f"schema id {self.schema_id} ({self.source})"
@@ -285,6 +323,185 @@ def _json_writer(
         col, options, f"{topic}-{col.column}", own, schema_type=JSON_SCHEMA
     )
     return dataclasses.replace(writer, format=JSON_FORMAT)
+
+
+def _protobuf_indexes(descriptor: object) -> tuple[int, ...]:
+    """Confluent's message indexes of a message in its file: the top-level message's position,
+    then each nested message's position in its parent (declaration order)."""
+    path: list[int] = []
+    d: Any = descriptor
+    while d.containing_type is not None:
+        parent = d.containing_type
+        path.append(list(parent.nested_types).index(d))
+        d = parent
+    path.append(list(d.file.message_types_by_name.values()).index(d))
+    return tuple(reversed(path))
+
+
+def _registry_protobuf(text: str, what: str) -> ProtobufSchema:
+    """A registry's Protobuf schema text: a base64 ``FileDescriptorProto`` (as confluent-kafka's
+    Python serializer registers it and Apicurio serves it) or ``.proto`` text.
+
+    Raises:
+        ConfigError: neither parses (naming ``what``).
+    """
+    try:
+        base64.b64decode(text, validate=True)
+        is_base64 = True
+    except (binascii.Error, ValueError):
+        is_base64 = False
+    try:
+        return parse_base64_file_descriptor(text) if is_base64 else parse_proto(text)
+    except ProtobufSchemaError as exc:
+        raise ConfigError(f"the registry's {what} is not a usable Protobuf schema: {exc}") from None
+
+
+def _own_protobuf(col: ColumnFormat) -> tuple[ProtobufSchema, Any] | None:
+    """``descFilePath`` / ``descriptorSet``'s schema and the message ``messageName`` names (its
+    first file's first message without one), None when neither option is given."""
+    schema = col.protobuf_schema()
+    if schema is None:
+        return None
+    try:
+        return schema, schema.message(col.message_name)
+    except ProtobufSchemaError as exc:
+        raise ConfigError(f"Option '{col.schema_option}': {exc}") from None
+
+
+def _file_to_register(col: ColumnFormat, descriptor: Any) -> str:
+    """The message's file as a base64 ``FileDescriptorProto`` (what confluent-kafka's Python
+    ``ProtobufSerializer`` registers).
+
+    Raises:
+        ConfigError: the file imports a file other than the well-known types (those would be
+            registered as references, which are not written here).
+    """
+    file = descriptor.file
+    imports = [d.name for d in file.dependencies if not d.name.startswith("google/protobuf/")]
+    if imports:
+        raise ConfigError(
+            f"message {descriptor.full_name} of '{col.schema_option}' is in {file.name!r}, "
+            f"which imports {', '.join(imports)}: registering imports as schema references is "
+            f"not supported; register the schema yourself and pin it with "
+            f"'{col.option_prefix}schema.id', or put the messages in one file"
+        )
+    proto = descriptor_pb2.FileDescriptorProto()
+    file.CopyToProto(proto)
+    return base64.b64encode(proto.SerializeToString()).decode("ascii")
+
+
+def _protobuf_writer(
+    col: ColumnFormat, options: PayloadOptions, field: StructField, topic: str | None
+) -> WriterSchema:
+    """``protobuf``: the message written and, with a registry, its schema id and indexes.
+
+    Without ``schema.registry.url``: ``messageName`` of ``descFilePath`` / ``descriptorSet``,
+    values unframed (spark-protobuf's ``to_protobuf``). With it, the writer schema is chosen as
+    for Avro (:func:`registered_writer_schema`): ``[key.]schema.id`` pinned, ``schema.version``
+    or ``use.latest.version``; else the descriptor set's message file registered (base64
+    ``FileDescriptorProto``, schemaType ``PROTOBUF``, ``auto.register.schemas``) or looked up
+    under the subject; without a descriptor set, the subject's latest. The message is
+    ``messageName`` in that schema, else its first; values are framed with the id and the
+    message's indexes.
+
+    Raises:
+        ConfigError: a subject that cannot be named; a registry schema that is not Protobuf,
+            has references or does not parse; no such message; imports to register; the
+            column's type does not fit the message (naming the field's path).
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    own = _own_protobuf(col)
+    if options.registry is None:
+        assert own is not None and col.descriptor_set is not None  # parse_payload_options
+        schema, descriptor = own
+        writer = WriterSchema(
+            col.column,
+            "",
+            None,
+            "the descriptor set given",
+            PROTOBUF_FORMAT,
+            descriptor_set=col.descriptor_set,
+            message_name=descriptor.full_name,
+        )
+    else:
+        if col.schema_id is not None:
+            found = registered_writer_schema(col, options, None, None, schema_type=PROTOBUF_SCHEMA)
+        else:
+            name = f"{col.option_prefix}subject.name.strategy"
+            record = own[1].full_name if own is not None else col.message_name
+            if col.strategy != "RecordNameStrategy" and topic is None:
+                raise ConfigError(
+                    f"'{name}'={col.strategy} names the {col.column}'s subject after the topic, "
+                    "and without the 'topic' option each row's 'topic' column chooses it: set "
+                    f"the 'topic' option or pin the schema with '{col.option_prefix}schema.id'"
+                )
+            if col.strategy != "TopicNameStrategy" and record is None:
+                raise ConfigError(
+                    f"'{name}'={col.strategy} names the subject after the message: give "
+                    f"'{'key.messageName' if col.is_key else 'messageName'}'"
+                )
+            if col.strategy == "TopicNameStrategy":
+                subject = f"{topic}-{col.column}"
+            elif col.strategy == "RecordNameStrategy":
+                subject = str(record)
+            else:
+                subject = f"{topic}-{record}"
+            registering = None
+            use = options
+            if own is not None:
+                registering = (
+                    _file_to_register(col, own[1]),
+                    f"the file of message {own[1].full_name} of '{col.schema_option}'",
+                )
+            elif col.schema_version is None:
+                use = dataclasses.replace(options, use_latest=True)
+            found = registered_writer_schema(
+                col, use, subject, registering, schema_type=PROTOBUF_SCHEMA
+            )
+        schema = _registry_protobuf(found.schema_json, found.describe())
+        try:
+            if own is not None:
+                descriptor = schema.message(own[1].full_name)
+            else:
+                descriptor = schema.message(col.message_name)
+        except ProtobufSchemaError as exc:
+            raise ConfigError(f"the registry's {found.describe()}: {exc}") from None
+        fds: Any = descriptor_pb2.FileDescriptorSet(file=schema.files)
+        writer = dataclasses.replace(
+            found,
+            format=PROTOBUF_FORMAT,
+            descriptor_set=fds.SerializeToString(),
+            message_name=descriptor.full_name,
+            indexes=_protobuf_indexes(descriptor),
+        )
+        if descriptor.file.name != schema.main:
+            raise ConfigError(
+                f"message {descriptor.full_name} is not in the registry's schema "
+                f"({writer.describe()}) itself but in its import {descriptor.file.name!r}"
+            )
+    check_protobuf_fits(writer, _arrow_type(field), col)
+    return writer
+
+
+def check_protobuf_fits(
+    writer: WriterSchema, arrow_type: pa.DataType, col: ColumnFormat | None = None
+) -> ProtobufEncoder:
+    """The Protobuf encoder of ``writer`` for columns of ``arrow_type``.
+
+    Raises:
+        ConfigError: the type does not fit the message (naming the column, the message, the
+            field's path and why).
+    """
+    assert writer.descriptor_set is not None and writer.message_name is not None
+    try:
+        schema = parse_descriptor_set(writer.descriptor_set)
+        options = col.protobuf if col is not None else None
+        return ProtobufEncoder(schema, schema.message(writer.message_name), arrow_type, options)
+    except ProtobufSchemaError as exc:
+        raise ConfigError(
+            f"the {writer.column} column ({arrow_type}) cannot be written as "
+            f"{writer.describe()}: {exc}"
+        ) from None
 
 
 def registered_writer_schema(
@@ -441,6 +658,9 @@ def resolve_write(
         if col.format == JSON_FORMAT:
             writers.append(_json_writer(col, options, field, topic))
             continue
+        if col.format == PROTOBUF_FORMAT:
+            writers.append(_protobuf_writer(col, options, field, topic))
+            continue
         writer = _writer_schema(col, options, field, topic)
         check_fits(writer, _arrow_type(field))
         writers.append(writer)
@@ -574,6 +794,50 @@ def encode_json_column(writer: WriterSchema, values: pa.Array, batch_index: int 
     return pa.array(documents, type=pa.binary())
 
 
+_PROTOBUF_ENCODERS: dict[tuple[bytes, str, pa.DataType], ProtobufEncoder] = {}
+
+
+def encode_protobuf_column(
+    writer: WriterSchema, values: pa.Array, batch_index: int = 0
+) -> pa.Array:
+    """One column of one batch as Protobuf messages (:class:`ProtobufEncoder`), framed with
+    the schema id and message indexes when ``writer`` has an id.
+
+    Returns:
+        A ``binary`` array of the same length, null where ``values`` is null.
+
+    Raises:
+        RecordFormatError: a value does not fit the message (naming the column, the row, the
+            batch, the field's path and why); nothing of the batch is returned then.
+        ConfigError: the column's type does not fit the message at all.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    assert writer.descriptor_set is not None and writer.message_name is not None
+    key = (writer.descriptor_set, writer.message_name, values.type)
+    with _LOCK:
+        encoder = _PROTOBUF_ENCODERS.get(key)
+    if encoder is None:
+        encoder = check_protobuf_fits(writer, values.type)
+        with _LOCK:
+            if len(_PROTOBUF_ENCODERS) >= _MAX_CACHED:
+                _PROTOBUF_ENCODERS.clear()
+            _PROTOBUF_ENCODERS[key] = encoder
+    prefix = b""
+    if writer.schema_id is not None:
+        prefix = protobuf_framing.build(writer.schema_id, writer.indexes, b"")
+    try:
+        return encoder.encode(values, prefix)
+    except ProtobufEncodeError as exc:
+        raise RecordFormatError(
+            f"cannot encode the {writer.column} of row {exc.index} of batch {batch_index}"
+            f"{_task_text()} as Protobuf {writer.describe()}: {exc.reason} at {exc.path}; "
+            "nothing of this batch was written",
+            column=writer.column,
+            schema_id=writer.schema_id,
+        ) from None
+
+
 def encode_batch(
     batch: pa.RecordBatch, payload: WritePayload, batch_index: int = 0
 ) -> pa.RecordBatch:
@@ -590,6 +854,8 @@ def encode_batch(
             continue
         if writer.format == JSON_FORMAT:
             columns[writer.column] = encode_json_column(writer, values, batch_index)
+        elif writer.format == PROTOBUF_FORMAT:
+            columns[writer.column] = encode_protobuf_column(writer, values, batch_index)
         else:
             columns[writer.column] = encode_column(writer, values, batch_index)
     return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
