@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql import Column
@@ -37,8 +38,11 @@ from spark_kafka_py.errors import ConfigError
 from spark_kafka_py.formats.avro.derive import derive_schema_json
 from spark_kafka_py.formats.avro.schema import parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
-from spark_kafka_py.formats.errors import FormatError
+from spark_kafka_py.formats.errors import FormatError, ProtobufSchemaError
+from spark_kafka_py.formats.protobuf.descriptors import load_descriptor_set, parse_descriptor_set
+from spark_kafka_py.formats.protobuf.types import ProtobufOptions
 from spark_kafka_py.spark.payload import (
+    PROTOBUF_FORMAT,
     ReaderSchema,
     check_registry_schema,
     decode_column,
@@ -48,10 +52,11 @@ from spark_kafka_py.spark.payload import (
 from spark_kafka_py.spark.payload_write import (
     WriterSchema,
     encode_column,
+    encode_protobuf_column,
     registered_writer_schema,
 )
 
-__all__ = ["from_avro", "to_avro"]
+__all__ = ["from_avro", "to_avro", "to_protobuf"]
 
 
 def _spark_type(spark_json: object) -> DataType:
@@ -231,6 +236,75 @@ def to_avro(
 
     def encode(values: pa.Array) -> pa.Array:
         return encode_column(writer or _derived_writer(name, values.type), values)
+
+    udf = arrow_udf(encode, BinaryType())  # type: ignore[call-overload]  # as from_avro's
+    return udf(data)
+
+
+def to_protobuf(
+    data: Column | str,
+    messageName: str,
+    descFilePath: str | None = None,
+    options: Mapping[str, str] | None = None,
+    binaryDescriptorSet: bytes | None = None,
+) -> Column:
+    """A ``binary`` column of ``data``'s struct values encoded as Protobuf messages, as
+    spark-protobuf's ``to_protobuf(data, messageName, descFilePath, options,
+    binaryDescriptorSet)`` encodes them (the encoder of the ``pykafka`` sink,
+    :class:`~spark_kafka_py.formats.protobuf.encoder.ProtobufEncoder`): struct fields matched
+    to message fields by name, enums from names or numbers, Timestamp/Duration from
+    timestamps/day-time intervals, plain (unframed) messages. A null struct gives a null.
+
+    Args:
+        data: the struct column (or its name).
+        messageName: the message's full name (``pkg.Msg``) or its name without the package
+            (Java class names, which spark-protobuf also takes, are not).
+        descFilePath: a binary ``FileDescriptorSet`` file (``protoc --include_imports
+            --descriptor_set_out``), read now, on the driver.
+        options: spark-protobuf's options (``ProtobufOptions``' names); none changes what is
+            written.
+        binaryDescriptorSet: the same set as bytes (instead of ``descFilePath``).
+
+    Returns:
+        A :class:`pyspark.sql.Column` of type ``binary``.
+
+    Raises:
+        ConfigError: neither or both of ``descFilePath`` and ``binaryDescriptorSet``; a set
+            that cannot be read or parsed, or lacks the message; a bad option; at run time
+            (in the Spark job) a struct type that does not fit the message (naming the
+            field's path). :class:`~spark_kafka_py.errors.RecordFormatError` at run time: a
+            value that does not fit (an enum name the enum lacks, a null list element),
+            naming the row and the field's path.
+    """
+    if (descFilePath is None) == (binaryDescriptorSet is None):
+        raise ConfigError("to_protobuf needs one of descFilePath and binaryDescriptorSet")
+    source = "descFilePath" if descFilePath is not None else "binaryDescriptorSet"
+    try:
+        if descFilePath is not None:
+            schema = load_descriptor_set(descFilePath)
+            raw = Path(descFilePath).read_bytes()
+        else:
+            assert binaryDescriptorSet is not None
+            raw = bytes(binaryDescriptorSet)
+            schema = parse_descriptor_set(raw)
+        descriptor = schema.message(messageName)
+        protobuf_options = ProtobufOptions.from_map(options or {})
+    except ProtobufSchemaError as exc:
+        raise ConfigError(f"to_protobuf: {source}: {exc}") from None
+    name = data if isinstance(data, str) else "to_protobuf input"  # for messages
+    writer = WriterSchema(
+        name,
+        "",
+        None,
+        f"{source} {descFilePath}" if descFilePath is not None else source,
+        PROTOBUF_FORMAT,
+        descriptor_set=raw,
+        message_name=descriptor.full_name,
+    )
+    del protobuf_options  # checked; the encoder's output does not depend on them
+
+    def encode(values: pa.Array) -> pa.Array:
+        return encode_protobuf_column(writer, values)
 
     udf = arrow_udf(encode, BinaryType())  # type: ignore[call-overload]  # as from_avro's
     return udf(data)
