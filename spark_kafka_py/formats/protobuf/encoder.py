@@ -89,6 +89,10 @@ def _tag(number: int, wire: int) -> bytes:
     return _varint_slow((number << 3) | wire)
 
 
+#: A marker for a value not found (an enum name the enum lacks).
+_UNKNOWN: Final = b"\xff unknown"
+
+
 class _Bad(Exception):
     """A value that does not fit; ``index`` is its position in the array being encoded."""
 
@@ -202,16 +206,16 @@ def _scalar_writer(fd: FieldDescriptor, arrow: pa.DataType, path: str) -> Writer
         declared = ", ".join(numbers)
         enum_name = fd.enum_type.full_name
 
+        payloads: dict[Any, Any] = {name: _varint(n) for name, n in numbers.items()}
+        payloads[None] = None
+
         def by_name(a: pa.Array) -> list[Any]:
-            out: list[Any] = []
-            for i, v in enumerate(a.to_pylist()):
-                if v is None:
-                    out.append(None)
-                    continue
-                n = numbers.get(v)
-                if n is None:
-                    raise _Bad(i, path, f"{v!r} is not a value of enum {enum_name} ({declared})")
-                out.append(_varint(n))
+            names = a.to_pylist()
+            get = payloads.get
+            out = [get(v, _UNKNOWN) for v in names]
+            if _UNKNOWN in out:  # the first name the enum lacks
+                i = out.index(_UNKNOWN)
+                raise _Bad(i, path, f"{names[i]!r} is not a value of enum {enum_name} ({declared})")
             return out
 
         return by_name
@@ -477,7 +481,8 @@ class _MessagePlan:
                 else:
                     parts.append([tag + (default if v is None else v) for v in values])
             else:  # implicit presence: a zero is not written
-                parts.append([b"" if v is None or _is_zero(v) else tag + v for v in values])
+                zeros = _ZEROS
+                parts.append([b"" if v is None or v in zeros else tag + v for v in values])
         rows: list[Any]
         if not parts:
             rows = [b""] * n
@@ -492,13 +497,9 @@ class _MessagePlan:
         return rows
 
 
+#: The payloads of an implicit-presence field's zero (0, false, 0.0, empty, enum value 0),
+#: not written; -0.0 is not among them (its bits differ), as protobuf writes it.
 _ZEROS: Final = frozenset({b"\x00", b"\x00\x00\x00\x00", b"\x00" * 8})
-
-
-def _is_zero(payload: bytes) -> bool:
-    """Whether an implicit-presence field's payload is its zero (0, false, 0.0, empty, first
-    enum value 0). -0.0 is not zero (its bits differ), as protobuf writes it."""
-    return payload in _ZEROS
 
 
 def _default_payload(fd: FieldDescriptor) -> bytes:
