@@ -185,12 +185,26 @@ def test_framed_values_read_by_confluents_deserializer(
     # the whole Order, the subject's schema now pinned by its latest (no descriptor set)
     topic2 = new_topic()
     _write(
-        df.select("value"),
+        df.select("key", "value"),
         kafka_bootstrap,
         topic2,
-        **{**options, "messageName": "sink.Order"},
+        **{
+            **options,
+            "messageName": "sink.Order",
+            "keyFormat": "protobuf",
+            "key.messageName": "Key",  # the file's second message: indexes [1]
+            "key.descriptorSet": options["descriptorSet"],
+        },
     )
     schema_id = registry.get_latest_version(f"{topic2}-value").schema_id
+    key_id = registry.get_latest_version(f"{topic2}-key").schema_id
+    keys = [k for k, _ in _records(kafka_bootstrap, topic2)]
+    assert keys[0][:7] == b"\x00" + key_id.to_bytes(4, "big") + b"\x02\x02"
+    Key = _cls(descriptor_set, "sink.Key")
+    key_ctx = SerializationContext(topic2, MessageField.KEY)
+    read_key = ProtobufDeserializer(Key, {"use.deprecated.format": False})
+    assert [read_key(k, key_ctx) for k in keys[:2]] == [Key(id="k1"), Key(id="k2")]
+    assert keys[2] is None
     topic3 = new_topic()
     _write(
         df.select("value"),
