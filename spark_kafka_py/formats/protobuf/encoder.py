@@ -163,9 +163,20 @@ def _is_seconds_nanos(d: Descriptor, short_name: str) -> bool:
     return d.name == short_name and len(f) == 2 and f[0].name == "seconds" and f[1].name == "nanos"
 
 
-def _fixed_writer(fmt: str) -> Callable[[list[Any]], list[Any]]:
-    pack = struct.Struct(fmt).pack
-    return lambda values: [None if v is None else pack(v) for v in values]
+def _float_writer(dtype: str) -> Writer:
+    """float/double: little-endian IEEE 754 (``dtype`` ``<f4`` / ``<f8``), all values packed
+    by numpy at once, then cut per value."""
+    width = np.dtype(dtype).itemsize
+
+    def write(a: pa.Array) -> list[Any]:
+        data = a.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype).tobytes()
+        out: list[Any] = [data[i : i + width] for i in range(0, len(data), width)]
+        if a.null_count:
+            valid = a.is_valid().to_pylist()
+            out = [x if ok else None for x, ok in zip(out, valid, strict=True)]
+        return out
+
+    return write
 
 
 def _int_values(array: pa.Array) -> list[Any]:
@@ -192,9 +203,9 @@ def _scalar_writer(fd: FieldDescriptor, arrow: pa.DataType, path: str) -> Writer
     if t in _INT64_TYPES and t in _UNSIGNED and pa.types.is_decimal(arrow) and arrow.scale == 0:
         return _int_writer(t, path, bits_from=0, decimal=True)
     if t == FieldDescriptor.TYPE_FLOAT and pa.types.is_float32(arrow):
-        return lambda a: _fixed_writer("<f")(a.to_pylist())
+        return _float_writer("<f4")
     if t == FieldDescriptor.TYPE_DOUBLE and pa.types.is_float64(arrow):
-        return lambda a: _fixed_writer("<d")(a.to_pylist())
+        return _float_writer("<f8")
     is_text = pa.types.is_string(arrow) or pa.types.is_large_string(arrow)
     is_binary = pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow)
     if t == FieldDescriptor.TYPE_STRING and is_text:
@@ -240,7 +251,11 @@ def _scalar_writer(fd: FieldDescriptor, arrow: pa.DataType, path: str) -> Writer
 
 def _len_writer(values_of: Callable[[pa.Array], list[Any]]) -> Writer:
     def write(a: pa.Array) -> list[Any]:
-        return [None if b is None else _varint(len(b)) + b for b in values_of(a)]
+        small, limit, slow = _SMALL, _SMALL_LIMIT, _varint_slow
+        return [
+            None if b is None else (small[n] if (n := len(b)) < limit else slow(n)) + b
+            for b in values_of(a)
+        ]
 
     return write
 
