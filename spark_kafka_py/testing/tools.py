@@ -139,6 +139,7 @@ def run_tool(
     heap: str = "256m",
     fast_start: bool = True,
     check: bool = True,
+    jvm_options: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
     """Run ``java -cp <kafka jars> main_class *args`` and return its output as text.
 
@@ -156,13 +157,15 @@ def run_tool(
         fast_start: run with C1 only (quicker start, for short tools; off for benchmarks);
             only such runs go to the tool server.
         check: raise on a non-zero exit code.
+        jvm_options: extra JVM options (e.g. ``-Djava.security.krb5.conf=...``); a run with
+            them gets a JVM of its own (the tool server's JVM is shared).
 
     Raises:
         KafkaToolError: Java missing, exit code != 0 (with ``check``) or timeout; message has
             the command line (class and args) and the tail of stderr.
     """
     classpath = classpath or kafka_classpath(KAFKA_VERSION)
-    if fast_start:
+    if fast_start and not jvm_options:
         served = _run_on_tool_server(main_class, args, classpath, input, timeout_s)
         if served is not None:
             returncode, out, err = served
@@ -186,6 +189,7 @@ def run_tool(
             heap=heap,
             fast_start=fast_start,
             check=check,
+            jvm_options=jvm_options,
         )
     except JavaError as exc:
         raise KafkaToolError(str(exc), exc.returncode, exc.stdout, exc.stderr) from exc
