@@ -526,6 +526,10 @@ OPTIONS: tuple[Option, ...] = (
          "GSSAPI: the brokers' Kerberos service name (their principal is "
          "`<name>/<host>@REALM`); the Java client has no default", {SECURITY},
          default_text="`kafka`"),
+    _opt("kafka.sasl.kerberos.krb5.conf", "string", None,
+         "GSSAPI: the Kerberos configuration file for every process of the query (the "
+         "JVM's `-Djava.security.krb5.conf`); default: `KRB5_CONFIG` of the process, else "
+         "the driver's, else `/etc/krb5.conf`", {SECURITY}, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token", "password", None, "a static OAuth bearer token",
          {SECURITY}, secret=True, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token.provider", "string", None,

@@ -44,6 +44,7 @@ import importlib
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import threading
@@ -740,6 +741,29 @@ def kerberos_host(host: str) -> str:
         return host
 
 
+#: The ``KRB5_CONFIG`` this process set from a driver's settings (None: never set here).
+_krb5_conf_set: str | None = None
+_krb5_conf_lock = threading.Lock()
+
+
+def _use_krb5_conf(krb5_conf: str | None, given: bool) -> None:
+    """Point MIT's library (it reads ``KRB5_CONFIG`` from the environment only) at
+    ``krb5_conf``: always when the option gave it; otherwise (the parsing process's own
+    ``KRB5_CONFIG``) unless this process's environment has one this module did not set."""
+    global _krb5_conf_set
+    if not krb5_conf:
+        return
+    with _krb5_conf_lock:
+        current = os.environ.get("KRB5_CONFIG")
+        if current == krb5_conf:
+            return
+        if not given and current and current != _krb5_conf_set:
+            return
+        os.environ["KRB5_CONFIG"] = krb5_conf
+        _krb5_conf_set = krb5_conf
+        log.info("KRB5_CONFIG set to %s (kafka.sasl.kerberos.krb5.conf or the driver's)", krb5_conf)
+
+
 class Gssapi(SaslMechanism):
     """SASL GSSAPI (Kerberos V5), RFC 4752, without a security layer (as Kafka's clients).
 
@@ -753,7 +777,10 @@ class Gssapi(SaslMechanism):
     tickets kept in a per-process ``MEMORY:`` cache, renewed from the keytab by the library
     when they expire; no ``kinit``, no file written), or from the ticket cache (``KRB5CCNAME``
     or JAAS ``ticketCache``). ``KRB5_CONFIG`` names the Kerberos configuration, as for MIT's
-    tools.
+    tools, or ``kafka.sasl.kerberos.krb5.conf`` (``config.krb5_conf``), which wins; a process
+    whose environment names none (a Python worker started without
+    ``spark.executorEnv.KRB5_CONFIG``) takes the one of the process that parsed the options.
+    MIT's library reads it from the environment only, so it is set there (process-wide).
 
     Raises:
         KerberosError: no credentials for the principal, the KDC unreachable, the broker's
@@ -765,6 +792,7 @@ class Gssapi(SaslMechanism):
 
     def __init__(self, config: SaslConfig, host: str, broker: str = "the broker") -> None:
         gssapi = _gssapi_module()
+        _use_krb5_conf(config.krb5_conf, config.krb5_conf_given)
         self._gssapi = gssapi
         self._config = config
         self._broker = broker
@@ -787,7 +815,8 @@ class Gssapi(SaslMechanism):
             f"Kerberos (SASL GSSAPI) failed {stage} with {self._broker}: principal {who} "
             f"(kafka.sasl.jaas.config principal), credentials from {source}, broker service "
             f"{self.service} (kafka.sasl.kerberos.service.name="
-            f"{c.kerberos_service_name!r} and the broker's host): {text}",
+            f"{c.kerberos_service_name!r} and the broker's host), Kerberos configuration "
+            f"{os.environ.get('KRB5_CONFIG') or '/etc/krb5.conf'} (KRB5_CONFIG): {text}",
             principal=c.kerberos_principal,
             service=self.service,
         )
@@ -801,8 +830,12 @@ class Gssapi(SaslMechanism):
         )
         store: dict[str, str] = {}
         if c.keytab is not None:
-            digest = hashlib.sha256(f"{c.kerberos_principal}|{c.keytab}".encode()).hexdigest()
-            store = {"client_keytab": c.keytab, "ccache": f"MEMORY:spark-kafka-py-{digest[:16]}"}
+            # one cache per principal, keytab and configuration: tickets are reused by this
+            # process's connections, never across realms
+            where = os.environ.get("KRB5_CONFIG", "")
+            key = f"{c.kerberos_principal}|{c.keytab}|{where}".encode()
+            cache = "MEMORY:spark-kafka-py-" + hashlib.sha256(key).hexdigest()[:16]
+            store = {"client_keytab": c.keytab, "ccache": cache}
         elif c.ticket_cache is not None:
             store = {"ccache": c.ticket_cache}
         return gssapi.Credentials(name=name, usage="initiate", store=store or None)

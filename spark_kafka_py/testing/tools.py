@@ -1031,6 +1031,7 @@ def read_all(
     extra_props: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
     heap: str = "256m",
+    jvm_options: Sequence[str] = (),
 ) -> list[ConsumedRecord]:
     """Every record of ``topics`` present when the call starts, read with Kafka's Java
     KafkaConsumer (``java/ReadAll.java``, compiled on first use).
@@ -1049,6 +1050,7 @@ def read_all(
         extra_props: more consumer configs (security, ``max.partition.fetch.bytes``, ...).
         timeout_s: the JVM is killed after this many seconds.
         heap: ``-Xmx`` of the JVM.
+        jvm_options: extra JVM options (a Kerberized cluster's ``-Djava.security.krb5.conf``).
 
     Returns:
         The records sorted by ``(topic, partition, offset)``.
@@ -1068,7 +1070,14 @@ def read_all(
     classpath = os.pathsep.join([str(_java_classes("ReadAll.java", classpath)), classpath])
     args = [bootstrap, isolation_level, ",".join(names)]
     args += [f"{key}={value}" for key, value in (extra_props or {}).items()]
-    proc = run_tool(READ_ALL_CLASS, args, classpath=classpath, timeout_s=timeout_s, heap=heap)
+    proc = run_tool(
+        READ_ALL_CLASS,
+        args,
+        classpath=classpath,
+        timeout_s=timeout_s,
+        heap=heap,
+        jvm_options=jvm_options,
+    )
     records = []
     for line in proc.stdout.splitlines():
         if not line.startswith("{"):

@@ -133,6 +133,10 @@ class SaslConfig:
             use the ticket cache.
         ticket_cache: GSSAPI: the credential cache (JAAS ``ticketCache``, a ``KRB5CCNAME``
             value), or None for the default one.
+        krb5_conf: GSSAPI: the Kerberos configuration file: ``sasl.kerberos.krb5.conf``, else
+            ``KRB5_CONFIG`` where the options were parsed, else None.
+        krb5_conf_given: ``krb5_conf`` came from the option (it then wins over a process's
+            own ``KRB5_CONFIG``).
     """
 
     mechanism: str
@@ -151,6 +155,8 @@ class SaslConfig:
     kerberos_principal: str | None = None
     keytab: str | None = None
     ticket_cache: str | None = None
+    krb5_conf: str | None = None
+    krb5_conf_given: bool = False
 
 
 @dataclass(frozen=True, slots=True)

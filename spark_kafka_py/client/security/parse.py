@@ -10,6 +10,7 @@ unreadable file fails the query at once.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -114,9 +115,12 @@ def _parse_gssapi(kafka: Mapping[str, str], opts: Mapping[str, str]) -> SaslConf
     ``useKeyTab=true keyTab="..." principal="..."`` logs in from a keytab (checked readable
     now, never read here); ``useTicketCache=true`` (optionally ``ticketCache="..."``) uses
     the ticket cache ``kinit`` filled; no ``sasl.jaas.config`` at all means the default
-    ticket cache. The service name: ``sasl.kerberos.service.name``, else JAAS
-    ``serviceName``, else ``kafka``. Source: Kafka's "Authentication using SASL/Kerberos",
-    the JDK's ``Krb5LoginModule`` options.
+    ticket cache. The Kerberos configuration: ``sasl.kerberos.krb5.conf`` (ours; Java's
+    ``-Djava.security.krb5.conf``), used by every process that authenticates; else the
+    ``KRB5_CONFIG`` of the process that parsed the options, used by a process whose
+    environment names none (see :class:`~spark_kafka_py.client.sasl.Gssapi`). The service name:
+    ``sasl.kerberos.service.name``, else JAAS ``serviceName``, else ``kafka``. Source:
+    Kafka's "Authentication using SASL/Kerberos", the JDK's ``Krb5LoginModule`` options.
     """
     name = "kafka.sasl.jaas.config"
     service = (option_value(kafka, "sasl.kerberos.service.name") or "").strip()
@@ -127,6 +131,14 @@ def _parse_gssapi(kafka: Mapping[str, str], opts: Mapping[str, str]) -> SaslConf
             f"'kafka', got {service!r}"
         )
     principal = opts.get("principal", "").strip() or None
+    krb5_conf = (option_value(kafka, "sasl.kerberos.krb5.conf") or "").strip() or None
+    given = krb5_conf is not None
+    if krb5_conf is not None and not (os.path.isfile(krb5_conf) and os.access(krb5_conf, os.R_OK)):
+        raise ConfigError(
+            f"Option 'kafka.sasl.kerberos.krb5.conf': {krb5_conf!r} is not a readable file "
+            "(on this machine: the driver; executors need it at the same path)"
+        )
+    krb5_conf = krb5_conf or os.environ.get("KRB5_CONFIG") or None
     use_keytab = _flag(opts, "useKeyTab")
     use_cache = _flag(opts, "useTicketCache") or not opts
     if use_keytab:
@@ -136,15 +148,18 @@ def _parse_gssapi(kafka: Mapping[str, str], opts: Mapping[str, str]) -> SaslConf
                 f"Option '{name}': useKeyTab=true needs keyTab=\"<path>\" and "
                 'principal="<name>@<REALM>"'
             )
-        import os
-
         if not os.path.isfile(keytab) or not os.access(keytab, os.R_OK):
             raise ConfigError(
                 f"Option '{name}': keyTab {keytab!r} of principal {principal} is not a readable "
                 "file (on this machine: the driver; executors need it at the same path)"
             )
         return SaslConfig(
-            "GSSAPI", kerberos_service_name=service, kerberos_principal=principal, keytab=keytab
+            "GSSAPI",
+            kerberos_service_name=service,
+            kerberos_principal=principal,
+            keytab=keytab,
+            krb5_conf=krb5_conf,
+            krb5_conf_given=given,
         )
     if not use_cache:
         raise ConfigError(
@@ -153,7 +168,12 @@ def _parse_gssapi(kafka: Mapping[str, str], opts: Mapping[str, str]) -> SaslConf
         )
     cache = opts.get("ticketCache", "").strip() or None
     return SaslConfig(
-        "GSSAPI", kerberos_service_name=service, kerberos_principal=principal, ticket_cache=cache
+        "GSSAPI",
+        kerberos_service_name=service,
+        kerberos_principal=principal,
+        ticket_cache=cache,
+        krb5_conf=krb5_conf,
+        krb5_conf_given=given,
     )
 
 
