@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -256,3 +257,73 @@ def test_spark_batch_stream_and_exactly_once_sink_through_gssapi(
     assert sorted((r.key, r.value) for r in java) == sorted(
         (f"k{i}".encode(), f"streamed-kerberos-{i}".encode()) for i in range(N)
     )
+
+
+# ---------------------------------------------------------------------------- a hostile broker
+
+
+def _gss_broker(krb: KerberizedKafka, offer: bytes, wrap: bool = True) -> Any:
+    """An exchange playing a broker whose GSS-API side is real (MIT's acceptor with the
+    broker's keytab) but whose security-layer offer is ``offer``: what a hostile or broken
+    broker could send and a real Kafka broker never does."""
+    import gssapi
+
+    from spark_kafka_py.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
+    from spark_kafka_py.protocol.messages.sasl_handshake import (
+        SaslHandshakeRequest,
+        SaslHandshakeResponse,
+    )
+
+    creds = gssapi.Credentials(usage="accept", store={"keytab": str(krb.keytab("kafka/localhost"))})
+    ctx = gssapi.SecurityContext(creds=creds, usage="accept")
+    sent_offer: list[bool] = []
+
+    def exchange(request):
+        if isinstance(request, SaslHandshakeRequest):
+            return SaslHandshakeResponse(error_code=0, mechanisms=("GSSAPI",))
+        token = bytes(request.auth_bytes)
+        if not ctx.complete:
+            out = ctx.step(token)
+            return SaslAuthenticateResponse(
+                error_code=0,
+                error_message=None,
+                auth_bytes=bytes(out or b""),
+                session_lifetime_ms=0,
+            )
+        if not sent_offer:
+            sent_offer.append(True)
+            body = offer if not wrap else ctx.wrap(offer, False).message
+            return SaslAuthenticateResponse(
+                error_code=0, error_message=None, auth_bytes=bytes(body), session_lifetime_ms=0
+            )
+        return SaslAuthenticateResponse(
+            error_code=0, error_message=None, auth_bytes=b"", session_lifetime_ms=0
+        )
+
+    return exchange
+
+
+@pytest.mark.parametrize(
+    ("offer", "wrap", "message"),
+    [
+        (bytes([0x01, 0, 0x10, 0]), True, None),  # a correct offer: authenticates
+        (bytes([0x04, 0, 0x10, 0]), True, "without 'no security layer'"),
+        (bytes([0x01, 0, 0]), True, "has 3 bytes, not 4"),
+        (b"\x01\x00\x10\x00 not a GSS token", False, "does not unwrap"),
+    ],
+    ids=["correct", "confidentiality-only", "short", "unwrapped"],
+)
+def test_security_layer_offer_is_checked(
+    krb: KerberizedKafka, offer: bytes, wrap: bool, message: str | None
+) -> None:
+    from spark_kafka_py.client.sasl import authenticate
+    from spark_kafka_py.errors import KafkaProtocolError
+
+    config = parse_security_options(_kafka_opts(krb.client_options("app"))).sasl
+    assert config is not None
+    exchange = _gss_broker(krb, offer, wrap)
+    if message is None:
+        assert authenticate(exchange, config, "broker 1 at localhost:9", host="localhost") == 0
+        return
+    with pytest.raises(KafkaProtocolError, match=message):
+        authenticate(exchange, config, "broker 1 at localhost:9", host="localhost")
