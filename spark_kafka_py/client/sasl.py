@@ -220,10 +220,19 @@ class Scram(SaslMechanism):
         mechanism: ``"SCRAM-SHA-256"`` or ``"SCRAM-SHA-512"``.
         username, password: the credentials (password as text; its UTF-8 bytes are used).
         nonce: the client nonce (tests only; default 32 random bytes, base64).
+        extensions: SCRAM extensions appended to the client-first message (``key=value``),
+            as Kafka's ``ScramLoginModule`` sends them: ``tokenauth=true`` authenticates with
+            a delegation token (KIP-48: the username is the token id, the password the
+            token's HMAC, base64).
     """
 
     def __init__(
-        self, mechanism: str, username: str, password: str, nonce: str | None = None
+        self,
+        mechanism: str,
+        username: str,
+        password: str,
+        nonce: str | None = None,
+        extensions: tuple[tuple[str, str], ...] = (),
     ) -> None:
         if mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
             raise ValueError(f"not a SCRAM mechanism: {mechanism}")
@@ -232,7 +241,8 @@ class Scram(SaslMechanism):
         self._hash_name = "sha256" if mechanism == "SCRAM-SHA-256" else "sha512"
         self._password = password.encode("utf-8")
         self._nonce = nonce or base64.b64encode(secrets.token_bytes(32)).decode("ascii")
-        self._client_first_bare = f"n={_scram_name(username)},r={self._nonce}"
+        ext = "".join(f",{k}={v}" for k, v in extensions)
+        self._client_first_bare = f"n={_scram_name(username)},r={self._nonce}{ext}"
         self._server_signature: bytes | None = None
         self._state = "initial"
 
@@ -910,7 +920,12 @@ def mechanism_for(
         return Plain(config.username, config.password.reveal_str())
     if config.mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
         assert config.username is not None and config.password is not None
-        return Scram(config.mechanism, config.username, config.password.reveal_str())
+        return Scram(
+            config.mechanism,
+            config.username,
+            config.password.reveal_str(),
+            extensions=config.extensions,
+        )
     if config.mechanism == "OAUTHBEARER":
         return OAuthBearer(oauth_token(config), config.extensions)
     if config.mechanism == "GSSAPI":

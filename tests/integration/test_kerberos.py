@@ -327,3 +327,70 @@ def test_security_layer_offer_is_checked(
         return
     with pytest.raises(KafkaProtocolError, match=message):
         authenticate(exchange, config, "broker 1 at localhost:9", host="localhost")
+
+
+# ---------------------------------------------------------------------------- delegation tokens
+
+
+def test_delegation_token_created_with_kerberos_authenticates_without_it(
+    krb: KerberizedKafka, topic: str, tmp_path: Path
+) -> None:
+    """CreateDelegationToken over GSSAPI; then a read with SCRAM-SHA-512 ``tokenauth=true``
+    and no Kerberos at all (a KRB5_CONFIG naming no realm), as Spark's executors do;
+    RenewDelegationToken moves the expiry; the HMAC is in no repr."""
+    from spark_kafka_py.admin.delegation_tokens import (
+        create_delegation_token,
+        renew_delegation_token,
+        wait_until_usable,
+    )
+
+    config = ClientConfig.from_bootstrap(
+        krb.bootstrap,
+        security=parse_security_options(_kafka_opts(krb.client_options("app"))),
+        request_timeout_ms=20_000,
+    )
+    with KafkaClient(config) as client:
+        token = create_delegation_token(client)
+        # Kafka's default sasl.kerberos.principal.to.local.rules: the short name
+        assert token.owner == "User:app"
+        assert token.expiry_timestamp_ms <= token.max_timestamp_ms
+        # KRaft: the controller writes the token; brokers know it once they applied that
+        # record (DELEGATION_TOKEN_NOT_FOUND until then)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                renewed = renew_delegation_token(client, token, renew_period_ms=600_000)
+                break
+            except KafkaError as exc:
+                if "DELEGATION_TOKEN_NOT_FOUND" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    assert renewed > token.issue_timestamp_ms
+    wait_until_usable(config, token)
+    secret = token.password.reveal_str()
+    assert secret not in repr(token) and token.hmac_bytes().hex() not in repr(token)
+
+    (tmp_path / "no-realm.conf").write_text("[libdefaults]\n")
+    before = os.environ["KRB5_CONFIG"]
+    os.environ["KRB5_CONFIG"] = str(tmp_path / "no-realm.conf")
+    try:
+        options = {
+            "kafka.security.protocol": "SASL_PLAINTEXT",
+            "kafka.sasl.mechanism": "SCRAM-SHA-512",
+            "kafka.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                f'tokenauth=true username="{token.token_id}" password="{secret}";'
+            ),
+        }
+        assert _read(krb, options, topic, 1) == [f"kerberos-{i}".encode() for i in range(1, N, 2)]
+        # the same without tokenauth: the token id is no SCRAM user
+        plain = {
+            **options,
+            "kafka.sasl.jaas.config": options["kafka.sasl.jaas.config"].replace(
+                "tokenauth=true ", ""
+            ),
+        }
+        err = _metadata_error(krb, plain)
+    finally:
+        os.environ["KRB5_CONFIG"] = before
+    assert "SASL_AUTHENTICATION_FAILED" in str(err) and secret not in str(err)

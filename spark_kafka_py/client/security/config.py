@@ -123,7 +123,8 @@ class SaslConfig:
         unsecured_claims: claims of an unsecured JWS built by the client, from the
             ``OAuthBearerLoginModule``'s ``unsecuredLogin*`` options (tests only, KIP-255).
         unsecured_lifetime_s: lifetime of that token, seconds.
-        extensions: SASL extensions sent with OAUTHBEARER (KIP-342, ``extension_*`` options).
+        extensions: SASL extensions sent with OAUTHBEARER (KIP-342, ``extension_*`` options) or
+            SCRAM (``tokenauth=true``: a delegation token, KIP-48).
         kerberos_service_name: GSSAPI: the broker's Kerberos service name
             (``sasl.kerberos.service.name``, default ``kafka``): the broker's principal is
             ``<service>/<broker host>@REALM``.

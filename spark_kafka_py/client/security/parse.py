@@ -99,7 +99,15 @@ def _parse_sasl(kafka: Mapping[str, str]) -> SaslConfig:
                 f"Option 'kafka.sasl.jaas.config': {jaas.login_module} needs a non-empty "
                 f'{key}="..."'
             )
-    return SaslConfig(mechanism, username=opts["username"], password=Secret(opts["password"]))
+    token_auth = _flag(opts, "tokenauth")
+    return SaslConfig(
+        mechanism,
+        username=opts["username"],
+        password=Secret(opts["password"]),
+        # ScramLoginModule's tokenauth=true: a delegation token (KIP-48), sent as a SCRAM
+        # extension of the client-first message
+        extensions=(("tokenauth", "true"),) if token_auth and mechanism != "PLAIN" else (),
+    )
 
 
 def _flag(opts: Mapping[str, str], key: str) -> bool:
