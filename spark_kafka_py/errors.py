@@ -172,6 +172,25 @@ class KafkaConnectionError(KafkaError):
         self.retriable = retriable
 
 
+class KerberosError(KafkaError):
+    """Kerberos (SASL/GSSAPI) failed on the client's side: no credentials for the principal
+    (a keytab without it, an empty ticket cache), a KDC that cannot be reached or does not know
+    the broker's service principal, a clock skew.
+
+    The message names the option that chose the credentials, the principal and the broker's
+    service principal, and carries the GSS-API library's own text; never a keytab's content.
+
+    Attributes:
+        principal: the client's principal (None: the ticket cache's default).
+        service: the broker's service principal asked for, ``service@host``.
+    """
+
+    def __init__(self, message: str, *, principal: str | None, service: str) -> None:
+        super().__init__(message)
+        self.principal = principal
+        self.service = service
+
+
 class KafkaTimeoutError(KafkaError, TimeoutError):
     """A request got no complete answer within ``request.timeout.ms`` (or another bound).
 

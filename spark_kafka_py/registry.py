@@ -555,12 +555,22 @@ OPTIONS: tuple[Option, ...] = (
          "`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`", {SECURITY},
          choices=("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"), default_text="`PLAINTEXT`"),
     _opt("kafka.sasl.mechanism", "enum", "GSSAPI",
-         "`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER` (GSSAPI is not supported)",
-         {SECURITY}, choices=("plain", "scram-sha-256", "scram-sha-512", "oauthbearer"),
-         default_text="`GSSAPI` (unsupported: set one)"),
+         "`GSSAPI` (Kerberos), `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER`",
+         {SECURITY},
+         choices=("gssapi", "plain", "scram-sha-256", "scram-sha-512", "oauthbearer"),
+         default_text="`GSSAPI`"),
     _opt("kafka.sasl.jaas.config", "password", None,
-         "the login module and its options (user and password, OAuth client)", {SECURITY},
-         secret=True),
+         "the login module and its options (user and password, OAuth client, Kerberos "
+         "`Krb5LoginModule` with `useKeyTab`/`keyTab`/`principal` or `useTicketCache`)",
+         {SECURITY}, secret=True),
+    _opt("kafka.sasl.kerberos.service.name", "string", "kafka",
+         "GSSAPI: the brokers' Kerberos service name (their principal is "
+         "`<name>/<host>@REALM`); the Java client has no default", {SECURITY},
+         default_text="`kafka`"),
+    _opt("kafka.sasl.kerberos.krb5.conf", "string", None,
+         "GSSAPI: the Kerberos configuration file for every process of the query (the "
+         "JVM's `-Djava.security.krb5.conf`); default: `KRB5_CONFIG` of the process, else "
+         "the driver's, else `/etc/krb5.conf`", {SECURITY}, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token", "password", None, "a static OAuth bearer token",
          {SECURITY}, secret=True, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token.provider", "string", None,

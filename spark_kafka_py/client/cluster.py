@@ -255,15 +255,15 @@ class KafkaClient:
     def __init__(self, config: ClientConfig, *, socket_factory: SocketFactory | None = None):
         self.config = config
         self._socket_factory = socket_factory
-        self._authenticator: Authenticator | None = None
+        self._sasl_authenticate: Any = None
         security = config.security
         if socket_factory is None and security.ssl is not None:
             self._socket_factory = ssl_socket_factory(security.ssl)
         if security.sasl is not None:
             from spark_kafka_py.client.sasl import authenticate
 
-            sasl = security.sasl
-            self._authenticator = lambda exchange, broker: authenticate(exchange, sasl, broker)
+            self._sasl_authenticate = authenticate
+        self._sasl = security.sasl
         self._lock = threading.Lock()
         self._connections: dict[int, BrokerConnection] = {}
         self._bootstrap: dict[tuple[str, int], BrokerConnection] = {}
@@ -331,8 +331,15 @@ class KafkaClient:
             node_id=node_id,
             socket_factory=self._socket_factory,
             reconnect_backoff_ms=c.reconnect_backoff_ms,
-            authenticator=self._authenticator,
+            authenticator=self._authenticator_for(host),
         )
+
+    def _authenticator_for(self, host: str) -> Authenticator | None:
+        """SASL for a connection to ``host`` (GSSAPI names the broker's service by host)."""
+        authenticate, sasl = self._sasl_authenticate, self._sasl
+        if authenticate is None or sasl is None:
+            return None
+        return lambda exchange, broker: authenticate(exchange, sasl, broker, host=host)
 
     def connection(self, node_id: int) -> BrokerConnection:
         """The (lazily opened) connection to broker ``node_id``.

@@ -1,4 +1,4 @@
-"""SASL authentication of one connection: PLAIN, SCRAM-SHA-256/512, OAUTHBEARER.
+"""SASL authentication of one connection: PLAIN, SCRAM-SHA-256/512, OAUTHBEARER, GSSAPI.
 
 The exchange (KIP-152): after ApiVersions, SaslHandshake v1 names the mechanism; the broker
 answers with its enabled mechanisms (UNSUPPORTED_SASL_MECHANISM if ours is not one of them);
@@ -18,6 +18,12 @@ Mechanisms are sans-I/O: :class:`SaslMechanism` turns server tokens into client 
 - OAUTHBEARER: RFC 7628 client response ``n,,^Aauth=Bearer <token>^A[key=value^A]^A``
   (KIP-255, extensions KIP-342); the token comes from a static option, a user function, the
   client-credentials flow (KIP-768) or, for tests, an unsecured JWS.
+- GSSAPI (Kerberos): RFC 4752 as Kafka's Java client runs it (the JDK's ``GssKrb5Client``):
+  the security context with mutual authentication, an empty token once the context is
+  established, then the server's wrapped 4-byte offer of security layers, answered by the
+  wrapped choice "no security layer" (``0x01``), a maximum buffer of 0 and the client's
+  principal as authorization id (Kafka's broker requires it to equal the authenticated
+  principal). GSS-API itself is MIT Kerberos's, through the ``gssapi`` package.
 
 Everything a broker or a token endpoint sends is parsed strictly and within bounds: a malformed
 server token raises :class:`~spark_kafka_py.errors.KafkaProtocolError`, a refusal
@@ -38,6 +44,7 @@ import importlib
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import threading
@@ -50,7 +57,7 @@ from typing import Any
 from spark_kafka_py.client.connection import Exchange
 from spark_kafka_py.client.security import SaslConfig, unsecured_jws
 from spark_kafka_py.client.security.oauth import TOKEN_ENDPOINT_OPTION, display_url
-from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaProtocolError
+from spark_kafka_py.errors import ConfigError, KafkaApiError, KafkaProtocolError, KerberosError
 from spark_kafka_py.protocol.error_codes import (
     SASL_AUTHENTICATION_FAILED,
     UNSUPPORTED_SASL_MECHANISM,
@@ -71,6 +78,7 @@ __all__ = [
     "SCRAM_MAX_MESSAGE_BYTES",
     "SCRAM_MAX_SALT_BYTES",
     "SCRAM_MIN_ITERATIONS",
+    "Gssapi",
     "OAuthBearer",
     "Plain",
     "SaslMechanism",
@@ -212,10 +220,19 @@ class Scram(SaslMechanism):
         mechanism: ``"SCRAM-SHA-256"`` or ``"SCRAM-SHA-512"``.
         username, password: the credentials (password as text; its UTF-8 bytes are used).
         nonce: the client nonce (tests only; default 32 random bytes, base64).
+        extensions: SCRAM extensions appended to the client-first message (``key=value``),
+            as Kafka's ``ScramLoginModule`` sends them: ``tokenauth=true`` authenticates with
+            a delegation token (KIP-48: the username is the token id, the password the
+            token's HMAC, base64).
     """
 
     def __init__(
-        self, mechanism: str, username: str, password: str, nonce: str | None = None
+        self,
+        mechanism: str,
+        username: str,
+        password: str,
+        nonce: str | None = None,
+        extensions: tuple[tuple[str, str], ...] = (),
     ) -> None:
         if mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
             raise ValueError(f"not a SCRAM mechanism: {mechanism}")
@@ -224,7 +241,8 @@ class Scram(SaslMechanism):
         self._hash_name = "sha256" if mechanism == "SCRAM-SHA-256" else "sha512"
         self._password = password.encode("utf-8")
         self._nonce = nonce or base64.b64encode(secrets.token_bytes(32)).decode("ascii")
-        self._client_first_bare = f"n={_scram_name(username)},r={self._nonce}"
+        ext = "".join(f",{k}={v}" for k, v in extensions)
+        self._client_first_bare = f"n={_scram_name(username)},r={self._nonce}{ext}"
         self._server_signature: bytes | None = None
         self._state = "initial"
 
@@ -695,26 +713,238 @@ def oauth_token(config: SaslConfig) -> str:
     return unsecured_jws(dict(config.unsecured_claims), config.unsecured_lifetime_s)
 
 
-def mechanism_for(config: SaslConfig) -> SaslMechanism:
-    """A fresh :class:`SaslMechanism` for one authentication with ``config``."""
+# ---------------------------------------------------------------------------------- GSSAPI
+
+#: RFC 4752 section 3.3: the security-layer bit "no security layer".
+_GSSAPI_NO_SECURITY_LAYER = 0x01
+
+
+def _gssapi_module() -> Any:
+    try:
+        return importlib.import_module("gssapi")
+    except ImportError as exc:
+        raise ConfigError(
+            "kafka.sasl.mechanism=GSSAPI needs the 'gssapi' package over MIT Kerberos's "
+            "libraries (pip install 'spark-kafka-py[kerberos]'; building it needs krb5-config, "
+            f"Debian's libkrb5-dev): {exc}"
+        ) from None
+
+
+def kerberos_host(host: str) -> str:
+    """The host name in the broker's service principal, as Kafka's Java client takes it.
+
+    The Java client names the broker ``<service>/<host>`` with ``host`` from the socket's
+    ``InetAddress.getHostName()``: the name it connected by, as given, or, for an address
+    given as an IP literal, the name a reverse look-up returns (the address itself when
+    there is none). Source: Kafka ``SaslChannelBuilder.buildClientAuthenticator``.
+    """
+    import ipaddress
+    import socket
+
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    try:
+        return socket.gethostbyaddr(host.strip("[]"))[0]
+    except OSError:
+        return host
+
+
+#: The ``KRB5_CONFIG`` this process set from a driver's settings (None: never set here).
+_krb5_conf_set: str | None = None
+_krb5_conf_lock = threading.Lock()
+
+
+def _use_krb5_conf(krb5_conf: str | None, given: bool) -> None:
+    """Point MIT's library (it reads ``KRB5_CONFIG`` from the environment only) at
+    ``krb5_conf``: always when the option gave it; otherwise (the parsing process's own
+    ``KRB5_CONFIG``) unless this process's environment has one this module did not set."""
+    global _krb5_conf_set
+    if not krb5_conf:
+        return
+    with _krb5_conf_lock:
+        current = os.environ.get("KRB5_CONFIG")
+        if current == krb5_conf:
+            return
+        if not given and current and current != _krb5_conf_set:
+            return
+        os.environ["KRB5_CONFIG"] = krb5_conf
+        _krb5_conf_set = krb5_conf
+        log.info("KRB5_CONFIG set to %s (kafka.sasl.kerberos.krb5.conf or the driver's)", krb5_conf)
+
+
+class Gssapi(SaslMechanism):
+    """SASL GSSAPI (Kerberos V5), RFC 4752, without a security layer (as Kafka's clients).
+
+    Args:
+        config: the SASL settings: ``kerberos_service_name``, ``kerberos_principal``,
+            ``keytab`` or ``ticket_cache``.
+        host: the broker's host as connected (see :func:`kerberos_host`).
+        broker: the broker's description, for messages.
+
+    Credentials come from the keytab through MIT's credential store (``client_keytab``, the
+    tickets kept in a per-process ``MEMORY:`` cache, renewed from the keytab by the library
+    when they expire; no ``kinit``, no file written), or from the ticket cache (``KRB5CCNAME``
+    or JAAS ``ticketCache``). ``KRB5_CONFIG`` names the Kerberos configuration, as for MIT's
+    tools, or ``kafka.sasl.kerberos.krb5.conf`` (``config.krb5_conf``), which wins; a process
+    whose environment names none (a Python worker started without
+    ``spark.executorEnv.KRB5_CONFIG``) takes the one of the process that parsed the options.
+    MIT's library reads it from the environment only, so it is set there (process-wide).
+
+    Raises:
+        KerberosError: no credentials for the principal, the KDC unreachable, the broker's
+            service principal unknown to the KDC, a clock skew (the library's text, the
+            principal, the service and the options that chose them).
+        KafkaProtocolError: the broker's security-layer message is malformed or offers no
+            "no security layer".
+    """
+
+    def __init__(self, config: SaslConfig, host: str, broker: str = "the broker") -> None:
+        gssapi = _gssapi_module()
+        _use_krb5_conf(config.krb5_conf, config.krb5_conf_given)
+        self._gssapi = gssapi
+        self._config = config
+        self._broker = broker
+        self.service = f"{config.kerberos_service_name}@{kerberos_host(host)}"
+        self._done = False
+        self._layers = False
+        self._ctx: Any = None
+
+    def _failure(self, exc: Exception, stage: str) -> KerberosError:
+        c = self._config
+        if c.keytab is not None:
+            source = f"keytab {c.keytab!r} (kafka.sasl.jaas.config keyTab)"
+        elif c.ticket_cache is not None:
+            source = f"ticket cache {c.ticket_cache!r} (kafka.sasl.jaas.config ticketCache)"
+        else:
+            source = "the default ticket cache (KRB5CCNAME)"
+        who = c.kerberos_principal or "the ticket cache's default principal"
+        text = printable_excerpt(str(exc), 400)
+        return KerberosError(
+            f"Kerberos (SASL GSSAPI) failed {stage} with {self._broker}: principal {who} "
+            f"(kafka.sasl.jaas.config principal), credentials from {source}, broker service "
+            f"{self.service} (kafka.sasl.kerberos.service.name="
+            f"{c.kerberos_service_name!r} and the broker's host), Kerberos configuration "
+            f"{os.environ.get('KRB5_CONFIG') or '/etc/krb5.conf'} (KRB5_CONFIG): {text}",
+            principal=c.kerberos_principal,
+            service=self.service,
+        )
+
+    def _credentials(self) -> Any:
+        gssapi, c = self._gssapi, self._config
+        name = (
+            gssapi.Name(c.kerberos_principal, gssapi.NameType.kerberos_principal)
+            if c.kerberos_principal
+            else None
+        )
+        store: dict[str, str] = {}
+        if c.keytab is not None:
+            # one cache per principal, keytab and configuration: tickets are reused by this
+            # process's connections, never across realms
+            where = os.environ.get("KRB5_CONFIG", "")
+            key = f"{c.kerberos_principal}|{c.keytab}|{where}".encode()
+            cache = "MEMORY:spark-kafka-py-" + hashlib.sha256(key).hexdigest()[:16]
+            store = {"client_keytab": c.keytab, "ccache": cache}
+        elif c.ticket_cache is not None:
+            store = {"ccache": c.ticket_cache}
+        return gssapi.Credentials(name=name, usage="initiate", store=store or None)
+
+    def initial(self) -> bytes:
+        gssapi = self._gssapi
+        flags = [
+            gssapi.RequirementFlag.mutual_authentication,
+            gssapi.RequirementFlag.integrity,
+        ]
+        try:
+            creds = self._credentials()
+            target = gssapi.Name(self.service, gssapi.NameType.hostbased_service)
+            self._ctx = gssapi.SecurityContext(
+                name=target, creds=creds, usage="initiate", flags=flags
+            )
+            token = self._ctx.step()
+        except gssapi.exceptions.GSSError as exc:
+            raise self._failure(exc, "getting a service ticket") from None
+        self._layers = bool(self._ctx.complete)
+        return bytes(token or b"")
+
+    def respond(self, challenge: bytes) -> bytes | None:
+        gssapi = self._gssapi
+        if self._done:
+            return None  # the broker's last (empty) token
+        if not self._layers:
+            try:
+                token = self._ctx.step(challenge)
+            except gssapi.exceptions.GSSError as exc:
+                raise self._failure(exc, "checking the broker's reply (mutual auth)") from None
+            self._layers = bool(self._ctx.complete)
+            return bytes(token or b"")  # an empty token once established, as the JDK sends
+        try:
+            offer = bytes(self._ctx.unwrap(challenge).message)
+        except gssapi.exceptions.GSSError as exc:
+            raise KafkaProtocolError(
+                f"GSSAPI: the broker's security-layer message does not unwrap: "
+                f"{printable_excerpt(str(exc), 200)}"
+            ) from None
+        if len(offer) != 4:
+            raise KafkaProtocolError(
+                f"GSSAPI: the broker's security-layer message has {len(offer)} bytes, not 4 "
+                "(RFC 4752 section 3.1)"
+            )
+        if not offer[0] & _GSSAPI_NO_SECURITY_LAYER:
+            raise KafkaProtocolError(
+                f"GSSAPI: the broker offers security layers {offer[0]:#04x} without 'no "
+                "security layer' (0x01), the only one Kafka uses"
+            )
+        authzid = str(self._ctx.initiator_name).encode("utf-8")
+        reply = bytes([_GSSAPI_NO_SECURITY_LAYER, 0, 0, 0]) + authzid
+        try:
+            wrapped = self._ctx.wrap(reply, False).message
+        except gssapi.exceptions.GSSError as exc:
+            raise self._failure(exc, "answering the security-layer offer") from None
+        self._done = True
+        return bytes(wrapped)
+
+    @property
+    def complete(self) -> bool:
+        return self._done
+
+
+def mechanism_for(
+    config: SaslConfig, host: str | None = None, broker: str = "the broker"
+) -> SaslMechanism:
+    """A fresh :class:`SaslMechanism` for one authentication with ``config``; GSSAPI needs
+    the broker's ``host`` (its service principal names it)."""
     if config.mechanism == "PLAIN":
         assert config.username is not None and config.password is not None
         return Plain(config.username, config.password.reveal_str())
     if config.mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
         assert config.username is not None and config.password is not None
-        return Scram(config.mechanism, config.username, config.password.reveal_str())
+        return Scram(
+            config.mechanism,
+            config.username,
+            config.password.reveal_str(),
+            extensions=config.extensions,
+        )
     if config.mechanism == "OAUTHBEARER":
         return OAuthBearer(oauth_token(config), config.extensions)
+    if config.mechanism == "GSSAPI":
+        if host is None:
+            raise ValueError("GSSAPI needs the broker's host")
+        return Gssapi(config, host, broker)
     raise ValueError(f"unsupported SASL mechanism {config.mechanism}")  # parse rejects these
 
 
-def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
+def authenticate(
+    exchange: Exchange, config: SaslConfig, broker: str, *, host: str | None = None
+) -> int:
     """Authenticate the connection behind ``exchange`` (SaslHandshake v1 + SaslAuthenticate).
 
     Args:
         exchange: sends one request on the connection and returns its decoded response.
         config: the SASL settings.
         broker: the broker's description for messages (``"broker 1 at host:port"``).
+        host: the broker's host as connected (GSSAPI: the service principal's host).
 
     Returns:
         the session lifetime in ms the broker returned (KIP-368), 0 for none.
@@ -724,8 +954,9 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
             mechanisms), SASL_AUTHENTICATION_FAILED (naming the mechanism and the broker,
             with the broker's message), ILLEGAL_SASL_STATE.
         KafkaProtocolError: a malformed server token (naming the broker).
+        KerberosError: GSSAPI credentials or tickets could not be had (see :class:`Gssapi`).
     """
-    mechanism = mechanism_for(config)
+    mechanism = mechanism_for(config, host, broker)
     handshake = exchange(SaslHandshakeRequest(mechanism=config.mechanism))
     if handshake.error_code == UNSUPPORTED_SASL_MECHANISM:
         shown = [printable_excerpt(m, 64) for m in handshake.mechanisms[:_MAX_MECHANISMS_SHOWN]]
@@ -768,7 +999,7 @@ def authenticate(exchange: Exchange, config: SaslConfig, broker: str) -> int:
         "SASL %s authentication with %s succeeded (user %s, session lifetime %d ms)",
         config.mechanism,
         broker,
-        config.username or "from token",
+        config.username or config.kerberos_principal or "from token",
         lifetime,
     )
     return max(0, int(lifetime))

@@ -44,7 +44,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -244,6 +244,7 @@ class LocalKafkaCluster:
             (``$SPARK_KAFKA_PY_KAFKA_FEATURES``), so one variable formats every cluster of a
             test run; a cluster of a release named here gets that release's defaults. ``{}``:
             the release's defaults.
+        jvm_options: extra JVM options of every node (e.g. ``-Djava.security.krb5.conf=...``).
 
     Internal topics get replication factor ``min(3, num_brokers)``, ``min.insync.replicas``
     of ``min(2, num_brokers)``.
@@ -268,6 +269,7 @@ class LocalKafkaCluster:
         server_props: Mapping[str, str] | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         features: Mapping[str, int] | None = None,
+        jvm_options: Sequence[str] = (),
     ) -> None:
         if num_brokers < 1:
             raise ValueError(f"num_brokers must be >= 1, got {num_brokers}")
@@ -278,6 +280,7 @@ class LocalKafkaCluster:
         self.features: dict[str, int] = _checked_features(self.kafka_version, features)
         self.heap = heap
         self.server_props = dict(server_props or {})
+        self.jvm_options = tuple(jvm_options)
         self.start_timeout_s = start_timeout_s
         self._given_base_dir = Path(base_dir) if base_dir is not None else None
         self.base_dir: Path | None = None
@@ -561,6 +564,7 @@ class LocalKafkaCluster:
             f"-Xms{min_heap(self.heap)}",
             f"-Dkafka.logs.dir={n.node_dir}",
             f"-Djava.io.tmpdir={n.tmp_dir}",
+            *self.jvm_options,
         ]
         if log4j1_broker(self.kafka_version):
             jvm_options.append(f"-Dlog4j.configuration={conf_path(SERVER_LOG4J1).as_uri()}")

@@ -247,11 +247,12 @@ def run_java(
     fast_start: bool = True,
     log4j_config: str | None = TOOLS_LOG4J,
     check: bool = True,
+    jvm_options: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
     """Run :func:`java_command` to its end and return its output as text.
 
     Args:
-        main_class, args, classpath, heap, fast_start, log4j_config: as for
+        main_class, args, classpath, heap, fast_start, log4j_config, jvm_options: as for
             :func:`java_command`.
         input: written to the program's stdin (``str`` is UTF-8 encoded); stdin is empty
             otherwise.
@@ -273,6 +274,7 @@ def run_java(
         heap=heap,
         fast_start=fast_start,
         log4j_config=log4j_config,
+        jvm_options=jvm_options,
     )
     data = input.encode("utf-8") if isinstance(input, str) else input
     try:

@@ -139,6 +139,7 @@ def run_tool(
     heap: str = "256m",
     fast_start: bool = True,
     check: bool = True,
+    jvm_options: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
     """Run ``java -cp <kafka jars> main_class *args`` and return its output as text.
 
@@ -156,13 +157,15 @@ def run_tool(
         fast_start: run with C1 only (quicker start, for short tools; off for benchmarks);
             only such runs go to the tool server.
         check: raise on a non-zero exit code.
+        jvm_options: extra JVM options (e.g. ``-Djava.security.krb5.conf=...``); a run with
+            them gets a JVM of its own (the tool server's JVM is shared).
 
     Raises:
         KafkaToolError: Java missing, exit code != 0 (with ``check``) or timeout; message has
             the command line (class and args) and the tail of stderr.
     """
     classpath = classpath or kafka_classpath(KAFKA_VERSION)
-    if fast_start:
+    if fast_start and not jvm_options:
         served = _run_on_tool_server(main_class, args, classpath, input, timeout_s)
         if served is not None:
             returncode, out, err = served
@@ -186,6 +189,7 @@ def run_tool(
             heap=heap,
             fast_start=fast_start,
             check=check,
+            jvm_options=jvm_options,
         )
     except JavaError as exc:
         raise KafkaToolError(str(exc), exc.returncode, exc.stdout, exc.stderr) from exc
@@ -1027,6 +1031,7 @@ def read_all(
     extra_props: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
     heap: str = "256m",
+    jvm_options: Sequence[str] = (),
 ) -> list[ConsumedRecord]:
     """Every record of ``topics`` present when the call starts, read with Kafka's Java
     KafkaConsumer (``java/ReadAll.java``, compiled on first use).
@@ -1045,6 +1050,7 @@ def read_all(
         extra_props: more consumer configs (security, ``max.partition.fetch.bytes``, ...).
         timeout_s: the JVM is killed after this many seconds.
         heap: ``-Xmx`` of the JVM.
+        jvm_options: extra JVM options (a Kerberized cluster's ``-Djava.security.krb5.conf``).
 
     Returns:
         The records sorted by ``(topic, partition, offset)``.
@@ -1064,7 +1070,14 @@ def read_all(
     classpath = os.pathsep.join([str(_java_classes("ReadAll.java", classpath)), classpath])
     args = [bootstrap, isolation_level, ",".join(names)]
     args += [f"{key}={value}" for key, value in (extra_props or {}).items()]
-    proc = run_tool(READ_ALL_CLASS, args, classpath=classpath, timeout_s=timeout_s, heap=heap)
+    proc = run_tool(
+        READ_ALL_CLASS,
+        args,
+        classpath=classpath,
+        timeout_s=timeout_s,
+        heap=heap,
+        jvm_options=jvm_options,
+    )
     records = []
     for line in proc.stdout.splitlines():
         if not line.startswith("{"):

@@ -102,6 +102,15 @@ def test_jaas_errors_name_the_option_not_the_password(text: str, message: str) -
 # ----------------------------------------------------------------------------------- options
 
 
+def test_gssapi_is_the_default_mechanism_with_the_ticket_cache() -> None:
+    """As the Java client: SASL without a mechanism is GSSAPI; without a JAAS line, the
+    default ticket cache and the service name ``kafka``."""
+    sasl = parse_security_options({"security.protocol": "SASL_PLAINTEXT"}).sasl
+    assert sasl is not None and sasl.mechanism == "GSSAPI"
+    assert sasl.kerberos_service_name == "kafka" and sasl.keytab is None
+    assert sasl.kerberos_principal is None and sasl.ticket_cache is None
+
+
 def test_default_is_plaintext() -> None:
     assert parse_security_options({}) == PLAINTEXT
     assert parse_security_options({"security.protocol": "plaintext"}) == PLAINTEXT
@@ -111,7 +120,48 @@ def test_default_is_plaintext() -> None:
     "opts, message",
     [
         ({"security.protocol": "TLS"}, "kafka.security.protocol"),
-        ({"security.protocol": "SASL_PLAINTEXT"}, "GSSAPI"),
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required "
+                "storeKey=true;",
+            },
+            "useKeyTab=true with keyTab and principal, or useTicketCache=true",
+        ),
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required "
+                'useKeyTab=true principal="app@EXAMPLE.COM";',
+            },
+            'useKeyTab=true needs keyTab="<path>"',
+        ),
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "GSSAPI",
+                "sasl.kerberos.service.name": "kafka/broker1",
+                "sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required "
+                "useTicketCache=true;",
+            },
+            "kafka.sasl.kerberos.service.name",
+        ),
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "GSSAPI",
+                "sasl.jaas.config": jaas(PLAIN_MODULE, username="a", password=PASSWORD),
+            },
+            "needs com.sun.security.auth.module.Krb5LoginModule",
+        ),
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "GSSAPI",
+                "sasl.kerberos.krb5.conf": "/nonexistent/krb5.conf",
+            },
+            "kafka.sasl.kerberos.krb5.conf",
+        ),
         ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "DIGEST-MD5"}, "sasl.mechanism"),
         ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "is required"),
         (

@@ -37,7 +37,7 @@ __all__ = [
 #: ``security.protocol`` values (Kafka's ``SecurityProtocol`` enum).
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 #: ``sasl.mechanism`` values this client implements.
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 #: Every option (without ``kafka.``) read by :func:`~.parse.parse_security_options`: the
 #: registry's :data:`~spark_kafka_py.registry.SECURITY` options.
@@ -123,7 +123,21 @@ class SaslConfig:
         unsecured_claims: claims of an unsecured JWS built by the client, from the
             ``OAuthBearerLoginModule``'s ``unsecuredLogin*`` options (tests only, KIP-255).
         unsecured_lifetime_s: lifetime of that token, seconds.
-        extensions: SASL extensions sent with OAUTHBEARER (KIP-342, ``extension_*`` options).
+        extensions: SASL extensions sent with OAUTHBEARER (KIP-342, ``extension_*`` options) or
+            SCRAM (``tokenauth=true``: a delegation token, KIP-48).
+        kerberos_service_name: GSSAPI: the broker's Kerberos service name
+            (``sasl.kerberos.service.name``, default ``kafka``): the broker's principal is
+            ``<service>/<broker host>@REALM``.
+        kerberos_principal: GSSAPI: the client's principal (JAAS ``principal``), or None for
+            the ticket cache's default principal.
+        keytab: GSSAPI: the keytab file (JAAS ``useKeyTab=true keyTab="..."``), or None to
+            use the ticket cache.
+        ticket_cache: GSSAPI: the credential cache (JAAS ``ticketCache``, a ``KRB5CCNAME``
+            value), or None for the default one.
+        krb5_conf: GSSAPI: the Kerberos configuration file: ``sasl.kerberos.krb5.conf``, else
+            ``KRB5_CONFIG`` where the options were parsed, else None.
+        krb5_conf_given: ``krb5_conf`` came from the option (it then wins over a process's
+            own ``KRB5_CONFIG``).
     """
 
     mechanism: str
@@ -138,6 +152,12 @@ class SaslConfig:
     unsecured_claims: tuple[tuple[str, Any], ...] | None = None
     unsecured_lifetime_s: int = 3600
     extensions: tuple[tuple[str, str], ...] = ()
+    kerberos_service_name: str = "kafka"
+    kerberos_principal: str | None = None
+    keytab: str | None = None
+    ticket_cache: str | None = None
+    krb5_conf: str | None = None
+    krb5_conf_given: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ unreadable file fails the query at once.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -37,6 +38,7 @@ _LOGIN_MODULES = {
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+    "GSSAPI": "com.sun.security.auth.module.Krb5LoginModule",
 }
 
 
@@ -69,10 +71,9 @@ def _parse_sasl(kafka: Mapping[str, str]) -> SaslConfig:
     raw = option_value(kafka, "sasl.mechanism") or "GSSAPI"
     mechanism = raw.strip().upper()
     if mechanism not in SASL_MECHANISMS:
-        extra = " (GSSAPI is the Java client's default; Kerberos is not supported)"
         raise ConfigError(
             f"Option 'kafka.sasl.mechanism' must be one of {', '.join(SASL_MECHANISMS)}, "
-            f"got {raw!r}" + (extra if mechanism == "GSSAPI" else "")
+            f"got {raw!r}"
         )
     jaas_text = option_value(kafka, "sasl.jaas.config")
     jaas = parse_jaas_config(jaas_text) if jaas_text is not None else None
@@ -83,6 +84,8 @@ def _parse_sasl(kafka: Mapping[str, str]) -> SaslConfig:
             f"kafka.sasl.mechanism={mechanism} needs {expected}"
         )
     opts = dict(jaas.options) if jaas is not None else {}
+    if mechanism == "GSSAPI":
+        return _parse_gssapi(kafka, opts)
     if mechanism == "OAUTHBEARER":
         return _parse_oauthbearer(kafka, opts)
     if jaas is None:
@@ -96,7 +99,90 @@ def _parse_sasl(kafka: Mapping[str, str]) -> SaslConfig:
                 f"Option 'kafka.sasl.jaas.config': {jaas.login_module} needs a non-empty "
                 f'{key}="..."'
             )
-    return SaslConfig(mechanism, username=opts["username"], password=Secret(opts["password"]))
+    token_auth = _flag(opts, "tokenauth")
+    return SaslConfig(
+        mechanism,
+        username=opts["username"],
+        password=Secret(opts["password"]),
+        # ScramLoginModule's tokenauth=true: a delegation token (KIP-48), sent as a SCRAM
+        # extension of the client-first message
+        extensions=(("tokenauth", "true"),) if token_auth and mechanism != "PLAIN" else (),
+    )
+
+
+def _flag(opts: Mapping[str, str], key: str) -> bool:
+    value = opts.get(key, "false").strip().lower()
+    if value not in ("true", "false"):
+        raise ConfigError(f"Option 'kafka.sasl.jaas.config': {key} must be true or false")
+    return value == "true"
+
+
+def _parse_gssapi(kafka: Mapping[str, str], opts: Mapping[str, str]) -> SaslConfig:
+    """GSSAPI from the JDK's ``Krb5LoginModule`` options and ``sasl.kerberos.service.name``.
+
+    ``useKeyTab=true keyTab="..." principal="..."`` logs in from a keytab (checked readable
+    now, never read here); ``useTicketCache=true`` (optionally ``ticketCache="..."``) uses
+    the ticket cache ``kinit`` filled; no ``sasl.jaas.config`` at all means the default
+    ticket cache. The Kerberos configuration: ``sasl.kerberos.krb5.conf`` (ours; Java's
+    ``-Djava.security.krb5.conf``), used by every process that authenticates; else the
+    ``KRB5_CONFIG`` of the process that parsed the options, used by a process whose
+    environment names none (see :class:`~spark_kafka_py.client.sasl.Gssapi`). The service name:
+    ``sasl.kerberos.service.name``, else JAAS ``serviceName``, else ``kafka``. Source:
+    Kafka's "Authentication using SASL/Kerberos", the JDK's ``Krb5LoginModule`` options.
+    """
+    name = "kafka.sasl.jaas.config"
+    service = (option_value(kafka, "sasl.kerberos.service.name") or "").strip()
+    service = service or opts.get("serviceName", "").strip() or "kafka"
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", service):
+        raise ConfigError(
+            "Option 'kafka.sasl.kerberos.service.name' must be a plain service name such as "
+            f"'kafka', got {service!r}"
+        )
+    principal = opts.get("principal", "").strip() or None
+    krb5_conf = (option_value(kafka, "sasl.kerberos.krb5.conf") or "").strip() or None
+    given = krb5_conf is not None
+    if krb5_conf is not None and not (os.path.isfile(krb5_conf) and os.access(krb5_conf, os.R_OK)):
+        raise ConfigError(
+            f"Option 'kafka.sasl.kerberos.krb5.conf': {krb5_conf!r} is not a readable file "
+            "(on this machine: the driver; executors need it at the same path)"
+        )
+    krb5_conf = krb5_conf or os.environ.get("KRB5_CONFIG") or None
+    use_keytab = _flag(opts, "useKeyTab")
+    use_cache = _flag(opts, "useTicketCache") or not opts
+    if use_keytab:
+        keytab = opts.get("keyTab", "").strip()
+        if not keytab or principal is None:
+            raise ConfigError(
+                f"Option '{name}': useKeyTab=true needs keyTab=\"<path>\" and "
+                'principal="<name>@<REALM>"'
+            )
+        if not os.path.isfile(keytab) or not os.access(keytab, os.R_OK):
+            raise ConfigError(
+                f"Option '{name}': keyTab {keytab!r} of principal {principal} is not a readable "
+                "file (on this machine: the driver; executors need it at the same path)"
+            )
+        return SaslConfig(
+            "GSSAPI",
+            kerberos_service_name=service,
+            kerberos_principal=principal,
+            keytab=keytab,
+            krb5_conf=krb5_conf,
+            krb5_conf_given=given,
+        )
+    if not use_cache:
+        raise ConfigError(
+            f"Option '{name}': Krb5LoginModule needs useKeyTab=true with keyTab and principal, "
+            "or useTicketCache=true (after kinit); a password prompt is not possible here"
+        )
+    cache = opts.get("ticketCache", "").strip() or None
+    return SaslConfig(
+        "GSSAPI",
+        kerberos_service_name=service,
+        kerberos_principal=principal,
+        ticket_cache=cache,
+        krb5_conf=krb5_conf,
+        krb5_conf_given=given,
+    )
 
 
 def _parse_oauthbearer(kafka: Mapping[str, str], opts: Mapping[str, str]) -> SaslConfig:

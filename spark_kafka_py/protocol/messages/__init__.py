@@ -28,6 +28,12 @@ from spark_kafka_py.protocol.messages.create_topics import (
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
+from spark_kafka_py.protocol.messages.delegation_token import (
+    CreateDelegationTokenRequest,
+    CreateDelegationTokenResponse,
+    RenewDelegationTokenRequest,
+    RenewDelegationTokenResponse,
+)
 from spark_kafka_py.protocol.messages.delete_topics import (
     DeleteTopicsRequest,
     DeleteTopicsResponse,
@@ -98,6 +104,8 @@ __all__ = [
     "ConsumerGroupDescribeResponse",
     "ConsumerGroupHeartbeatRequest",
     "ConsumerGroupHeartbeatResponse",
+    "CreateDelegationTokenRequest",
+    "CreateDelegationTokenResponse",
     "CreateTopicsRequest",
     "CreateTopicsResponse",
     "DeleteTopicsRequest",
@@ -136,6 +144,8 @@ __all__ = [
     "OffsetFetchResponse",
     "ProduceRequest",
     "ProduceResponse",
+    "RenewDelegationTokenRequest",
+    "RenewDelegationTokenResponse",
     "SaslAuthenticateRequest",
     "SaslAuthenticateResponse",
     "SaslHandshakeRequest",
@@ -178,6 +188,8 @@ REQUEST_TYPES: dict[int, type[Request[Response]]] = {
         ListGroupsRequest,
         DescribeGroupsRequest,
         DeleteTopicsRequest,
+        CreateDelegationTokenRequest,
+        RenewDelegationTokenRequest,
     )
 }
 #: API key -> response class.
