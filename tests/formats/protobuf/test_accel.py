@@ -315,6 +315,8 @@ def _outcome(decoder: ProtobufDecoder, payloads: list[bytes | None]) -> pa.Array
         return decoder.decode(payloads)
     except ProtobufDecodeError as e:
         return ("error", e.index, str(e))
+    except Exception as e:  # the upb route's other failures (a proto2 string not UTF-8)
+        return ("other", type(e).__name__, str(e))
 
 
 def _twins(name: str, payloads: list[bytes | None]) -> None:
