@@ -39,6 +39,7 @@ Type stub: ``_accel.pyi``.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.object cimport PyObject
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
@@ -231,7 +232,7 @@ cdef Py_ssize_t _skip(
             if pos >= end:
                 _bad("unterminated group")
             tag = _varint(b, end, &pos)
-            if tag > 0xFFFFFFFF or (tag >> 3) == 0:
+            if (tag >> 32) or (tag >> 3) == 0:
                 _bad("bad tag")
             inner = <int>(tag & 7)
             if inner == WT_EGROUP:
@@ -570,6 +571,8 @@ cdef class MsgNode(PNode):
     cdef int32_t* packable    # repeated scalars: packed (LEN) accepted too
     cdef int32_t* oneof       # oneof group or -1
     cdef list closed          # per slot: a closed enum's numbers (singular / unpacked) or None
+    cdef int32_t* has_closed  # per slot: closed[slot] is not None
+    cdef PyObject** kids      # children, borrowed (the list holds them)
     cdef int32_t* lookup      # field number -> slot + 1 (0: unknown), numbers < nlookup
     cdef int32_t nlookup
     cdef dict far             # field numbers >= nlookup -> slot
@@ -589,6 +592,8 @@ cdef class MsgNode(PNode):
         free(self.head)
         free(self.tail)
         free(self.last)
+        free(self.has_closed)
+        free(self.kids)
 
     cdef int scan(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int depth) except -1:
         """Record the known fields' occurrences of one segment of the message's bytes."""
@@ -602,7 +607,7 @@ cdef class MsgNode(PNode):
         cdef Py_ssize_t start
         while pos < end:
             tag = _varint(b, end, &pos)
-            if tag > 0xFFFFFFFF or (tag >> 3) == 0:
+            if (tag >> 32) or (tag >> 3) == 0:
                 _bad("bad tag")
             number = <uint32_t>(tag >> 3)
             wt = <int>(tag & 7)
@@ -621,7 +626,7 @@ cdef class MsgNode(PNode):
                 o.end = 0
                 if wt == WT_VARINT:
                     o.v = _varint(b, end, &pos)
-                    if self.closed[slot] is not None and (
+                    if self.has_closed[slot] and (
                         <int32_t>(<uint32_t>o.v) not in self.closed[slot]
                     ):
                         continue  # a closed enum's unknown number: an unknown field
@@ -673,7 +678,7 @@ cdef class MsgNode(PNode):
         cdef PNode child
         cdef Occ* o
         for i in range(self.nslots):
-            child = <PNode>self.children[i]
+            child = <PNode>self.kids[i]
             mode = self.mode[i]
             if mode == M_DUMMY:
                 child.put_null()
@@ -789,7 +794,7 @@ cdef class TimeNode(ScalarNode):
         cdef uint64_t v
         while pos < end:
             tag = _varint(b, end, &pos)
-            if tag > 0xFFFFFFFF or (tag >> 3) == 0:
+            if (tag >> 32) or (tag >> 3) == 0:
                 _bad("bad tag")
             number = <uint32_t>(tag >> 3)
             wt = <int>(tag & 7)
@@ -1088,7 +1093,12 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
     m.head = <int32_t*>realloc(NULL, size)
     m.tail = <int32_t*>realloc(NULL, size)
     m.last = <int32_t*>realloc(NULL, size)
-    if not (m.mode and m.kind and m.wire and m.packable and m.oneof and m.head and m.tail and m.last):
+    m.has_closed = <int32_t*>realloc(NULL, size)
+    m.kids = <PyObject**>realloc(NULL, sizeof(PyObject*) * max(m.nslots, 1))
+    if not (
+        m.mode and m.kind and m.wire and m.packable and m.oneof and m.head and m.tail and m.last
+        and m.has_closed and m.kids
+    ):
         raise MemoryError()
     numbers = [fd.number if fd is not None else 0 for fd, _ in pairs]
     m.nlookup = min(max(numbers) + 1, 1024)
@@ -1105,6 +1115,7 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
         m.kind[i] = K_SCALAR
         m.wire[i] = -1
         m.mode[i] = M_DUMMY
+        m.has_closed[i] = 0
         if fd is None:
             dummy = SizedNode()
             dummy.arrow = pa.string()
@@ -1146,12 +1157,15 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
         m.closed.append(closed)
         m.children.append(value)
         number = fd.number
+        m.has_closed[i] = closed is not None
         if number < m.nlookup:
             m.lookup[number] = i + 1
         else:
             if m.far is None:
                 m.far = {}
             m.far[number] = i
+    for i in range(m.nslots):
+        m.kids[i] = <PyObject*>m.children[i]
     return m
 
 
