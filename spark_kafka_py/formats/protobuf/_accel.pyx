@@ -29,9 +29,10 @@ whose values are closed enums, ``Timestamp``/``Duration`` look-alikes whose ``se
 ``nanos`` are not ``int64 = 1``/``int32 = 2``, a message with no field kept.
 
 Errors: a payload this reader finds malformed (or a Timestamp/Duration past 64-bit
-microseconds, or a string that is not UTF-8) raises :class:`Fallback`, and the caller decodes
-the whole batch with the reference, which then gives its own errors (``FAILFAST``) or null
-rows (``PERMISSIVE``), byte for byte the same as without this module. Every length is
+microseconds, or a string that is not UTF-8) is refused: :meth:`AccelPlan.append` stops
+there (the rows before it kept, the half-written row dropped), :meth:`AccelPlan.decode` raises
+:class:`Fallback`; the caller has the reference decode it, which then gives its own errors
+(``FAILFAST``) or null rows (``PERMISSIVE``), the same as without this module. Every length is
 checked against the bytes left before it is read; nesting (messages and groups) is bounded by
 :data:`MAX_DEPTH`; memory grows with the output only.
 
@@ -351,6 +352,16 @@ cdef class PNode:
         self.valid.size = 0
         return 0
 
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        """Keep the first ``rows`` rows (drop a row left half-written by a refused payload)."""
+        cdef Py_ssize_t i
+        for i in range(rows, self.n):  # the dropped tail only
+            if not self.valid.data[i]:
+                self.nulls -= 1
+        self.n = rows
+        self.valid.size = rows
+        return 0
+
     cdef object validity(self):
         if self.nulls == 0:
             self.valid.size = 0
@@ -448,6 +459,11 @@ cdef class ScalarNode(PNode):
         self.values.size = 0
         return 0
 
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        PNode.truncate(self, rows)
+        self.values.size = rows * self.width
+        return 0
+
     cdef object finish(self):
         n, nulls = self.n, self.nulls
         validity = self.validity()
@@ -507,6 +523,12 @@ cdef class SizedNode(PNode):
         self.offsets.size = 0
         self.offsets.put_int32(0)
         self.data.size = 0
+        return 0
+
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        PNode.truncate(self, rows)
+        self.offsets.size = (rows + 1) * 4
+        self.data.size = (<int32_t*>self.offsets.data)[rows]
         return 0
 
     cdef object finish(self):
@@ -770,6 +792,13 @@ cdef class MsgNode(PNode):
             (<PNode>child).reset()
         return 0
 
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        if not self.transparent:
+            PNode.truncate(self, rows)
+        for child in self.children:
+            (<PNode>child).truncate(rows)
+        return 0
+
     cdef object finish(self):
         if self.transparent:
             return (<PNode>self.children[0]).finish()
@@ -921,6 +950,13 @@ cdef class ListNode(PNode):
         self.offsets.put_int32(0)
         self.count = 0
         self.item.reset()
+        return 0
+
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        PNode.truncate(self, rows)
+        self.offsets.size = (rows + 1) * 4
+        self.count = (<int32_t*>self.offsets.data)[rows]
+        self.item.truncate(self.count)
         return 0
 
     cdef object finish(self):
@@ -1182,11 +1218,32 @@ cdef class AccelPlan:
         Raises:
             Fallback: a payload this reader refuses (decode the batch with the reference).
         """
+        self.reset()
+        refused = self.append(payloads, 0)
+        if refused >= 0:
+            self.reset()
+            raise Fallback(f"payload {refused} refused")
+        return self.finish()
+
+    def reset(self):
+        """Start a new array (drop the rows appended so far)."""
+        self.root.reset()
+
+    def append(self, payloads, Py_ssize_t start):
+        """Append the rows of ``payloads[start:]`` up to the first one this reader refuses.
+
+        Returns:
+            The refused payload's index (its half-written row dropped: the rows so far are
+            those before it), or -1 when all were appended.
+        """
         cdef MsgNode root = self.root
         cdef Py_buffer view
-        root.reset()
+        cdef Py_ssize_t i = start
+        cdef Py_ssize_t n = len(payloads)
+        cdef Py_ssize_t rows = root.n
         try:
-            for p in payloads:
+            while i < n:
+                p = payloads[i]
                 if p is None:
                     root.put_null()
                 elif type(p) is bytes:
@@ -1197,10 +1254,21 @@ cdef class AccelPlan:
                         root.put_top(<const uint8_t*>view.buf, view.len)
                     finally:
                         PyBuffer_Release(&view)
+                i += 1
         except Fallback:
-            root.reset()
-            raise
-        return root.finish()
+            root.truncate(rows + (i - start))
+            return i
+        return -1
+
+    def append_null(self):
+        """Append a null row."""
+        self.root.put_null()
+
+    def finish(self):
+        """The rows appended since :meth:`reset`, as one ``pa.StructArray``; then empty."""
+        out = self.root.finish()
+        self.root.reset()
+        return out
 
 
 def plan(descriptor, node, options):

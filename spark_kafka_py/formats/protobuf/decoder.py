@@ -28,8 +28,10 @@ Acceleration: when the optional Cython extension :mod:`spark_kafka_py.formats.pr
 was built (``setup.py``) and reads the message (its module docstring lists what it does not),
 :meth:`ProtobufDecoder.decode` runs it instead: it reads the wire format straight into Arrow
 buffers, with the same results (``tests/formats/protobuf/test_accel.py`` compares both). A
-batch it refuses (a malformed payload, a Timestamp past 64 bits, ...) is decoded again by the
-upb route above, whose results and errors are therefore the ones given. ``SPARK_KAFKA_PY_PURE=1``
+payload it refuses (malformed, a Timestamp past 64 bits, ...) is a null row in ``PERMISSIVE``
+when the upb route alone gives it one; otherwise (``FAILFAST``, or a row only the compiled
+reader refuses) the whole batch is decoded by the upb route, whose results and errors are
+therefore the ones given. ``SPARK_KAFKA_PY_PURE=1``
 or ``ProtobufDecoder(..., accelerate=False)`` keeps the upb route; ``implementation`` says which
 (``"accel"`` or ``"upb"``).
 """
@@ -292,10 +294,49 @@ class ProtobufDecoder:
                 ``PERMISSIVE`` such rows are null).
         """
         if self._accel is not None:
+            rows = payloads if isinstance(payloads, list) else list(payloads)
+            out = self._decode_accel(rows, self._accel)
+            if out is not None:
+                return out
+            payloads = rows
+        return self._decode_upb(payloads)
+
+    def _decode_accel(
+        self, payloads: list[bytes | bytearray | memoryview | None], accel: AccelPlan
+    ) -> pa.Array | None:
+        """The compiled reader's array; a payload it refuses is one upb does not parse (a null
+        row in ``PERMISSIVE``), or one the upb route alone gives a null row (a Timestamp out of
+        range). None otherwise (``FAILFAST``, or a row upb reads that it refuses): the whole
+        batch is then the upb route's, whose error is the one raised (the first payload that
+        does not parse, before any Timestamp out of range)."""
+        permissive = self.options.mode == PERMISSIVE
+        accel.reset()
+        start = 0
+        while (refused := accel.append(payloads, start)) >= 0:
+            if not permissive:
+                accel.reset()
+                return None
+            payload = payloads[refused]
+            assert payload is not None
             try:
-                return self._accel.decode(payloads)
-            except _ACCEL.Fallback:  # type: ignore[union-attr]
-                pass  # a payload it refuses: the upb route decides (its error or null row)
+                self._parse(payload, refused)
+            except ProtobufDecodeError:
+                accel.append_null()
+                start = refused + 1
+                continue
+            try:
+                alone = self._decode_upb([payload])
+            except Exception:
+                alone = None
+            if alone is None or alone.null_count != 1:
+                accel.reset()
+                return None
+            accel.append_null()
+            start = refused + 1
+        return accel.finish()
+
+    def _decode_upb(self, payloads: Sequence[bytes | bytearray | memoryview | None]) -> pa.Array:
+        """:meth:`decode` by the upb route."""
         permissive = self.options.mode == PERMISSIVE
         parse = self._parse
         parsed: list[Message | None] = []

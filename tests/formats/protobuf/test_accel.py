@@ -494,3 +494,24 @@ def test_buffers_of_any_kind_and_repeated_calls() -> None:
     with pytest.raises(ProtobufDecodeError):
         accel.decode([payload, b"\x80"])
     _same(accel.decode([payload]), upb.decode([payload]))
+
+
+@pytest.mark.parametrize("name", ["default", "permissive", "unwrap"])
+def test_a_refused_row_after_half_its_fields_leaves_the_others_whole(name: str) -> None:
+    """A payload refused after its lists, maps and nested messages were read (the compiled
+    reader drops that half-written row): the rows around it as upb reads them."""
+    good = (
+        _len(_F["inners"], _len(1, b"a") + _len(3, _varint(1) + _varint(4)))
+        + _len(_F["m_ls"], _tag(1, 0) + _varint(1) + _len(2, b"x"))
+        + _len(_F["inner"], _len(4, _len(1, b"\1")))
+        + _len(_F["rts"], _tag(1, 0) + _varint(5))
+        + _len(_F["w_i32"], _tag(1, 0) + _varint(3))
+        + _len(_F["legacy"], _len(11, _tag(1, 0) + _varint(2)))
+    )
+    refused = [
+        good + _tag(_F["st"], 2) + b"\x05ab",  # then a length past the end
+        good + _len(_F["ts"], _tag(1, 0) + _varint(2**62)),  # then a Timestamp past 64 bits
+        good + _len(_F["rst"], b"\xff"),  # then a string not UTF-8
+    ]
+    for bad in refused:
+        _rows([good, bad, good, None, bad, bad, good], name)
