@@ -515,3 +515,24 @@ def test_a_refused_row_after_half_its_fields_leaves_the_others_whole(name: str) 
     ]
     for bad in refused:
         _rows([good, bad, good, None, bad, bad, good], name)
+
+
+def test_retained_empty_messages_and_any() -> None:
+    """``retain.empty.message.types``: the empty message's placeholder field is null; an
+    ``Any`` is a plain message (type URL and bytes)."""
+    schema = parse_proto(
+        'syntax = "proto3"; import "google/protobuf/any.proto";'
+        "message E {} message M { int32 a = 1; E e = 2; repeated E es = 3;"
+        " google.protobuf.Any any = 4; }"
+    )
+    options = ProtobufOptions(retain_empty_message_types=True)
+    accel = ProtobufDecoder(schema, schema.message("M"), options)
+    upb = ProtobufDecoder(schema, schema.message("M"), options, accelerate=False)
+    assert accel.implementation == "accel"
+    payloads: list[bytes | None] = [
+        _tag(1, 0) + _varint(3) + _len(2, b"") + _len(3, b"") + _len(3, _tag(9, 0) + b"\1"),
+        _len(4, _len(1, b"type.googleapis.com/x.Y") + _len(2, b"\0\1")),
+        b"",
+        None,
+    ]
+    _same(accel.decode(payloads), upb.decode(payloads))
