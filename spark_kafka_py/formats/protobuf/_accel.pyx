@@ -6,7 +6,7 @@ Reads the Protobuf wire format ("Encoding", protobuf.dev/programming-guides/enco
 into Arrow buffers, one payload after another, with the reading rules of upb (the parser the
 reference decoder runs):
 
-- varints of at most 10 bytes; ``int32``/``uint32``/``enum`` keep the low 32 bits, ``sint``
+- varints of at most 10 bytes (tags and lengths: 5); ``int32``/``uint32``/``enum`` keep the low 32 bits, ``sint``
   zig-zag, ``bool`` any non-zero; ``fixed32``/``sfixed32``/``float`` 4 little-endian bytes,
   the 64-bit ones 8; ``string``/``bytes``/messages length-delimited (a length past the end is
   an error); strings must be UTF-8;
@@ -203,12 +203,45 @@ cdef inline uint64_t _varint(const uint8_t* b, Py_ssize_t end, Py_ssize_t* at) e
     return raw
 
 
+cdef inline uint32_t _tag(const uint8_t* b, Py_ssize_t end, Py_ssize_t* at) except? 0xFFFFFFFF:
+    """A tag at ``at[0]`` (advanced past it): a varint of at most 5 bytes, 32 bits, field
+    number not 0 (upb's ``_upb_Decoder_DecodeTag``)."""
+    cdef Py_ssize_t start = at[0]
+    cdef uint64_t tag
+    if start < end and b[start] < 0x80:
+        if b[start] < 8:
+            _bad("field number 0")
+        at[0] = start + 1
+        return b[start]
+    tag = _varint(b, end, at)
+    if at[0] - start > 5 or (tag >> 32) or (tag >> 3) == 0:
+        _bad("bad tag")
+    return <uint32_t>tag
+
+
+cdef inline Py_ssize_t _size(const uint8_t* b, Py_ssize_t end, Py_ssize_t* at) except -1:
+    """A length at ``at[0]`` (advanced past it), checked against the bytes left: a varint of at
+    most 5 bytes, below 2^31 - 1 (upb's ``upb_Decoder_DecodeSize``)."""
+    cdef Py_ssize_t start = at[0]
+    cdef uint64_t size
+    if start < end and b[start] < 0x80:
+        size = b[start]
+        at[0] = start + 1
+    else:
+        size = _varint(b, end, at)
+        if at[0] - start > 5 or size >= 0x7FFFFFFF:
+            _bad("bad length")
+    if size > <uint64_t>(end - at[0]):
+        _bad("length past the end")
+    return <Py_ssize_t>size
+
+
 cdef Py_ssize_t _skip(
     const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, uint32_t number, int wt, int depth
 ) except -1:
     """Skip an unknown field's value (its tag read: ``number``, ``wt``); the position after."""
     cdef uint64_t size
-    cdef uint64_t tag
+    cdef uint32_t tag
     cdef int inner
     if wt == WT_VARINT:
         _varint(b, end, &pos)
@@ -222,9 +255,7 @@ cdef Py_ssize_t _skip(
             _bad("truncated fixed32")
         return pos + 4
     if wt == WT_LEN:
-        size = _varint(b, end, &pos)
-        if size > <uint64_t>(end - pos):
-            _bad("length past the end")
+        size = <uint64_t>_size(b, end, &pos)
         return pos + <Py_ssize_t>size
     if wt == WT_SGROUP:
         if depth + 1 > C_MAX_DEPTH:
@@ -232,9 +263,7 @@ cdef Py_ssize_t _skip(
         while True:
             if pos >= end:
                 _bad("unterminated group")
-            tag = _varint(b, end, &pos)
-            if (tag >> 32) or (tag >> 3) == 0:
-                _bad("bad tag")
+            tag = _tag(b, end, &pos)
             inner = <int>(tag & 7)
             if inner == WT_EGROUP:
                 if <uint32_t>(tag >> 3) != number:
@@ -619,7 +648,7 @@ cdef class MsgNode(PNode):
 
     cdef int scan(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int depth) except -1:
         """Record the known fields' occurrences of one segment of the message's bytes."""
-        cdef uint64_t tag
+        cdef uint32_t tag
         cdef uint64_t size
         cdef uint32_t number
         cdef int wt
@@ -628,9 +657,7 @@ cdef class MsgNode(PNode):
         cdef Occ* o
         cdef Py_ssize_t start
         while pos < end:
-            tag = _varint(b, end, &pos)
-            if (tag >> 32) or (tag >> 3) == 0:
-                _bad("bad tag")
+            tag = _tag(b, end, &pos)
             number = <uint32_t>(tag >> 3)
             wt = <int>(tag & 7)
             slot = -1
@@ -653,9 +680,7 @@ cdef class MsgNode(PNode):
                     ):
                         continue  # a closed enum's unknown number: an unknown field
                 elif wt == WT_LEN:
-                    size = _varint(b, end, &pos)
-                    if size > <uint64_t>(end - pos):
-                        _bad("length past the end")
+                    size = <uint64_t>_size(b, end, &pos)
                     o.v = <uint64_t>pos
                     pos += <Py_ssize_t>size
                     o.end = pos
@@ -817,14 +842,12 @@ cdef class TimeNode(ScalarNode):
     cdef bint floor
 
     cdef int read(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int64_t* s, int32_t* ns, int depth) except -1:
-        cdef uint64_t tag
+        cdef uint32_t tag
         cdef uint32_t number
         cdef int wt
         cdef uint64_t v
         while pos < end:
-            tag = _varint(b, end, &pos)
-            if (tag >> 32) or (tag >> 3) == 0:
-                _bad("bad tag")
+            tag = _tag(b, end, &pos)
             number = <uint32_t>(tag >> 3)
             wt = <int>(tag & 7)
             if wt == WT_VARINT and (number == 1 or number == 2):

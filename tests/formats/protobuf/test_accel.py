@@ -444,6 +444,12 @@ def test_rules_of_the_wire_format(name: str) -> None:
         _tag(60, 3),  # unterminated group
         _tag(60, 6),
         _tag(0, 0) + b"\0",
+        b"\x88\x80\x80\x80\x80\x00\x01",  # a tag padded past 5 bytes
+        b"\x88\x80\x80\x80\x00\x01",  # padded to 5 bytes
+        b"\x88\x80\x80\x80\x10\x01",  # a tag past 32 bits
+        _tag(_F["st"], 2) + b"\x82\x80\x80\x80\x80\x80\x00ab",  # a padded length
+        _len(_F["inner"], b"\x88\x80\x80\x80\x80\x00\x01"),
+        _tag(60, 3) + b"\xe4\x83\x80\x80\x80\x00",  # a padded end group
         _len(_F["ri32"], b"\x80"),  # a packed run ending inside a varint
         _len(_F["rf32"], b"\0\0\0"),  # a packed fixed32 run not a multiple of 4
         _len(_F["ts"], _tag(1, 0) + _varint(2**63 - 1)),  # past 64-bit microseconds
