@@ -144,6 +144,28 @@ def _tag(number: int, wire: int) -> bytes:
     return _varint(number << 3 | wire)
 
 
+def _padded(n: int, extra: int) -> bytes:
+    """``n``'s varint with ``extra`` more bytes than needed (upb takes tags and lengths of up to
+    5 bytes, values of up to 10)."""
+    minimal = bytearray(_varint(n))
+    if not extra:
+        return bytes(minimal)
+    minimal[-1] |= 0x80
+    return bytes(minimal) + b"\x80" * (extra - 1) + b"\0"
+
+
+@st.composite
+def _padded_field(draw: Any) -> bytes:
+    """A known field whose tag, length or value varint is padded."""
+    extra = draw(st.integers(1, 6))
+    which = draw(st.sampled_from(["tag", "length", "value"]))
+    if which == "tag":
+        return _padded(_F["i64"] << 3, extra) + _varint(draw(_varints))
+    if which == "length":
+        return _tag(_F["st"], 2) + _padded(2, extra) + b"ab"
+    return _tag(_F["i64"], 0) + _padded(draw(st.integers(0, 2**20)), extra)
+
+
 def _len(number: int, data: bytes) -> bytes:
     return _tag(number, 2) + _varint(len(data)) + data
 
@@ -248,6 +270,9 @@ def _message(draw: Any, d: Descriptor, depth: int = 0) -> bytes:
     for _ in range(draw(st.integers(0, 12 if depth == 0 else 4))):
         if draw(st.integers(0, 9)) == 0:
             out.append(draw(_unknown()))
+            continue
+        if depth == 0 and draw(st.integers(0, 29)) == 0:
+            out.append(draw(_padded_field()))
             continue
         out.append(draw(_field(draw(st.sampled_from(fields)), depth)))
     return b"".join(out)
