@@ -15,7 +15,8 @@ reference decoder runs):
   number 0 and a stray end-group are errors;
 - a singular field read several times: the last one wins; a singular message: the occurrences
   merge (read as one message, in wire order); a oneof: the last member read wins (a message
-  member merges only its occurrences after the last other member);
+  member merges only its occurrences after the last other member); the occurrences not read
+  are still checked, as upb parses them all;
 - repeated scalars packed or not (both may mix); a closed enum's unknown numbers are dropped
   (upb keeps them as unknown fields); maps: one entry per entry on the wire, in wire order,
   duplicate keys kept, a missing key or value read as its zero.
@@ -367,7 +368,7 @@ cdef class PNode:
         """Whether an occurrence holds its type's zero (proto3 implicit presence: null)."""
         return False
 
-    cdef int check(self, const uint8_t* b, Occ* o) except -1:
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
         """Check an occurrence that is not read (a later one wins)."""
         return 0
 
@@ -536,7 +537,7 @@ cdef class SizedNode(PNode):
     cdef bint is_zero(self, const uint8_t* b, Occ* o):
         return o.end == <Py_ssize_t>o.v
 
-    cdef int check(self, const uint8_t* b, Occ* o) except -1:
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
         cdef Py_ssize_t start = <Py_ssize_t>o.v
         if self.text and not _valid_utf8(b + start, o.end - start):
             _bad("string not UTF-8")
@@ -593,7 +594,7 @@ cdef class EnumNode(SizedNode):
     cdef bint is_zero(self, const uint8_t* b, Occ* o):
         return (<uint32_t>o.v) == 0
 
-    cdef int check(self, const uint8_t* b, Occ* o) except -1:
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
         return 0
 
 
@@ -740,7 +741,7 @@ cdef class MsgNode(PNode):
                 child.put_chain(b, occs, self.head[i], cut, depth)
                 continue
             if self.head[i] >= 0 and (self.head[i] != self.last[i] or self.last[i] <= cut):
-                self.check_superseded(b, i, cut)
+                self.check_superseded(b, i, cut, depth)
             if self.last[i] <= cut:  # absent (or lost to a later oneof member)
                 if mode == M_ZERO:
                     child.put_zero(depth)
@@ -759,7 +760,7 @@ cdef class MsgNode(PNode):
             self.push_valid()
         return 0
 
-    cdef int check_superseded(self, const uint8_t* b, int slot, int32_t cut) except -1:
+    cdef int check_superseded(self, const uint8_t* b, int slot, int32_t cut, int depth) except -1:
         """upb reads (and checks) every occurrence, also those a later one replaces: check
         those of ``slot`` that are not read into the output."""
         cdef Occ* occs = <Occ*>self.occs.data
@@ -769,12 +770,27 @@ cdef class MsgNode(PNode):
         cdef bint message = self.kind[slot] == K_MESSAGE
         while i >= 0:
             if i <= cut or (not message and i != last):
-                child.check(b, occs + i)
+                child.check(b, occs + i, depth)
             i = occs[i].next
         return 0
 
-    cdef int check(self, const uint8_t* b, Occ* o) except -1:
-        _bad("a superseded oneof message")
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        """Check a message occurrence that is not read (a oneof member a later member
+        replaced): its bytes, and those of every field in it, as upb reads them."""
+        cdef int i
+        cdef int32_t j
+        cdef Occ* occs
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        self.start_scan()
+        self.scan(b, <Py_ssize_t>o.v, o.end, depth + 1)
+        occs = <Occ*>self.occs.data
+        for i in range(self.nslots):
+            j = self.head[i]
+            while j >= 0:
+                (<PNode>self.kids[i]).check(b, occs + j, depth + 1)
+                j = occs[j].next
+        return 0
 
     cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
         if depth + 1 > C_MAX_DEPTH:
@@ -898,8 +914,12 @@ cdef class TimeNode(ScalarNode):
     cdef int put_zero(self, int depth) except -1:
         return self.put_value(0, 0)
 
-    cdef int check(self, const uint8_t* b, Occ* o) except -1:
-        _bad("a superseded oneof message")
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        cdef int64_t s = 0
+        cdef int32_t ns = 0
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        return self.read(b, <Py_ssize_t>o.v, o.end, &s, &ns, depth + 1)
 
 
 cdef class ListNode(PNode):
@@ -937,6 +957,20 @@ cdef class ListNode(PNode):
                 pos += 8
             item.put_raw(raw)
             self.count += 1
+        return 0
+
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        """Check an occurrence inside a message that is not read."""
+        cdef Py_ssize_t pos = <Py_ssize_t>o.v
+        cdef Py_ssize_t end = o.end
+        cdef int wire = self.packed_wire
+        if not (o.wt == WT_LEN and wire >= 0):
+            return self.item.check(b, o, depth)
+        if wire == WT_VARINT:
+            while pos < end:
+                _varint(b, end, &pos)
+        elif (end - pos) % (4 if wire == WT_I32 else 8):
+            _bad("packed fixed run not a multiple of its width")
         return 0
 
     cdef int put_chain(self, const uint8_t* b, Occ* occs, int32_t head, int32_t cut, int depth) except -1:
