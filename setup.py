@@ -1,6 +1,7 @@
 """Build glue for the optional accelerated record decoder (``spark_kafka_py.records._accel``),
-Avro decoder (``spark_kafka_py.formats.avro._accel``) and Avro encoder
-(``spark_kafka_py.formats.avro._encode_accel``).
+Avro decoder (``spark_kafka_py.formats.avro._accel``), Avro encoder
+(``spark_kafka_py.formats.avro._encode_accel``) and Protobuf decoder
+(``spark_kafka_py.formats.protobuf._accel``).
 
 Everything else is in ``pyproject.toml``. The extension is optional: when Cython is missing,
 or compiling fails (no C compiler), the build goes on without it and the package runs on the
@@ -28,6 +29,9 @@ _AVRO_PYX = "spark_kafka_py/formats/avro/_accel.pyx"
 #: The accelerated Avro encoder (``spark_kafka_py.formats.avro._encode_accel``), optional the
 #: same way: without it ``AvroEncoder`` runs its pure-Python plan.
 _AVRO_ENCODE_PYX = "spark_kafka_py/formats/avro/_encode_accel.pyx"
+#: The accelerated Protobuf decoder (``spark_kafka_py.formats.protobuf._accel``), optional the
+#: same way: without it ``ProtobufDecoder`` parses with upb and converts in Python.
+_PROTOBUF_PYX = "spark_kafka_py/formats/protobuf/_accel.pyx"
 
 
 def _flag(name: str) -> bool:
@@ -104,8 +108,15 @@ def _extensions() -> list[Extension]:
         [_AVRO_ENCODE_PYX],
         extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
     )
+    protobuf_ext = Extension(
+        "spark_kafka_py.formats.protobuf._accel",
+        [_PROTOBUF_PYX],
+        extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+    )
     try:
-        return cythonize([ext, avro_ext, avro_encode_ext], language_level=3, quiet=True)
+        return cythonize(
+            [ext, avro_ext, avro_encode_ext, protobuf_ext], language_level=3, quiet=True
+        )
     except Exception as exc:
         OptionalBuildExt._skip(exc)
         return []

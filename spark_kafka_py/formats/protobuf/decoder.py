@@ -23,14 +23,27 @@ plan built once from :func:`~spark_kafka_py.formats.protobuf.types.map_message`:
 A payload that does not parse: ``FAILFAST`` raises
 :class:`~spark_kafka_py.formats.errors.ProtobufDecodeError` naming its index; ``PERMISSIVE``
 gives a null row. A null payload gives a null row.
+
+Acceleration: when the optional Cython extension :mod:`spark_kafka_py.formats.protobuf._accel`
+was built (``setup.py``) and reads the message (its module docstring lists what it does not),
+:meth:`ProtobufDecoder.decode` runs it instead: it reads the wire format straight into Arrow
+buffers, with the same results (``tests/formats/protobuf/test_accel.py`` compares both). A
+payload it refuses (malformed, a Timestamp past 64 bits, ...) is a null row in ``PERMISSIVE``
+when the upb route alone gives it one; otherwise (``FAILFAST``, or a row only the compiled
+reader refuses) the whole batch is decoded by the upb route, whose results and errors are
+therefore the ones given. ``SPARK_KAFKA_PY_PURE=1``
+or ``ProtobufDecoder(..., accelerate=False)`` keeps the upb route; ``implementation`` says which
+(``"accel"`` or ``"upb"``).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 from google.protobuf.descriptor import Descriptor  # type: ignore[import-untyped]
@@ -46,7 +59,24 @@ from spark_kafka_py.formats.protobuf.types import (
     map_message,
 )
 
+if TYPE_CHECKING:
+    from spark_kafka_py.formats.protobuf._accel import AccelPlan
+
 Convert = Callable[[Any], Any]
+
+
+def _load_accel() -> ModuleType | None:
+    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
+    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from spark_kafka_py.formats.protobuf import _accel
+    except ImportError:
+        return None
+    return _accel
+
+
+_ACCEL: Final = _load_accel()
 
 
 def _signed32(v: int) -> int:
@@ -177,10 +207,14 @@ class ProtobufDecoder:
         schema: the parsed schema (:mod:`~spark_kafka_py.formats.protobuf.descriptors`).
         message: the message's descriptor (``schema.message(name)``).
         options: spark-protobuf's options.
+        accelerate: use the compiled reader when it is built and reads the message (False:
+            always the upb route).
 
     Attributes:
         arrow_type: the result's Arrow struct type.
         spark_type: the Spark ``StructType`` JSON (``from_protobuf``'s).
+        implementation: ``"accel"`` (the compiled reader, the upb route for batches it
+            refuses) or ``"upb"``.
 
     Raises:
         ProtobufSchemaError: the message cannot be mapped (see
@@ -192,6 +226,8 @@ class ProtobufDecoder:
         schema: ProtobufSchema,
         message: Descriptor,
         options: ProtobufOptions | None = None,
+        *,
+        accelerate: bool = True,
     ) -> None:
         self.options = options or ProtobufOptions()
         node = map_message(message, self.options)
@@ -206,6 +242,10 @@ class ProtobufDecoder:
             (_field_reader(f, emit), self.arrow_type.field(i).type)
             for i, f in enumerate(node.fields)
         ]
+        self._accel: AccelPlan | None = None
+        if accelerate and _ACCEL is not None and not self._check_required:
+            self._accel = _ACCEL.plan(message, node, self.options)
+        self.implementation = "upb" if self._accel is None else "accel"
 
     def _parse(self, payload: bytes | bytearray | memoryview, index: int) -> Message:
         try:
@@ -253,6 +293,50 @@ class ProtobufDecoder:
                 Timestamp or Duration past Spark's 64-bit microseconds (its index; in
                 ``PERMISSIVE`` such rows are null).
         """
+        if self._accel is not None:
+            rows = payloads if isinstance(payloads, list) else list(payloads)
+            out = self._decode_accel(rows, self._accel)
+            if out is not None:
+                return out
+            payloads = rows
+        return self._decode_upb(payloads)
+
+    def _decode_accel(
+        self, payloads: list[bytes | bytearray | memoryview | None], accel: AccelPlan
+    ) -> pa.Array | None:
+        """The compiled reader's array; a payload it refuses is one upb does not parse (a null
+        row in ``PERMISSIVE``), or one the upb route alone gives a null row (a Timestamp out of
+        range). None otherwise (``FAILFAST``, or a row upb reads that it refuses): the whole
+        batch is then the upb route's, whose error is the one raised (the first payload that
+        does not parse, before any Timestamp out of range)."""
+        permissive = self.options.mode == PERMISSIVE
+        accel.reset()
+        start = 0
+        while (refused := accel.append(payloads, start)) >= 0:
+            if not permissive:
+                accel.reset()
+                return None
+            payload = payloads[refused]
+            assert payload is not None
+            try:
+                self._parse(payload, refused)
+            except ProtobufDecodeError:
+                accel.append_null()
+                start = refused + 1
+                continue
+            try:
+                alone = self._decode_upb([payload])
+            except Exception:
+                alone = None
+            if alone is None or alone.null_count != 1:
+                accel.reset()
+                return None
+            accel.append_null()
+            start = refused + 1
+        return accel.finish()
+
+    def _decode_upb(self, payloads: Sequence[bytes | bytearray | memoryview | None]) -> pa.Array:
+        """:meth:`decode` by the upb route."""
         permissive = self.options.mode == PERMISSIVE
         parse = self._parse
         parsed: list[Message | None] = []

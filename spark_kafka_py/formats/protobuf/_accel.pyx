@@ -1,0 +1,1342 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""Accelerated twin of :class:`spark_kafka_py.formats.protobuf.decoder.ProtobufDecoder` (Cython).
+
+Reads the Protobuf wire format ("Encoding", protobuf.dev/programming-guides/encoding) straight
+into Arrow buffers, one payload after another, with the reading rules of upb (the parser the
+reference decoder runs):
+
+- varints of at most 10 bytes (tags and lengths: 5); ``int32``/``uint32``/``enum`` keep the low 32 bits, ``sint``
+  zig-zag, ``bool`` any non-zero; ``fixed32``/``sfixed32``/``float`` 4 little-endian bytes,
+  the 64-bit ones 8; ``string``/``bytes``/messages length-delimited (a length past the end is
+  an error); strings must be UTF-8;
+- a field met with another wire type than its declared one is an unknown field; unknown fields
+  are skipped (groups too, to their matching end, nesting bounded); wire types 6 and 7, field
+  number 0 and a stray end-group are errors;
+- a singular field read several times: the last one wins; a singular message: the occurrences
+  merge (read as one message, in wire order); a oneof: the last member read wins (a message
+  member merges only its occurrences after the last other member); the occurrences not read
+  are still checked, as upb parses them all;
+- repeated scalars packed or not (both may mix); a closed enum's unknown numbers are dropped
+  (upb keeps them as unknown fields); maps: one entry per entry on the wire, in wire order,
+  duplicate keys kept, a missing key or value read as its zero.
+
+The conversions are the reference's (see :mod:`spark_kafka_py.formats.protobuf.decoder`).
+
+Support: :func:`plan` returns None for what it does not read (the reference then decodes
+everything): proto2 declared defaults and ``required`` fields, groups (``TYPE_GROUP`` fields),
+fields of the message left out of the Spark type (recursion truncated, empty messages), maps
+whose values are closed enums, ``Timestamp``/``Duration`` look-alikes whose ``seconds``/
+``nanos`` are not ``int64 = 1``/``int32 = 2``, a message with no field kept.
+
+Errors: a payload this reader finds malformed (or a Timestamp/Duration past 64-bit
+microseconds, or a string that is not UTF-8) is refused: :meth:`AccelPlan.append` stops
+there (the rows before it kept, the half-written row dropped), :meth:`AccelPlan.decode` raises
+:class:`Fallback`; the caller has the reference decode it, which then gives its own errors
+(``FAILFAST``) or null rows (``PERMISSIVE``), the same as without this module. Every length is
+checked against the bytes left before it is read; nesting (messages and groups) is bounded by
+:data:`MAX_DEPTH`; memory grows with the output only.
+
+Type stub: ``_accel.pyi``.
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.object cimport PyObject
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy, memset
+
+import pyarrow as pa
+from google.protobuf.descriptor import FieldDescriptor
+
+__all__ = ["MAX_DEPTH", "AccelPlan", "Fallback", "plan"]
+
+#: Nesting bound (messages and unknown groups); upb's is 100, so whatever upb reads nested
+#: deeper than this is left to it.
+MAX_DEPTH = 64
+DEF C_MAX_DEPTH = 64
+
+
+cdef extern from *:
+    """
+    static int skp_mul_overflow(long long a, long long b, long long* out) {
+        return __builtin_mul_overflow(a, b, out);
+    }
+    static int skp_add_overflow(long long a, long long b, long long* out) {
+        return __builtin_add_overflow(a, b, out);
+    }
+    """
+    int skp_mul_overflow(long long a, long long b, long long* out)
+    int skp_add_overflow(long long a, long long b, long long* out)
+
+
+class Fallback(Exception):
+    """This reader refuses a payload (malformed, or outside what it reads): decode the batch
+    with the reference decoder, which decides (its error, or its null row)."""
+
+
+# -- growable buffers --------------------------------------------------------------------------
+
+
+cdef class Buf:
+    """A malloc'd byte buffer that grows by doubling; ``size`` bytes in use."""
+
+    cdef uint8_t* data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t cap
+
+    def __dealloc__(self):
+        free(self.data)
+
+    cdef inline int reserve(self, Py_ssize_t extra) except -1:
+        cdef Py_ssize_t need = self.size + extra
+        cdef Py_ssize_t cap
+        cdef uint8_t* grown
+        if need <= self.cap:
+            return 0
+        cap = self.cap * 2 if self.cap else 256
+        while cap < need:
+            cap *= 2
+        grown = <uint8_t*>realloc(self.data, cap)
+        if grown == NULL:
+            raise MemoryError()
+        self.data = grown
+        self.cap = cap
+        return 0
+
+    cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
+        self.reserve(size)
+        memcpy(self.data + self.size, src, size)
+        self.size += size
+        return 0
+
+    cdef inline int put_byte(self, uint8_t value) except -1:
+        self.reserve(1)
+        self.data[self.size] = value
+        self.size += 1
+        return 0
+
+    cdef inline int put_int32(self, int32_t value) except -1:
+        self.reserve(4)
+        (<int32_t*>(self.data + self.size))[0] = value
+        self.size += 4
+        return 0
+
+    cdef inline int put_int64(self, int64_t value) except -1:
+        self.reserve(8)
+        (<int64_t*>(self.data + self.size))[0] = value
+        self.size += 8
+        return 0
+
+    cdef inline int zeros(self, Py_ssize_t size) except -1:
+        self.reserve(size)
+        memset(self.data + self.size, 0, size)
+        self.size += size
+        return 0
+
+    cdef object take(self):
+        """The bytes in use as a ``pyarrow.Buffer`` (a copy); the buffer is then empty."""
+        out = PyBytes_FromStringAndSize(<char*>self.data, self.size)
+        self.size = 0
+        return pa.py_buffer(out)
+
+
+cdef object _bitmap(Buf valid, Py_ssize_t n):
+    """Arrow's validity bitmap (LSB first) of ``n`` validity bytes; empties ``valid``."""
+    cdef Py_ssize_t size = (n + 7) >> 3
+    out = PyBytes_FromStringAndSize(NULL, size)
+    cdef uint8_t* bits = <uint8_t*>PyBytes_AS_STRING(out)
+    memset(bits, 0, size)
+    cdef Py_ssize_t i
+    for i in range(n):
+        if valid.data[i]:
+            bits[i >> 3] |= <uint8_t>(1 << (i & 7))
+    valid.size = 0
+    return pa.py_buffer(out)
+
+
+# -- the wire format -----------------------------------------------------------------------------
+
+# wire types
+DEF WT_VARINT = 0
+DEF WT_I64 = 1
+DEF WT_LEN = 2
+DEF WT_SGROUP = 3
+DEF WT_EGROUP = 4
+DEF WT_I32 = 5
+
+
+cdef struct Occ:
+    # one occurrence of a known field in a message's bytes
+    int32_t slot
+    int32_t wt
+    int32_t next      # the next occurrence of the same slot (-1: none)
+    uint64_t v        # varint / fixed bits; LEN: the data's start
+    Py_ssize_t end    # LEN: the data's end
+
+
+cdef inline int _bad(str reason) except -1:
+    raise Fallback(reason)
+
+
+cdef inline uint64_t _varint(const uint8_t* b, Py_ssize_t end, Py_ssize_t* at) except? 0xFFFFFFFFFFFFFFFF:
+    """A varint at ``at[0]`` (advanced past it), at most 10 bytes."""
+    cdef Py_ssize_t pos = at[0]
+    cdef uint64_t raw = 0
+    cdef int shift = 0
+    cdef uint8_t byte
+    if pos < end and b[pos] < 0x80:
+        at[0] = pos + 1
+        return b[pos]
+    while True:
+        if pos >= end:
+            _bad("truncated varint")
+        byte = b[pos]
+        pos += 1
+        raw |= (<uint64_t>(byte & 0x7F)) << shift
+        if not byte & 0x80:
+            break
+        shift += 7
+        if shift >= 70:
+            _bad("varint longer than 10 bytes")
+    at[0] = pos
+    return raw
+
+
+cdef inline uint32_t _tag(const uint8_t* b, Py_ssize_t end, Py_ssize_t* at) except? 0xFFFFFFFF:
+    """A tag at ``at[0]`` (advanced past it): a varint of at most 5 bytes, 32 bits, field
+    number not 0 (upb's ``_upb_Decoder_DecodeTag``)."""
+    cdef Py_ssize_t start = at[0]
+    cdef uint64_t tag
+    if start < end and b[start] < 0x80:
+        if b[start] < 8:
+            _bad("field number 0")
+        at[0] = start + 1
+        return b[start]
+    tag = _varint(b, end, at)
+    if at[0] - start > 5 or (tag >> 32) or (tag >> 3) == 0:
+        _bad("bad tag")
+    return <uint32_t>tag
+
+
+cdef inline Py_ssize_t _size(const uint8_t* b, Py_ssize_t end, Py_ssize_t* at) except -1:
+    """A length at ``at[0]`` (advanced past it), checked against the bytes left: a varint of at
+    most 5 bytes, below 2^31 - 1 (upb's ``upb_Decoder_DecodeSize``)."""
+    cdef Py_ssize_t start = at[0]
+    cdef uint64_t size
+    if start < end and b[start] < 0x80:
+        size = b[start]
+        at[0] = start + 1
+    else:
+        size = _varint(b, end, at)
+        if at[0] - start > 5 or size >= 0x7FFFFFFF:
+            _bad("bad length")
+    if size > <uint64_t>(end - at[0]):
+        _bad("length past the end")
+    return <Py_ssize_t>size
+
+
+cdef Py_ssize_t _skip(
+    const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, uint32_t number, int wt, int depth
+) except -1:
+    """Skip an unknown field's value (its tag read: ``number``, ``wt``); the position after."""
+    cdef uint64_t size
+    cdef uint32_t tag
+    cdef int inner
+    if wt == WT_VARINT:
+        _varint(b, end, &pos)
+        return pos
+    if wt == WT_I64:
+        if end - pos < 8:
+            _bad("truncated fixed64")
+        return pos + 8
+    if wt == WT_I32:
+        if end - pos < 4:
+            _bad("truncated fixed32")
+        return pos + 4
+    if wt == WT_LEN:
+        size = <uint64_t>_size(b, end, &pos)
+        return pos + <Py_ssize_t>size
+    if wt == WT_SGROUP:
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        while True:
+            if pos >= end:
+                _bad("unterminated group")
+            tag = _tag(b, end, &pos)
+            inner = <int>(tag & 7)
+            if inner == WT_EGROUP:
+                if <uint32_t>(tag >> 3) != number:
+                    _bad("mismatched end group")
+                return pos
+            pos = _skip(b, pos, end, <uint32_t>(tag >> 3), inner, depth + 1)
+    _bad("bad wire type")
+    return -1
+
+
+cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t size) noexcept nogil:
+    """Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF."""
+    cdef Py_ssize_t i = 0
+    cdef uint8_t c, c1
+    while i < size:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2 or c > 0xF4:
+            return False
+        if c < 0xE0:
+            if i + 1 >= size or (s[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+            continue
+        if i + 1 >= size:
+            return False
+        c1 = s[i + 1]
+        if c < 0xF0:
+            if (c1 & 0xC0) != 0x80:
+                return False
+            if c == 0xE0 and c1 < 0xA0:
+                return False
+            if c == 0xED and c1 > 0x9F:
+                return False
+            if i + 2 >= size or (s[i + 2] & 0xC0) != 0x80:
+                return False
+            i += 3
+            continue
+        if (c1 & 0xC0) != 0x80:
+            return False
+        if c == 0xF0 and c1 < 0x90:
+            return False
+        if c == 0xF4 and c1 > 0x8F:
+            return False
+        if i + 3 >= size or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+            return False
+        i += 4
+    return True
+
+
+# -- nodes: one per output Arrow array -----------------------------------------------------------
+
+
+cdef class PNode:
+    """Appends one value a row into one Arrow array's buffers; ``n`` rows so far.
+
+    ``put_one``: the value of one occurrence; ``put_chain``: a message's occurrences merged
+    (those after index ``cut``); ``put_zero``: the type's zero (a message: empty);
+    ``put_null``: a null row."""
+
+    cdef object arrow
+    cdef Py_ssize_t n
+    cdef Py_ssize_t nulls
+    cdef Buf valid
+
+    def __cinit__(self):
+        self.valid = Buf()
+
+    cdef inline int push_valid(self) except -1:
+        self.valid.put_byte(1)
+        self.n += 1
+        return 0
+
+    cdef int put_null(self) except -1:
+        self.valid.put_byte(0)
+        self.n += 1
+        self.nulls += 1
+        return 0
+
+    cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
+        raise NotImplementedError
+
+    cdef int put_chain(self, const uint8_t* b, Occ* occs, int32_t head, int32_t cut, int depth) except -1:
+        # scalars: the last occurrence after cut
+        cdef int32_t last = -1
+        cdef int32_t i = head
+        while i >= 0:
+            if i > cut:
+                last = i
+            i = occs[i].next
+        if last < 0:
+            return self.put_zero(depth)
+        return self.put_one(b, &occs[last], depth)
+
+    cdef int put_zero(self, int depth) except -1:
+        raise NotImplementedError
+
+    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+        """Whether an occurrence holds its type's zero (proto3 implicit presence: null)."""
+        return False
+
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        """Check an occurrence that is not read (a later one wins)."""
+        return 0
+
+    cdef int put_raw(self, uint64_t raw) except -1:
+        """A packed element's bits (varint or fixed)."""
+        raise NotImplementedError
+
+    cdef int reset(self) except -1:
+        self.n = 0
+        self.nulls = 0
+        self.valid.size = 0
+        return 0
+
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        """Keep the first ``rows`` rows (drop a row left half-written by a refused payload)."""
+        cdef Py_ssize_t i
+        for i in range(rows, self.n):  # the dropped tail only
+            if not self.valid.data[i]:
+                self.nulls -= 1
+        self.n = rows
+        self.valid.size = rows
+        return 0
+
+    cdef object validity(self):
+        if self.nulls == 0:
+            self.valid.size = 0
+            return None
+        return _bitmap(self.valid, self.n)
+
+    cdef object finish(self):
+        raise NotImplementedError
+
+
+# scalar conversions of the raw bits (a varint or fixed field's)
+DEF C_INT32 = 0       # int32 / enum_int: low 32 bits -> int32
+DEF C_INT64 = 1       # int64 / uint64 / fixed64 / sfixed64 (signed view): int64
+DEF C_UINT32 = 2      # uint32 / fixed32 signed view -> int32 (same as C_INT32)
+DEF C_UINT32L = 3     # uint32 upcast -> int64
+DEF C_SINT32 = 4
+DEF C_SINT64 = 5
+DEF C_BOOL = 6
+DEF C_FLOAT = 7
+DEF C_DOUBLE = 8
+DEF C_DEC = 9         # uint64 upcast -> decimal128(20, 0)
+DEF C_SFIX32 = 10     # sfixed32 / fixed32 -> int32 (bits)
+
+
+cdef class ScalarNode(PNode):
+    """A numeric or bool value: ``conv`` one of the ``C_*`` conversions, ``width`` its bytes."""
+
+    cdef Buf values
+    cdef int conv
+    cdef int width
+    cdef int wire      # WT_VARINT, WT_I32, WT_I64
+    cdef object closed  # a closed enum's numbers (a set), or None
+
+    def __cinit__(self):
+        self.values = Buf()
+
+    cdef int put_raw(self, uint64_t raw) except -1:
+        cdef int conv = self.conv
+        cdef uint32_t u32
+        cdef float f
+        cdef double d
+        cdef uint64_t dec[2]
+        self.values.reserve(16)
+        if conv == C_INT32 or conv == C_UINT32 or conv == C_SFIX32:
+            (<int32_t*>(self.values.data + self.values.size))[0] = <int32_t>(<uint32_t>raw)
+        elif conv == C_INT64:
+            (<int64_t*>(self.values.data + self.values.size))[0] = <int64_t>raw
+        elif conv == C_UINT32L:
+            (<int64_t*>(self.values.data + self.values.size))[0] = <int64_t>(<uint32_t>raw)
+        elif conv == C_SINT32:
+            u32 = <uint32_t>raw
+            (<int32_t*>(self.values.data + self.values.size))[0] = (
+                <int32_t>((u32 >> 1) ^ (<uint32_t>0 - (u32 & 1)))
+            )
+        elif conv == C_SINT64:
+            (<int64_t*>(self.values.data + self.values.size))[0] = (
+                <int64_t>((raw >> 1) ^ (<uint64_t>0 - (raw & 1)))
+            )
+        elif conv == C_BOOL:
+            self.values.data[self.values.size] = 1 if raw else 0
+        elif conv == C_FLOAT:
+            u32 = <uint32_t>raw
+            memcpy(self.values.data + self.values.size, &u32, 4)
+        elif conv == C_DOUBLE:
+            memcpy(self.values.data + self.values.size, &raw, 8)
+        else:  # C_DEC
+            dec[0] = raw
+            dec[1] = 0
+            memcpy(self.values.data + self.values.size, dec, 16)
+        self.values.size += self.width
+        self.push_valid()
+        return 0
+
+    cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
+        return self.put_raw(o.v)
+
+    cdef int put_zero(self, int depth) except -1:
+        return self.put_raw(0)
+
+    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+        cdef int conv = self.conv
+        if conv == C_INT64 or conv == C_SINT64 or conv == C_DEC or conv == C_DOUBLE:
+            return o.v == 0
+        if conv == C_BOOL:
+            return o.v == 0
+        return (<uint32_t>o.v) == 0
+
+    cdef int put_null(self) except -1:
+        PNode.put_null(self)
+        self.values.zeros(self.width)
+        return 0
+
+    cdef int reset(self) except -1:
+        PNode.reset(self)
+        self.values.size = 0
+        return 0
+
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        PNode.truncate(self, rows)
+        self.values.size = rows * self.width
+        return 0
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        if self.conv == C_BOOL:
+            values = _bitmap(self.values, n)
+        else:
+            values = self.values.take()
+        self.n = self.nulls = 0
+        return pa.Array.from_buffers(self.arrow, n, [validity, values], nulls)
+
+
+cdef class SizedNode(PNode):
+    """``string`` (UTF-8 checked) or ``bytes``: offsets and data."""
+
+    cdef Buf offsets
+    cdef Buf data
+    cdef bint text
+
+    def __cinit__(self):
+        self.offsets = Buf()
+        self.data = Buf()
+        self.offsets.put_int32(0)
+
+    cdef inline int put_bytes(self, const uint8_t* s, Py_ssize_t size) except -1:
+        if self.data.size + size > 0x7FFFFFFF:
+            _bad("column over 2 GiB")
+        self.data.put(s, size)
+        self.offsets.put_int32(<int32_t>self.data.size)
+        self.push_valid()
+        return 0
+
+    cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
+        cdef Py_ssize_t start = <Py_ssize_t>o.v
+        if self.text and not _valid_utf8(b + start, o.end - start):
+            _bad("string not UTF-8")
+        return self.put_bytes(b + start, o.end - start)
+
+    cdef int put_zero(self, int depth) except -1:
+        return self.put_bytes(NULL, 0)
+
+    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+        return o.end == <Py_ssize_t>o.v
+
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        cdef Py_ssize_t start = <Py_ssize_t>o.v
+        if self.text and not _valid_utf8(b + start, o.end - start):
+            _bad("string not UTF-8")
+        return 0
+
+    cdef int put_null(self) except -1:
+        PNode.put_null(self)
+        self.offsets.put_int32(<int32_t>self.data.size)
+        return 0
+
+    cdef int reset(self) except -1:
+        PNode.reset(self)
+        self.offsets.size = 0
+        self.offsets.put_int32(0)
+        self.data.size = 0
+        return 0
+
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        PNode.truncate(self, rows)
+        self.offsets.size = (rows + 1) * 4
+        self.data.size = (<int32_t*>self.offsets.data)[rows]
+        return 0
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        out = pa.Array.from_buffers(
+            self.arrow, n, [validity, self.offsets.take(), self.data.take()], nulls
+        )
+        self.reset()
+        return out
+
+
+cdef class EnumNode(SizedNode):
+    """An enum as its value's name (``UNKNOWN_ENUM_VALUE_<Enum>_<n>`` for an unknown number)."""
+
+    cdef dict names      # number -> UTF-8 name bytes
+    cdef object prefix   # "UNKNOWN_ENUM_VALUE_<Enum>_"
+    cdef object closed
+
+    cdef int put_raw(self, uint64_t raw) except -1:
+        cdef int32_t number = <int32_t>(<uint32_t>raw)
+        name = self.names.get(number)
+        if name is None:
+            name = f"{self.prefix}{number}".encode()
+        return self.put_bytes(<const uint8_t*>PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name))
+
+    cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
+        return self.put_raw(o.v)
+
+    cdef int put_zero(self, int depth) except -1:
+        return self.put_raw(0)
+
+    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+        return (<uint32_t>o.v) == 0
+
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        return 0
+
+
+# slot modes (how an absent / present field reads)
+DEF M_PRESENCE = 0    # absent: null
+DEF M_IMPLICIT = 1    # absent or zero: null
+DEF M_ZERO = 2        # absent: the zero (emit.default.values, map entries, wrappers)
+DEF M_DUMMY = 3       # always null
+DEF M_MANY = 4        # repeated / map: every occurrence
+
+# slot kinds
+DEF K_SCALAR = 0      # last occurrence wins
+DEF K_MESSAGE = 1     # occurrences merge
+
+
+cdef class MsgNode(PNode):
+    """A message: its kept fields (slots) read from the wire into a struct array's children.
+
+    ``transparent``: an unwrapped wrapper: no struct, its one child is the output."""
+
+    cdef list children
+    cdef int nslots
+    cdef int32_t* mode
+    cdef int32_t* kind
+    cdef int32_t* wire        # expected wire type
+    cdef int32_t* packable    # repeated scalars: packed (LEN) accepted too
+    cdef int32_t* oneof       # oneof group or -1
+    cdef list closed          # per slot: a closed enum's numbers (singular / unpacked) or None
+    cdef int32_t* has_closed  # per slot: closed[slot] is not None
+    cdef PyObject** kids      # children, borrowed (the list holds them)
+    cdef int32_t* lookup      # field number -> slot + 1 (0: unknown), numbers < nlookup
+    cdef int32_t nlookup
+    cdef dict far             # field numbers >= nlookup -> slot
+    cdef int32_t* head
+    cdef int32_t* tail
+    cdef int32_t* last
+    cdef Buf occs
+    cdef bint transparent
+
+    def __dealloc__(self):
+        free(self.mode)
+        free(self.kind)
+        free(self.wire)
+        free(self.packable)
+        free(self.oneof)
+        free(self.lookup)
+        free(self.head)
+        free(self.tail)
+        free(self.last)
+        free(self.has_closed)
+        free(self.kids)
+
+    cdef int scan(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int depth) except -1:
+        """Record the known fields' occurrences of one segment of the message's bytes."""
+        cdef uint32_t tag
+        cdef uint64_t size
+        cdef uint32_t number
+        cdef int wt
+        cdef int32_t slot
+        cdef int32_t idx
+        cdef Occ* o
+        cdef Py_ssize_t start
+        while pos < end:
+            tag = _tag(b, end, &pos)
+            number = <uint32_t>(tag >> 3)
+            wt = <int>(tag & 7)
+            slot = -1
+            if number < <uint32_t>self.nlookup:
+                slot = self.lookup[number] - 1
+            elif self.far is not None:
+                slot = self.far.get(number, -1)
+            if slot >= 0 and (wt == self.wire[slot] or (wt == WT_LEN and self.packable[slot])):
+                self.occs.reserve(sizeof(Occ))
+                idx = <int32_t>(self.occs.size // sizeof(Occ))
+                o = (<Occ*>self.occs.data) + idx
+                o.slot = slot
+                o.wt = wt
+                o.next = -1
+                o.end = 0
+                if wt == WT_VARINT:
+                    o.v = _varint(b, end, &pos)
+                    if self.has_closed[slot] and (
+                        <int32_t>(<uint32_t>o.v) not in self.closed[slot]
+                    ):
+                        continue  # a closed enum's unknown number: an unknown field
+                elif wt == WT_LEN:
+                    size = <uint64_t>_size(b, end, &pos)
+                    o.v = <uint64_t>pos
+                    pos += <Py_ssize_t>size
+                    o.end = pos
+                elif wt == WT_I64:
+                    if end - pos < 8:
+                        _bad("truncated fixed64")
+                    memcpy(&o.v, b + pos, 8)
+                    pos += 8
+                else:  # WT_I32
+                    if end - pos < 4:
+                        _bad("truncated fixed32")
+                    o.v = 0
+                    memcpy(&o.v, b + pos, 4)
+                    pos += 4
+                self.occs.size += sizeof(Occ)
+                if self.head[slot] < 0:
+                    self.head[slot] = idx
+                else:
+                    (<Occ*>self.occs.data)[self.tail[slot]].next = idx
+                self.tail[slot] = idx
+                self.last[slot] = idx
+            else:
+                if wt == WT_EGROUP:
+                    _bad("end group outside a group")
+                pos = _skip(b, pos, end, number, wt, depth)
+        return 0
+
+    cdef int start_scan(self) except -1:
+        cdef int i
+        self.occs.size = 0
+        for i in range(self.nslots):
+            self.head[i] = -1
+            self.tail[i] = -1
+            self.last[i] = -1
+        return 0
+
+    cdef int emit(self, const uint8_t* b, int depth) except -1:
+        """Append the scanned fields to the children (and this row's validity)."""
+        cdef int i, j
+        cdef int32_t cut, mode, group
+        cdef Occ* occs = <Occ*>self.occs.data
+        cdef PNode child
+        cdef Occ* o
+        for i in range(self.nslots):
+            child = <PNode>self.kids[i]
+            mode = self.mode[i]
+            if mode == M_DUMMY:
+                child.put_null()
+                continue
+            cut = -1
+            group = self.oneof[i]
+            if group >= 0:
+                for j in range(self.nslots):
+                    if j != i and self.oneof[j] == group and self.last[j] > cut:
+                        cut = self.last[j]
+            if mode == M_MANY:
+                child.put_chain(b, occs, self.head[i], cut, depth)
+                continue
+            if self.head[i] >= 0 and (self.head[i] != self.last[i] or self.last[i] <= cut):
+                self.check_superseded(b, i, cut, depth)
+            if self.last[i] <= cut:  # absent (or lost to a later oneof member)
+                if mode == M_ZERO:
+                    child.put_zero(depth)
+                else:
+                    child.put_null()
+                continue
+            if self.kind[i] == K_MESSAGE:
+                child.put_chain(b, occs, self.head[i], cut, depth)
+                continue
+            o = occs + self.last[i]
+            if mode == M_IMPLICIT and child.is_zero(b, o):
+                child.put_null()
+            else:
+                child.put_one(b, o, depth)
+        if not self.transparent:
+            self.push_valid()
+        return 0
+
+    cdef int check_superseded(self, const uint8_t* b, int slot, int32_t cut, int depth) except -1:
+        """upb reads (and checks) every occurrence, also those a later one replaces: check
+        those of ``slot`` that are not read into the output."""
+        cdef Occ* occs = <Occ*>self.occs.data
+        cdef PNode child = <PNode>self.children[slot]
+        cdef int32_t i = self.head[slot]
+        cdef int32_t last = self.last[slot]
+        cdef bint message = self.kind[slot] == K_MESSAGE
+        while i >= 0:
+            if i <= cut or (not message and i != last):
+                child.check(b, occs + i, depth)
+            i = occs[i].next
+        return 0
+
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        """Check a message occurrence that is not read (a oneof member a later member
+        replaced): its bytes, and those of every field in it, as upb reads them."""
+        cdef int i
+        cdef int32_t j
+        cdef Occ* occs
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        self.start_scan()
+        self.scan(b, <Py_ssize_t>o.v, o.end, depth + 1)
+        occs = <Occ*>self.occs.data
+        for i in range(self.nslots):
+            j = self.head[i]
+            while j >= 0:
+                (<PNode>self.kids[i]).check(b, occs + j, depth + 1)
+                j = occs[j].next
+        return 0
+
+    cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        self.start_scan()
+        self.scan(b, <Py_ssize_t>o.v, o.end, depth + 1)
+        return self.emit(b, depth + 1)
+
+    cdef int put_chain(self, const uint8_t* b, Occ* occs, int32_t head, int32_t cut, int depth) except -1:
+        cdef int32_t i = head
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        self.start_scan()
+        while i >= 0:
+            if i > cut:
+                self.scan(b, <Py_ssize_t>occs[i].v, occs[i].end, depth + 1)
+            i = occs[i].next
+        return self.emit(b, depth + 1)
+
+    cdef int put_top(self, const uint8_t* b, Py_ssize_t n) except -1:
+        self.start_scan()
+        self.scan(b, 0, n, 0)
+        return self.emit(b, 0)
+
+    cdef int put_zero(self, int depth) except -1:
+        self.start_scan()
+        return self.emit(NULL, depth + 1)
+
+    cdef int put_null(self) except -1:
+        cdef int i
+        for i in range(self.nslots):
+            (<PNode>self.children[i]).put_null()
+        if not self.transparent:
+            PNode.put_null(self)
+        return 0
+
+    cdef int reset(self) except -1:
+        PNode.reset(self)
+        for child in self.children:
+            (<PNode>child).reset()
+        return 0
+
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        if not self.transparent:
+            PNode.truncate(self, rows)
+        for child in self.children:
+            (<PNode>child).truncate(rows)
+        return 0
+
+    cdef object finish(self):
+        if self.transparent:
+            return (<PNode>self.children[0]).finish()
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        children = [(<PNode>child).finish() for child in self.children]
+        self.n = self.nulls = 0
+        return pa.Array.from_buffers(self.arrow, n, [validity], nulls, children=children)
+
+
+cdef class TimeNode(ScalarNode):
+    """``Timestamp`` / ``Duration`` (``int64 seconds = 1; int32 nanos = 2``) as int64
+    microseconds: seconds * 10^6 plus nanos / 1000, truncated (Timestamp) or floored
+    (Duration); past 64 bits: :class:`Fallback`."""
+
+    cdef bint floor
+
+    cdef int read(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int64_t* s, int32_t* ns, int depth) except -1:
+        cdef uint32_t tag
+        cdef uint32_t number
+        cdef int wt
+        cdef uint64_t v
+        while pos < end:
+            tag = _tag(b, end, &pos)
+            number = <uint32_t>(tag >> 3)
+            wt = <int>(tag & 7)
+            if wt == WT_VARINT and (number == 1 or number == 2):
+                v = _varint(b, end, &pos)
+                if number == 1:
+                    s[0] = <int64_t>v
+                else:
+                    ns[0] = <int32_t>(<uint32_t>v)
+            else:
+                if wt == WT_EGROUP:
+                    _bad("end group outside a group")
+                pos = _skip(b, pos, end, number, wt, depth)
+        return 0
+
+    cdef int put_value(self, int64_t s, int32_t ns) except -1:
+        cdef long long micros
+        cdef long long frac
+        if self.floor:
+            frac = ns // 1000 if ns >= 0 else -((-<int64_t>ns + 999) // 1000)
+        else:
+            frac = ns // 1000 if ns >= 0 else -((-<int64_t>ns) // 1000)
+        if skp_mul_overflow(s, 1000000, &micros) or skp_add_overflow(micros, frac, &micros):
+            _bad("past 64-bit microseconds")
+        self.values.put_int64(micros)
+        self.push_valid()
+        return 0
+
+    cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
+        cdef int64_t s = 0
+        cdef int32_t ns = 0
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        self.read(b, <Py_ssize_t>o.v, o.end, &s, &ns, depth + 1)
+        return self.put_value(s, ns)
+
+    cdef int put_chain(self, const uint8_t* b, Occ* occs, int32_t head, int32_t cut, int depth) except -1:
+        cdef int64_t s = 0
+        cdef int32_t ns = 0
+        cdef int32_t i = head
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        while i >= 0:
+            if i > cut:
+                self.read(b, <Py_ssize_t>occs[i].v, occs[i].end, &s, &ns, depth + 1)
+            i = occs[i].next
+        return self.put_value(s, ns)
+
+    cdef int put_zero(self, int depth) except -1:
+        return self.put_value(0, 0)
+
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        cdef int64_t s = 0
+        cdef int32_t ns = 0
+        if depth + 1 > C_MAX_DEPTH:
+            _bad("nesting too deep")
+        return self.read(b, <Py_ssize_t>o.v, o.end, &s, &ns, depth + 1)
+
+
+cdef class ListNode(PNode):
+    """A repeated field: every occurrence after ``cut`` (packed runs too) into a list array."""
+
+    cdef Buf offsets
+    cdef PNode item
+    cdef int packed_wire    # the element's wire type when it is a packable scalar, else -1
+    cdef object closed      # a closed enum's numbers, or None
+    cdef Py_ssize_t count
+
+    def __cinit__(self):
+        self.offsets = Buf()
+        self.offsets.put_int32(0)
+
+    cdef int put_packed(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end) except -1:
+        cdef uint64_t raw
+        cdef int wire = self.packed_wire
+        cdef PNode item = self.item
+        while pos < end:
+            if wire == WT_VARINT:
+                raw = _varint(b, end, &pos)
+                if self.closed is not None and <int32_t>(<uint32_t>raw) not in self.closed:
+                    continue
+            elif wire == WT_I32:
+                if end - pos < 4:
+                    _bad("packed fixed32 run not a multiple of 4 bytes")
+                raw = 0
+                memcpy(&raw, b + pos, 4)
+                pos += 4
+            else:
+                if end - pos < 8:
+                    _bad("packed fixed64 run not a multiple of 8 bytes")
+                memcpy(&raw, b + pos, 8)
+                pos += 8
+            item.put_raw(raw)
+            self.count += 1
+        return 0
+
+    cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
+        """Check an occurrence inside a message that is not read."""
+        cdef Py_ssize_t pos = <Py_ssize_t>o.v
+        cdef Py_ssize_t end = o.end
+        cdef int wire = self.packed_wire
+        if not (o.wt == WT_LEN and wire >= 0):
+            return self.item.check(b, o, depth)
+        if wire == WT_VARINT:
+            while pos < end:
+                _varint(b, end, &pos)
+        elif (end - pos) % (4 if wire == WT_I32 else 8):
+            _bad("packed fixed run not a multiple of its width")
+        return 0
+
+    cdef int put_chain(self, const uint8_t* b, Occ* occs, int32_t head, int32_t cut, int depth) except -1:
+        cdef int32_t i = head
+        cdef Occ* o
+        while i >= 0:
+            o = occs + i
+            if i > cut:
+                if o.wt == WT_LEN and self.packed_wire >= 0:
+                    self.put_packed(b, <Py_ssize_t>o.v, o.end)
+                else:
+                    self.item.put_one(b, o, depth)
+                    self.count += 1
+            i = o.next
+        if self.count > 0x7FFFFFFF:
+            _bad("list column over 2^31 items")
+        self.offsets.put_int32(<int32_t>self.count)
+        self.push_valid()
+        return 0
+
+    cdef int put_zero(self, int depth) except -1:
+        self.offsets.put_int32(<int32_t>self.count)
+        self.push_valid()
+        return 0
+
+    cdef int put_null(self) except -1:
+        PNode.put_null(self)
+        self.offsets.put_int32(<int32_t>self.count)
+        return 0
+
+    cdef int reset(self) except -1:
+        PNode.reset(self)
+        self.offsets.size = 0
+        self.offsets.put_int32(0)
+        self.count = 0
+        self.item.reset()
+        return 0
+
+    cdef int truncate(self, Py_ssize_t rows) except -1:
+        PNode.truncate(self, rows)
+        self.offsets.size = (rows + 1) * 4
+        self.count = (<int32_t*>self.offsets.data)[rows]
+        self.item.truncate(self.count)
+        return 0
+
+    cdef object finish(self):
+        n, nulls = self.n, self.nulls
+        validity = self.validity()
+        offsets = self.offsets.take()
+        items = self.item.finish()
+        out = pa.Array.from_buffers(self.arrow, n, [validity, offsets], nulls, children=[items])
+        self.reset()
+        return out
+
+
+# -- the plan ------------------------------------------------------------------------------------
+
+
+class _Unsupported(Exception):
+    """The message needs something this reader does not do: the reference decodes it."""
+
+
+_T = FieldDescriptor
+_VARINT_TYPES = {_T.TYPE_INT32, _T.TYPE_INT64, _T.TYPE_UINT32, _T.TYPE_UINT64, _T.TYPE_SINT32,
+                 _T.TYPE_SINT64, _T.TYPE_BOOL, _T.TYPE_ENUM}
+_I32_TYPES = {_T.TYPE_FIXED32, _T.TYPE_SFIXED32, _T.TYPE_FLOAT}
+_I64_TYPES = {_T.TYPE_FIXED64, _T.TYPE_SFIXED64, _T.TYPE_DOUBLE}
+
+
+def _wire_of(fd):
+    t = fd.type
+    if t in _VARINT_TYPES:
+        return WT_VARINT
+    if t in _I32_TYPES:
+        return WT_I32
+    if t in _I64_TYPES:
+        return WT_I64
+    if t == _T.TYPE_GROUP:
+        raise _Unsupported("group field")
+    return WT_LEN
+
+
+def _closed_numbers(fd):
+    if fd.type != _T.TYPE_ENUM or not fd.enum_type.is_closed:
+        return None
+    return frozenset(v.number for v in fd.enum_type.values)
+
+
+def _scalar(fd, node):
+    t = fd.type
+    kind = node.kind
+    cdef ScalarNode s = ScalarNode()
+    s.arrow = node.arrow
+    s.wire = _wire_of(fd)
+    if kind == "bool":
+        s.conv, s.width = C_BOOL, 1
+    elif kind == "float":
+        s.conv, s.width = C_FLOAT, 4
+    elif kind == "double":
+        s.conv, s.width = C_DOUBLE, 8
+    elif kind == "uint32_long":
+        s.conv, s.width = C_UINT32L, 8
+    elif kind == "uint64_decimal":
+        s.conv, s.width = C_DEC, 16
+    elif kind in ("int32", "uint32", "enum_int"):
+        s.width = 4
+        s.conv = C_SINT32 if t == _T.TYPE_SINT32 else C_INT32
+    elif kind in ("int64", "uint64"):
+        s.width = 8
+        s.conv = C_SINT64 if t == _T.TYPE_SINT64 else C_INT64
+    else:
+        raise _Unsupported(kind)
+    return s
+
+
+def _value(fd, node, int depth, bint emit):
+    """The node reading one value of field ``fd`` (a repeated field's element)."""
+    cdef SizedNode sized
+    cdef EnumNode enum
+    cdef TimeNode time
+    cdef ListNode lst
+    cdef MsgNode entry_node
+    kind = node.kind
+    if depth > C_MAX_DEPTH - 4:
+        raise _Unsupported("too deep")
+    if fd.type == _T.TYPE_GROUP:
+        raise _Unsupported("group")
+    if kind in ("string", "bytes"):
+        if fd.type not in (_T.TYPE_STRING, _T.TYPE_BYTES):
+            raise _Unsupported(kind)
+        sized = SizedNode()
+        sized.arrow = node.arrow
+        sized.text = kind == "string"
+        return sized
+    if kind == "enum":
+        enum = EnumNode()
+        enum.arrow = node.arrow
+        enum.text = True
+        enum.names = {v.number: v.name.encode() for v in node.enum.values}
+        enum.prefix = f"UNKNOWN_ENUM_VALUE_{node.enum.name}_"
+        return enum
+    if kind in ("timestamp", "duration"):
+        fields = fd.message_type.fields
+        if len(fields) != 2:
+            raise _Unsupported("Timestamp/Duration look-alike")
+        f1, f2 = fields
+        if (f1.number, f1.type, f2.number, f2.type) != (1, _T.TYPE_INT64, 2, _T.TYPE_INT32) or (
+            f1.is_repeated or f2.is_repeated
+        ):
+            raise _Unsupported("Timestamp/Duration look-alike")
+        time = TimeNode()
+        time.arrow = node.arrow
+        time.conv, time.width = C_INT64, 8
+        time.wire = WT_LEN
+        time.floor = kind == "duration"
+        return time
+    if kind == "wrapper":
+        inner_fd = fd.message_type.fields_by_name["value"]
+        return _message(fd.message_type, [(inner_fd, node.fields[0])], True, True, depth, emit)
+    if kind == "message":
+        return _message(fd.message_type, None, False, False, depth, emit, node)
+    if kind == "map":
+        entry = fd.message_type
+        key_fd = entry.fields_by_name["key"]
+        value_fd = entry.fields_by_name["value"]
+        if _closed_numbers(value_fd) is not None:
+            raise _Unsupported("map of a closed enum")
+        lst = ListNode()
+        lst.arrow = node.arrow
+        lst.packed_wire = -1
+        entry_node = _message(
+            entry, [(key_fd, node.fields[0]), (value_fd, node.fields[1])], True, False, depth,
+            emit,
+        )
+        entry_node.arrow = pa.struct([node.arrow.key_field, node.arrow.item_field])
+        lst.item = entry_node
+        return lst
+    return _scalar(fd, node)
+
+
+def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, node=None):
+    """A :class:`MsgNode` for message ``d`` and its kept fields: ``pairs`` of (field
+    descriptor, plan), or ``node``'s fields."""
+    cdef MsgNode m = MsgNode()
+    cdef ListNode lst
+    cdef SizedNode dummy
+    cdef int i
+    cdef int wire
+    if pairs is None:
+        fields = node.fields
+        if not fields:
+            raise _Unsupported("no field")
+        if any(f.dummy for f in fields):
+            if len(d.fields):  # fields left out: upb still reads (and checks) them
+                raise _Unsupported("a field left out of the Spark type")
+            pairs = [(None, f) for f in fields]
+        else:
+            pairs = [(d.fields_by_name[f.name], f) for f in fields]
+            kept = {f.name for f in fields}
+            if any(fd.name not in kept for fd in d.fields):
+                raise _Unsupported("a field left out of the Spark type")
+        m.arrow = node.arrow
+    m.transparent = transparent
+    m.nslots = len(pairs)
+    m.children = []
+    m.closed = []
+    size = sizeof(int32_t) * max(m.nslots, 1)
+    m.mode = <int32_t*>realloc(NULL, size)
+    m.kind = <int32_t*>realloc(NULL, size)
+    m.wire = <int32_t*>realloc(NULL, size)
+    m.packable = <int32_t*>realloc(NULL, size)
+    m.oneof = <int32_t*>realloc(NULL, size)
+    m.head = <int32_t*>realloc(NULL, size)
+    m.tail = <int32_t*>realloc(NULL, size)
+    m.last = <int32_t*>realloc(NULL, size)
+    m.has_closed = <int32_t*>realloc(NULL, size)
+    m.kids = <PyObject**>realloc(NULL, sizeof(PyObject*) * max(m.nslots, 1))
+    if not (
+        m.mode and m.kind and m.wire and m.packable and m.oneof and m.head and m.tail and m.last
+        and m.has_closed and m.kids
+    ):
+        raise MemoryError()
+    numbers = [fd.number if fd is not None else 0 for fd, _ in pairs]
+    m.nlookup = min(max(numbers) + 1, 1024)
+    m.lookup = <int32_t*>realloc(NULL, sizeof(int32_t) * m.nlookup)
+    if m.lookup == NULL:
+        raise MemoryError()
+    memset(m.lookup, 0, sizeof(int32_t) * m.nlookup)
+    m.far = None
+    m.occs = Buf()
+    oneofs = {}
+    for i, (fd, f) in enumerate(pairs):
+        m.oneof[i] = -1
+        m.packable[i] = 0
+        m.kind[i] = K_SCALAR
+        m.wire[i] = -1
+        m.mode[i] = M_DUMMY
+        m.has_closed[i] = 0
+        if fd is None:
+            dummy = SizedNode()
+            dummy.arrow = pa.string()
+            m.children.append(dummy)
+            m.closed.append(None)
+            continue
+        if fd.type == _T.TYPE_GROUP:
+            raise _Unsupported("group")
+        if f.default is not None or fd.is_required:
+            raise _Unsupported("proto2 default or required")
+        value = _value(fd, f.node, depth + 1, emit)
+        wire = _wire_of(fd)
+        m.wire[i] = wire
+        closed = _closed_numbers(fd)
+        if f.repeated and not f.is_map:
+            lst = ListNode()
+            lst.arrow = pa.list_(pa.field("element", f.node.arrow, nullable=False))
+            lst.item = value
+            lst.packed_wire = wire if wire != WT_LEN else -1
+            lst.closed = closed
+            m.packable[i] = 1 if wire != WT_LEN else 0
+            value = lst
+            m.mode[i] = M_MANY
+        elif f.is_map:
+            m.mode[i] = M_MANY
+        elif zero_fill:
+            m.mode[i] = M_ZERO
+        elif f.presence:
+            m.mode[i] = M_PRESENCE
+        elif emit:
+            m.mode[i] = M_ZERO
+        else:
+            m.mode[i] = M_IMPLICIT
+        if not f.repeated and fd.type == _T.TYPE_MESSAGE:
+            m.kind[i] = K_MESSAGE
+        oneof = fd.containing_oneof
+        if oneof is not None:
+            m.oneof[i] = oneofs.setdefault(oneof.full_name, len(oneofs))
+        m.closed.append(closed)
+        m.children.append(value)
+        number = fd.number
+        m.has_closed[i] = closed is not None
+        if number < m.nlookup:
+            m.lookup[number] = i + 1
+        else:
+            if m.far is None:
+                m.far = {}
+            m.far[number] = i
+    for i in range(m.nslots):
+        m.kids[i] = <PyObject*>m.children[i]
+    return m
+
+
+cdef class AccelPlan:
+    """The compiled reader of one message type (see :func:`plan`)."""
+
+    cdef MsgNode root
+    cdef readonly object arrow_type
+
+    def decode(self, payloads):
+        """Payloads (unframed message bytes; None: a null row) -> one ``pa.StructArray`` of
+        :attr:`arrow_type`.
+
+        Raises:
+            Fallback: a payload this reader refuses (decode the batch with the reference).
+        """
+        self.reset()
+        refused = self.append(payloads, 0)
+        if refused >= 0:
+            self.reset()
+            raise Fallback(f"payload {refused} refused")
+        return self.finish()
+
+    def reset(self):
+        """Start a new array (drop the rows appended so far)."""
+        self.root.reset()
+
+    def append(self, payloads, Py_ssize_t start):
+        """Append the rows of ``payloads[start:]`` up to the first one this reader refuses.
+
+        Returns:
+            The refused payload's index (its half-written row dropped: the rows so far are
+            those before it), or -1 when all were appended.
+        """
+        cdef MsgNode root = self.root
+        cdef Py_buffer view
+        cdef Py_ssize_t i = start
+        cdef Py_ssize_t n = len(payloads)
+        cdef Py_ssize_t rows = root.n
+        try:
+            while i < n:
+                p = payloads[i]
+                if p is None:
+                    root.put_null()
+                elif type(p) is bytes:
+                    root.put_top(<const uint8_t*>PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p))
+                else:
+                    PyObject_GetBuffer(p, &view, PyBUF_SIMPLE)
+                    try:
+                        root.put_top(<const uint8_t*>view.buf, view.len)
+                    finally:
+                        PyBuffer_Release(&view)
+                i += 1
+        except Fallback:
+            root.truncate(rows + (i - start))
+            return i
+        return -1
+
+    def append_null(self):
+        """Append a null row."""
+        self.root.put_null()
+
+    def finish(self):
+        """The rows appended since :meth:`reset`, as one ``pa.StructArray``; then empty."""
+        out = self.root.finish()
+        self.root.reset()
+        return out
+
+
+def plan(descriptor, node, options):
+    """The compiled reader of message ``descriptor`` mapped to ``node``
+    (:func:`~spark_kafka_py.formats.protobuf.types.map_message` with ``options``), or None when
+    it needs something this reader does not do (see the module's docstring)."""
+    try:
+        root = _message(descriptor, None, False, False, 0, bool(options.emit_default_values), node)
+    except _Unsupported:
+        return None
+    p = AccelPlan()
+    p.root = root
+    p.arrow_type = node.arrow
+    return p
