@@ -1444,6 +1444,7 @@ def _protobuf_payloads(
     payloads: list[bytes | memoryview | None] = []
     bad: list[_BadRow] = []
     ids: list[int | None] = []
+    writers: dict[int, _ProtobufWriter] = {}  # this batch's, by id (no settings hash per row)
     for i, value in enumerate(pylist):
         if value is None:
             payloads.append(None)
@@ -1457,7 +1458,9 @@ def _protobuf_payloads(
             ids.append(None)
             continue
         ids.append(framed.schema_id)
-        writer = _protobuf_writer(registry, framed.schema_id)
+        writer = writers.get(framed.schema_id)
+        if writer is None:
+            writer = writers[framed.schema_id] = _protobuf_writer(registry, framed.schema_id)
         if writer.failure is not None:
             bad.append(
                 _BadRow(i, f"writer schema {framed.schema_id} {writer.failure}", framed.schema_id)
@@ -1479,6 +1482,42 @@ def _protobuf_payloads(
             continue
         payloads.append(framed.payload)
     return payloads, bad, ids
+
+
+#: The framing of the common record: magic byte, 4-byte id, message indexes ``[0]`` (one 0).
+_PB_SIMPLE_HEADER = framing.HEADER_SIZE + 1
+
+
+def _single_writer_payloads(
+    values: pa.Array, reader: _ProtobufReader, registry: RegistrySettings
+) -> tuple[list[bytes | memoryview | None], list[_BadRow], list[int | None]] | None:
+    """:func:`_protobuf_payloads` for the common batch, with Arrow kernels instead of a
+    Python loop over the framings: every non-null value framed by one schema id with message
+    indexes ``[0]`` (the byte 0) that names the reader's message. None when the batch is
+    anything else (then the per-row path decides, and names each bad row)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not pa.types.is_binary(values.type):
+        values = values.cast(pa.binary())
+    present = values.drop_null()
+    if len(present) == 0:
+        return None
+    if pc.min(pc.binary_length(present)).as_py() < _PB_SIMPLE_HEADER:
+        return None
+    heads = pc.unique(pc.binary_slice(present, 0, _PB_SIMPLE_HEADER))
+    if len(heads) != 1:
+        return None
+    head = heads[0].as_py()
+    if head[0] != framing.MAGIC_BYTE or head[-1] != 0:
+        return None
+    schema_id = int.from_bytes(head[1 : framing.HEADER_SIZE], "big", signed=True)
+    writer = _protobuf_writer(registry, schema_id)
+    if writer.failure is not None or writer.message((0,)) != reader.message:
+        return None
+    # an explicit stop: pyarrow's binary_slice without one fails on some arrays (see _unframe)
+    payloads = pc.binary_slice(values, _PB_SIMPLE_HEADER, 2**31 - 1).to_pylist()
+    ids: list[int | None] = [None if p is None else schema_id for p in payloads]
+    return payloads, [], ids
 
 
 def _decode_protobuf_column(
@@ -1503,8 +1542,15 @@ def _decode_protobuf_column(
     pb_options = col.protobuf if col is not None and col.protobuf is not None else ProtobufOptions()
     decoders = _protobuf_reader_of(reader, pb_options)
     permissive = options.permissive_for(PROTOBUF_FORMAT)
-    pylist = values.to_pylist()
-    payloads, bad, ids = _protobuf_payloads(pylist, decoders, options.registry)
+    fast = (
+        _single_writer_payloads(values, decoders, options.registry)
+        if options.registry is not None
+        else None
+    )
+    if fast is not None:
+        payloads, bad, ids = fast
+    else:
+        payloads, bad, ids = _protobuf_payloads(values.to_pylist(), decoders, options.registry)
 
     def error(row: _BadRow) -> RecordFormatError:
         sid = f" (writer schema id {row.schema_id})" if row.schema_id is not None else ""
