@@ -23,6 +23,11 @@ record batches into Arrow; a write encodes it. This module is the Spark layer's 
 Without ``schema.registry.url`` the values are plain Avro datums of ``avroSchema`` (no framing),
 as spark-avro's ``from_avro``/``to_avro`` read and write them.
 
+``valueFormat=json`` reads documents as ``from_json``; ``valueFormat=protobuf`` reads messages
+as spark-protobuf's ``from_protobuf`` (``messageName`` of ``descFilePath`` / ``descriptorSet``,
+or of the registry's schema; framed values' message indexes are resolved against the writer
+schema and must name the reader's message). docs/formats.md describes all three.
+
 Bad records: ``mode=FAILFAST`` (the default, as spark-avro's) fails the task with a
 :class:`~spark_kafka_py.errors.RecordFormatError` naming the column, topic-partition, offset
 and schema id; ``mode=PERMISSIVE`` makes the column null, logs one warning per task with the
@@ -612,8 +617,10 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
 
     Raises:
         ConfigError: a bad value (naming the option); a schema option without its column's
-            ``*Format=avro``; two options choosing one column's schema; a read's ``avro``
-            without ``schema.registry.url`` and without ``avroSchema``; a pinned id or
+            ``*Format=avro`` (or a Protobuf option without ``protobuf``, an Avro or JSON
+            option with it; see :func:`_protobuf_column`); two options choosing one column's
+            schema; a read's ``avro`` without ``schema.registry.url`` and without
+            ``avroSchema``; a pinned id or
             version without a registry; ``use.latest.version`` with ``auto.register.schemas``.
     """
     for o in OPTIONS:  # typed values checked by the registry's validators, naming the option
@@ -741,8 +748,10 @@ class ReaderSchema:
         schema_json: the schema's JSON text.
         schema_id: its registry id, when it came from the registry.
         spark_type: the column's Spark type, as Spark's JSON.
-        format: ``"avro"`` (``schema_json`` is an Avro schema) or ``"json"`` (``schema_json``
-            is the Spark struct's JSON text).
+        format: ``"avro"`` (``schema_json`` is an Avro schema), ``"json"`` (``schema_json``
+            is the Spark struct's JSON text) or ``"protobuf"`` (``schema_json`` is a JSON
+            object: ``messageName`` (full name), ``main`` (the schema's file) and
+            ``descriptorSet`` (the serialized ``FileDescriptorSet``, base64)).
     """
 
     column: str
