@@ -1,7 +1,10 @@
 """``valueFormat=protobuf`` / ``keyFormat=protobuf`` options, checked without a broker or Spark:
 what ``parse_payload_options`` accepts and refuses, each refusal a ``ConfigError`` naming the
-option. Descriptor sets are compiled by protoc itself (PyPI's grpcio-tools), not by our code.
-Rows are compared in ``tests/integration/test_protobuf_source.py``."""
+option; then ``resolve_read``'s Spark type (spark-protobuf's mapping, written out) and
+``decode_column`` on plain messages under FAILFAST and PERMISSIVE. Descriptor sets are compiled
+by protoc itself (PyPI's grpcio-tools) and messages serialized by the protobuf package, not by
+our code. Rows read through a broker are compared in
+``tests/integration/test_protobuf_source.py``."""
 
 from __future__ import annotations
 
@@ -10,10 +13,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
-from spark_kafka_py.errors import ConfigError
-from spark_kafka_py.spark.payload import PayloadOptions, parse_payload_options
+from spark_kafka_py.errors import ConfigError, RecordFormatError
+from spark_kafka_py.spark.payload import (
+    PayloadOptions,
+    decode_column,
+    parse_payload_options,
+    resolve_read,
+)
 
 PROTO = """
 syntax = "proto3";
@@ -263,3 +272,97 @@ def test_bad_spark_protobuf_option_values(
         descFilePath=str(desc_file),
         **{name: value},
     )
+
+
+# -- planning and decoding without a broker: resolve_read and decode_column ------------------
+
+RECURSIVE = """
+syntax = "proto3";
+package rec;
+message Node { string name = 1; Node next = 2; }
+"""
+
+
+def _compiled(tmp_path: Path, text: str, name: str) -> Path:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    out = tmp_path / (name + ".desc")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{tmp_path}",
+            f"--descriptor_set_out={out}",
+            "--include_imports",
+            name,
+        ],
+        cwd=tmp_path,
+        check=True,
+    )
+    return out
+
+
+def test_resolve_read_gives_spark_protobufs_struct(desc_file: Path) -> None:
+    options = _parse(valueFormat="protobuf", messageName="Order", descFilePath=str(desc_file))
+    reader = resolve_read(options, ["t"]).reader("value")
+    assert reader is not None and reader.format == "protobuf" and reader.schema_id is None
+    # string -> string, int64 -> long, both nullable (proto3 fields without `required`)
+    assert reader.spark_type == {
+        "type": "struct",
+        "fields": [
+            {"name": "id", "type": "string", "nullable": True, "metadata": {}},
+            {"name": "qty", "type": "long", "nullable": True, "metadata": {}},
+        ],
+    }
+    assert reader.field().dataType.simpleString() == "struct<id:string,qty:bigint>"
+
+
+def test_recursive_message_refused_unless_depth_given(tmp_path: Path) -> None:
+    desc = _compiled(tmp_path, RECURSIVE, "rec.proto")
+    refused = _parse(valueFormat="protobuf", messageName="rec.Node", descFilePath=str(desc))
+    with pytest.raises(ConfigError, match=r"value's Protobuf message rec\.Node .*recursive"):
+        resolve_read(refused, ["t"])
+    kept = _parse(
+        valueFormat="protobuf",
+        messageName="rec.Node",
+        descFilePath=str(desc),
+        **{"recursive.fields.max.depth": "2"},
+    )
+    reader = resolve_read(kept, ["t"]).reader("value")
+    assert reader is not None
+    assert reader.field().dataType.simpleString() == (
+        "struct<name:string,next:struct<name:string>>"
+    )
+
+
+def test_decode_column_plain_failfast_and_permissive(desc_file: Path) -> None:
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    fds = descriptor_pb2.FileDescriptorSet.FromString(desc_file.read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for f in fds.file:
+        pool.Add(f)
+    order = message_factory.GetMessageClass(pool.FindMessageTypeByName("opts.v1.Order"))
+    values = pa.array(
+        [
+            order(id="a", qty=-3).SerializeToString(),
+            b"\x0a\x05ab",
+            None,
+            order().SerializeToString(),
+        ],
+        pa.binary(),
+    )
+    strict = _parse(valueFormat="protobuf", messageName="Order", descFilePath=str(desc_file))
+    reader = resolve_read(strict, ["t"]).reader("value")
+    assert reader is not None
+    with pytest.raises(RecordFormatError, match=r"value at row 1 as Protobuf opts\.v1\.Order"):
+        decode_column(values, reader, strict, where=lambda i: f" at row {i}")
+    lenient = _parse(
+        valueFormat="protobuf",
+        messageName="Order",
+        descFilePath=str(desc_file),
+        mode="PERMISSIVE",
+    )
+    got = decode_column(values, reader, lenient, where=lambda i: f" at row {i}").to_pylist()
+    # an empty message: both proto3 scalars hold their zero, not on the wire: null
+    assert got == [{"id": "a", "qty": -3}, None, None, {"id": None, "qty": None}]
