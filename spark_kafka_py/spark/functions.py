@@ -1,5 +1,6 @@
-"""Column functions: decode and encode Avro (and decode Protobuf) in any DataFrame, not only
-``format("pykafka")``'s.
+"""Column functions: decode and encode Avro and Protobuf in any DataFrame, not only
+``format("pykafka")``'s (``from_protobuf`` / ``to_protobuf``: spark-protobuf's signatures;
+see their docstrings).
 
 ``from_avro`` decodes a binary column (files, Spark's own ``format("kafka")``, a table) with
 the decoder the ``pykafka`` source uses on its executors, and ``to_avro`` encodes a column with
