@@ -217,7 +217,7 @@ def _proto_schema() -> tuple[Any, Any, bytes]:
 def protobuf_values(records: int, seed: int = 26) -> list[bytes]:
     """``records`` serialized ``bench.Event`` messages (the protobuf package's
     ``SerializeToString``) of the same records as :func:`json_values`."""
-    from google.protobuf import message_factory
+    from google.protobuf import message_factory  # type: ignore[import-untyped]
 
     _, descriptor, _ = _proto_schema()
     cls = message_factory.GetMessageClass(descriptor)
@@ -274,7 +274,7 @@ def protobuf_python_route(
     value, the fields read into a dict as spark-protobuf maps them (a proto3 field without
     presence at its default value is null, ``note`` by its presence, an empty ``tags`` an
     empty array, ``at`` as microseconds), then ``pa.array(rows, arrow_type)``."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped]
 
     pool = descriptor_pool.DescriptorPool()
     fds = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set)

@@ -49,7 +49,9 @@ def test_bench_formats_tiny(kafka_bootstrap: str, tmp_path: Path) -> None:
     assert set(by_format) == {"json", "protobuf"}
     js = by_format["json"]
     assert [r["system"] for r in js["spark"]] == [
-        formats.JSON_OURS, formats.JSON_JVM, formats.JSON_PYTHON
+        formats.JSON_OURS,
+        formats.JSON_JVM,
+        formats.JSON_PYTHON,
     ]
     assert js["checked"] == 2 * formats.CHECKED_PER_PARTITION
     pb = by_format["protobuf"]
