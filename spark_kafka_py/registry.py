@@ -403,19 +403,21 @@ OPTIONS: tuple[Option, ...] = (
     # -- payload formats: Avro, a schema registry (spark_kafka_py.spark.payload; docs/formats.md)
     _opt("valueFormat", "enum", "binary",
          "`binary` (Spark's schema), `avro`: the `value` column is the Avro schema's struct "
-         "(read: decoded on the executors; write: encoded, registry-framed), or `json`: the "
+         "(read: decoded on the executors; write: encoded, registry-framed), `json`: the "
          "`valueSchema` struct (or the registry's JSON Schema), as `from_json` (read), "
-         "`to_json`'s text (write; registry-framed with `schema.registry.url`)", FORMATS,
-         choices=("binary", "avro", "json"), spark="ours only"),
+         "`to_json`'s text (write; registry-framed with `schema.registry.url`), or `protobuf`: "
+         "the message's struct as spark-protobuf's `from_protobuf` maps it", FORMATS,
+         choices=("binary", "avro", "json", "protobuf"), spark="ours only"),
     _opt("keyFormat", "enum", "binary", "the same for the `key` column", FORMATS,
-         choices=("binary", "avro", "json"), spark="ours only"),
+         choices=("binary", "avro", "json", "protobuf"), spark="ours only"),
     _opt("mode", "enum", None,
          "a record that does not decode: `FAILFAST` fails the task naming topic, partition, "
          "offset and schema id; `PERMISSIVE` gives a null column (spark-avro's `mode`; for "
          "`json`, `from_json`'s: the fields that did not parse are null and "
          "`columnNameOfCorruptRecord` holds the document)", READ,
          choices=("failfast", "permissive"),
-         default_text="`FAILFAST` for `avro`, `PERMISSIVE` for `json` (as `from_json`)",
+         default_text="`FAILFAST` for `avro` and `protobuf`, `PERMISSIVE` for `json` (as "
+                      "`from_json`)",
          spark="ours only"),
     _opt("valueSchema", "string", None,
          "`valueFormat=json`: the value's struct as Spark DDL (`a INT, b STRUCT<c: STRING>`) or "
@@ -435,6 +437,46 @@ OPTIONS: tuple[Option, ...] = (
          "without it derives the schema from the column's type)", FORMATS,
          spark="ours only"),
     _opt("key.avroSchema", "json", None, "the same for the key", FORMATS, spark="ours only"),
+    _opt("messageName", "string", None,
+         "`valueFormat=protobuf`: the message (full name `pkg.Msg`, or without the package), "
+         "spark-protobuf's `messageName`; needed without `schema.registry.url`, else it picks "
+         "the message of the subject's schema (default: its first)", FORMATS,
+         spark="ours only"),
+    _opt("key.messageName", "string", None, "the same for the key", FORMATS,
+         spark="ours only"),
+    _opt("descFilePath", "string", None,
+         "`valueFormat=protobuf`: path of a binary `FileDescriptorSet` (`protoc "
+         "--include_imports --descriptor_set_out`), spark-protobuf's `descFilePath`; read on "
+         "the driver", FORMATS, spark="ours only"),
+    _opt("key.descFilePath", "string", None, "the same for the key", FORMATS,
+         spark="ours only"),
+    _opt("descriptorSet", "string", None,
+         "`valueFormat=protobuf`: the same `FileDescriptorSet`, base64 (spark-protobuf's "
+         "`binaryDescriptorSet`)", FORMATS, spark="ours only"),
+    _opt("key.descriptorSet", "string", None, "the same for the key", FORMATS,
+         spark="ours only"),
+    _opt("emit.default.values", "boolean", False,
+         "`protobuf`: a proto3 field absent from the payload reads as its type's zero, not null "
+         "(spark-protobuf's option)", READ, spark="ours only"),
+    _opt("enums.as.ints", "boolean", False,
+         "`protobuf`: enums as their numbers (integer), not names (spark-protobuf's option)",
+         READ, spark="ours only"),
+    _opt("upcast.unsigned.ints", "boolean", False,
+         "`protobuf`: `uint32` as long, `uint64` as decimal(20,0) (spark-protobuf's option)",
+         READ, spark="ours only"),
+    _opt("unwrap.primitive.wrapper.types", "boolean", False,
+         "`protobuf`: `google.protobuf.*Value` wrappers as their value, not a struct "
+         "(spark-protobuf's option)", READ, spark="ours only"),
+    _opt("retain.empty.message.types", "boolean", False,
+         "`protobuf`: a message with no field is kept as a struct with one dummy string field "
+         "(spark-protobuf's option)", READ, spark="ours only"),
+    _opt("recursive.fields.max.depth", "int", -1,
+         "`protobuf`: a recursive field is refused (-1, 0) or kept this many levels (1..10) "
+         "(spark-protobuf's option)", READ, minimum=-1, spark="ours only"),
+    _opt("convert.any.fields.to.json", "boolean", False,
+         "`protobuf`: spark-protobuf's option; `true` is not supported here (a message with a "
+         "`google.protobuf.Any` field is then refused); `false` reads `Any` as a struct of "
+         "`type_url`, `value`", READ, spark="ours only"),
     _opt("value.schema.id", "int", None,
          "the value's schema by registry id (reader schema on read, writer schema on write)",
          FORMATS, minimum=0, spark="ours only"),

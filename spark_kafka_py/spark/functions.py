@@ -1,4 +1,5 @@
-"""Column functions: decode and encode Avro in any DataFrame, not only ``format("pykafka")``'s.
+"""Column functions: decode and encode Avro (and decode Protobuf) in any DataFrame, not only
+``format("pykafka")``'s.
 
 ``from_avro`` decodes a binary column (files, Spark's own ``format("kafka")``, a table) with
 the decoder the ``pykafka`` source uses on its executors, and ``to_avro`` encodes a column with
@@ -21,10 +22,15 @@ Without ``schemaRegistryAddress`` the values are plain Avro datums of ``jsonForm
 (spark-avro's ``to_avro`` output); with it, Confluent-framed values whose writer schemas come
 from the registry, read as ``jsonFormatSchema`` (when given) or as the subject's latest schema.
 ``to_avro`` is its inverse: see its docstring for how the writer schema is chosen.
+
+``from_protobuf`` takes spark-protobuf's ``from_protobuf(data, messageName, descFilePath,
+options, binaryDescriptorSet)`` and, for the registry, Databricks' form
+(``options={"schema.registry.subject": ..., "schema.registry.address": ...}``).
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Mapping
 
@@ -43,6 +49,7 @@ from spark_kafka_py.spark.payload import (
     check_registry_schema,
     decode_column,
     parse_payload_options,
+    protobuf_reader,
     registry_client,
 )
 from spark_kafka_py.spark.payload_write import (
@@ -51,7 +58,7 @@ from spark_kafka_py.spark.payload_write import (
     registered_writer_schema,
 )
 
-__all__ = ["from_avro", "to_avro"]
+__all__ = ["from_avro", "from_protobuf", "to_avro"]
 
 
 def _spark_type(spark_json: object) -> DataType:
@@ -233,4 +240,88 @@ def to_avro(
         return encode_column(writer or _derived_writer(name, values.type), values)
 
     udf = arrow_udf(encode, BinaryType())  # type: ignore[call-overload]  # as from_avro's
+    return udf(data)
+
+
+# -- Protobuf ---------------------------------------------------------------------------------
+
+#: Databricks' registry options of ``from_protobuf``.
+_PB_SUBJECT = "schema.registry.subject"
+_PB_ADDRESS = "schema.registry.address"
+
+
+def from_protobuf(
+    data: Column | str,
+    messageName: str | None = None,
+    descFilePath: str | None = None,
+    options: Mapping[str, str] | None = None,
+    binaryDescriptorSet: bytes | None = None,
+) -> Column:
+    """A column of ``data``'s Protobuf messages decoded to the message's Spark struct, as
+    spark-protobuf's ``from_protobuf`` maps it (its ``SchemaConverters``; docs/formats.md),
+    with the decoder the ``pykafka`` source uses on its executors (an Arrow UDF).
+
+    Without a registry the values are plain Protobuf messages of ``messageName`` in the
+    descriptor set of ``descFilePath`` (a file, read now on the driver) or
+    ``binaryDescriptorSet`` (its bytes). With Databricks' registry options
+    (``options={"schema.registry.subject": s, "schema.registry.address": url}``) the values are
+    Confluent-framed (magic byte 0, the 4-byte writer schema id, message indexes); the reader
+    schema is the descriptor set when given, else the subject's latest schema, and
+    ``messageName`` picks the message (default: the schema's first); a record whose message
+    indexes name another message in its writer schema is a bad record.
+
+    Args:
+        data: a binary column (or its name).
+        messageName: the message (full ``pkg.Msg``, or without the package).
+        descFilePath: path of a binary ``FileDescriptorSet`` (``protoc --include_imports
+            --descriptor_set_out``).
+        options: spark-protobuf's options (``mode``: ``FAILFAST``, the default, or
+            ``PERMISSIVE``; ``emit.default.values``, ``enums.as.ints``,
+            ``upcast.unsigned.ints``, ``unwrap.primitive.wrapper.types``,
+            ``retain.empty.message.types``, ``recursive.fields.max.depth``), the two registry
+            options above, and the ``pykafka`` source's ``schema.registry.*`` settings.
+        binaryDescriptorSet: the descriptor set's bytes (instead of ``descFilePath``).
+
+    Returns:
+        A :class:`pyspark.sql.Column` of the message's struct type.
+
+    Raises:
+        ConfigError: no message or descriptor set without a registry, both a file and bytes,
+            an unreadable file, a message not in the set, a registry subject without an
+            address (or the reverse), a message Spark cannot represent; at run time (in the
+            Spark job) :class:`~spark_kafka_py.errors.RecordFormatError` for a value that does
+            not decode with ``FAILFAST``.
+        SchemaRegistryError: the registry failed or has no such subject (now, on the driver).
+    """
+    opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
+    subject = opts.pop(_PB_SUBJECT, None)
+    address = opts.pop(_PB_ADDRESS, None)
+    if address is not None:
+        opts["schema.registry.url"] = address
+    if subject is not None and "schema.registry.url" not in opts:
+        raise ConfigError(
+            f"from_protobuf: option '{_PB_SUBJECT}' needs '{_PB_ADDRESS}' (the registry's base URL)"
+        )
+    opts["valueformat"] = "protobuf"
+    if messageName is not None:
+        opts["messagename"] = messageName
+    if descFilePath is not None:
+        opts["descfilepath"] = descFilePath
+    if binaryDescriptorSet is not None:
+        opts["descriptorset"] = base64.b64encode(bytes(binaryDescriptorSet)).decode("ascii")
+    payload = parse_payload_options(opts)
+    col = payload.value
+    assert col is not None
+    pinned = col.descriptor_set is not None or col.schema_id is not None
+    if payload.registry is not None and subject is None and not pinned:
+        raise ConfigError(
+            f"from_protobuf with a registry needs option '{_PB_SUBJECT}' (or a descriptor "
+            "set, or 'value.schema.id')"
+        )
+    reader = protobuf_reader(col, payload, None, subject=subject)
+
+    def decode(values: pa.Array) -> pa.Array:
+        return decode_column(values, reader, payload)
+
+    udf = arrow_udf(decode, _spark_type(reader.spark_type))  # type: ignore[call-overload]  # as from_avro's
     return udf(data)

@@ -36,6 +36,9 @@ Serializers, and Deserializers"), spark-avro's ``from_avro`` options (``mode``,
 
 from __future__ import annotations
 
+import base64
+import binascii
+import dataclasses
 import json
 import logging
 import threading
@@ -46,6 +49,7 @@ from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from google.protobuf import descriptor_pb2  # type: ignore[import-untyped]
 from pyspark.sql.types import StructField, StructType
 
 from spark_kafka_py.client.retry import Backoff, Retries
@@ -68,14 +72,28 @@ from spark_kafka_py.formats.errors import (
     FramingError,
     JsonDecodeError,
     JsonSchemaError,
+    ProtobufDecodeError,
+    ProtobufSchemaError,
     SchemaError,
     UnknownSchemaError,
 )
 from spark_kafka_py.formats.json.decode import JsonDecoder, Mode
 from spark_kafka_py.formats.json.schema import to_spark as json_to_spark
+from spark_kafka_py.formats.protobuf import framing as pb_framing
+from spark_kafka_py.formats.protobuf.decoder import ProtobufDecoder
+from spark_kafka_py.formats.protobuf.descriptors import (
+    MAX_SCHEMA_BYTES,
+    ProtobufSchema,
+    parse_base64_file_descriptor,
+    parse_descriptor_set,
+    parse_proto,
+)
+from spark_kafka_py.formats.protobuf.types import ProtobufOptions
+from spark_kafka_py.formats.protobuf.types import to_spark as protobuf_to_spark
 from spark_kafka_py.registry import OPTIONS, option
 from spark_kafka_py.schema_registry.cache import LruCache
 from spark_kafka_py.schema_registry.client import AVRO, SchemaRegistryClient
+from spark_kafka_py.schema_registry.client import Schema as RegistrySchema
 from spark_kafka_py.schema_registry.settings import RegistrySettings, parse_settings
 
 log = logging.getLogger(__name__)
@@ -98,6 +116,23 @@ BINARY = "binary"
 JSON_SCHEMA = "JSON"
 AVRO_FORMAT = "avro"
 JSON_FORMAT = "json"
+PROTOBUF_FORMAT = "protobuf"
+#: The registry's ``schemaType`` of Protobuf schemas.
+PROTOBUF_SCHEMA = "PROTOBUF"
+
+#: spark-protobuf's ``from_protobuf`` options (its ``ProtobufOptions``), taken under their own
+#: names by protobuf columns; ``mode`` is shared with the other formats.
+PROTOBUF_OPTION_NAMES = (
+    "emit.default.values",
+    "enums.as.ints",
+    "upcast.unsigned.ints",
+    "unwrap.primitive.wrapper.types",
+    "retain.empty.message.types",
+    "recursive.fields.max.depth",
+    "convert.any.fields.to.json",
+)
+#: The largest ``recursive.fields.max.depth`` spark-protobuf accepts.
+MAX_RECURSIVE_DEPTH = 10
 
 #: The subject name strategies (Confluent's ``io.confluent.kafka.serializers.subject.*``).
 STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -115,13 +150,20 @@ class ColumnFormat:
 
     Attributes:
         column: ``"key"`` or ``"value"``.
-        format: ``"avro"`` or ``"json"``.
+        format: ``"avro"``, ``"json"`` or ``"protobuf"``.
         avro_schema: the schema JSON of ``avroSchema`` / ``key.avroSchema``, or None.
         schema_id: ``value.schema.id`` / ``key.schema.id``, or None.
         schema_version: ``value.schema.version`` / ``key.schema.version``, or None.
         strategy: the subject name strategy, one of :data:`STRATEGIES`.
         spark_schema: ``json``: the struct of ``valueSchema`` / ``keySchema`` as Spark's JSON
             text (parsed from DDL or ``StructType`` JSON, all nullable), or None.
+        message_name: ``protobuf``: ``messageName`` / ``key.messageName`` as given (a full
+            or a package-less name), or None (with a registry: the schema's first message).
+        descriptor_set: ``protobuf``: the serialized ``FileDescriptorSet`` of ``descFilePath``
+            (read on the driver) or ``descriptorSet`` (base64-decoded), checked to hold the
+            message; None: the schema comes from the registry.
+        protobuf: ``protobuf``: spark-protobuf's options (``mode`` as the read's, FAILFAST
+            unless ``mode=PERMISSIVE``), None for the other formats.
     """
 
     column: str
@@ -131,6 +173,9 @@ class ColumnFormat:
     schema_version: int | None
     strategy: str
     spark_schema: str | None = None
+    message_name: str | None = None
+    descriptor_set: bytes | None = None
+    protobuf: ProtobufOptions | None = None
 
     @property
     def is_key(self) -> bool:
@@ -145,7 +190,20 @@ class ColumnFormat:
     def schema_option(self) -> str:
         if self.format == JSON_FORMAT:
             return f"{self.column}Schema"
+        if self.format == PROTOBUF_FORMAT:
+            return "key.descFilePath" if self.is_key else "descFilePath"
         return "key.avroSchema" if self.is_key else "avroSchema"
+
+    def protobuf_schema(self) -> ProtobufSchema | None:
+        """``protobuf``: :attr:`descriptor_set` parsed (None without one).
+
+        Raises:
+            ProtobufSchemaError: the set does not parse (checked by
+                :func:`parse_payload_options` already).
+        """
+        if self.descriptor_set is None:
+            return None
+        return parse_descriptor_set(self.descriptor_set)
 
 
 @dataclass(frozen=True)
@@ -208,8 +266,162 @@ _FORMAT_KEYS = frozenset(
         "valueSchema",
         "keySchema",
         "columnNameOfCorruptRecord",
+        "messageName",
+        "key.messageName",
+        "descFilePath",
+        "key.descFilePath",
+        "descriptorSet",
+        "key.descriptorSet",
+        *PROTOBUF_OPTION_NAMES,
     )
 )
+
+
+def _names(column: str) -> tuple[str, str, str]:
+    """A column's ``messageName``, ``descFilePath`` and ``descriptorSet`` option names."""
+    if column == "key":
+        return "key.messageName", "key.descFilePath", "key.descriptorSet"
+    return "messageName", "descFilePath", "descriptorSet"
+
+
+def _protobuf_options(opts: Mapping[str, str]) -> ProtobufOptions:
+    """spark-protobuf's options of a protobuf column (``mode`` and
+    :data:`PROTOBUF_OPTION_NAMES`), each checked by the option registry.
+
+    Raises:
+        ConfigError: a value that is not valid, naming the option.
+    """
+    depth = int(option("recursive.fields.max.depth").read(opts))
+    if depth > MAX_RECURSIVE_DEPTH:
+        raise ConfigError(
+            f"Option 'recursive.fields.max.depth' must be -1, 0 (no recursion) or 1.."
+            f"{MAX_RECURSIVE_DEPTH} (as spark-protobuf), got {depth}"
+        )
+    mode = option("mode").read(opts)
+    return ProtobufOptions(
+        mode="PERMISSIVE" if mode == "permissive" else "FAILFAST",
+        recursive_fields_max_depth=depth,
+        emit_default_values=bool(option("emit.default.values").read(opts)),
+        enums_as_ints=bool(option("enums.as.ints").read(opts)),
+        upcast_unsigned_ints=bool(option("upcast.unsigned.ints").read(opts)),
+        unwrap_primitive_wrapper_types=bool(option("unwrap.primitive.wrapper.types").read(opts)),
+        retain_empty_message_types=bool(option("retain.empty.message.types").read(opts)),
+        convert_any_fields_to_json=bool(option("convert.any.fields.to.json").read(opts)),
+    )
+
+
+def _descriptor_bytes(opts: Mapping[str, str], column: str) -> bytes | None:
+    """The ``FileDescriptorSet`` bytes of ``[key.]descFilePath`` (read here, on the driver) or
+    ``[key.]descriptorSet`` (base64), None when neither is given.
+
+    Raises:
+        ConfigError: both given, an unreadable or over-large file, text that is not base64.
+    """
+    _, path_name, inline_name = _names(column)
+    path = option(path_name).read(opts)
+    inline = option(inline_name).read(opts)
+    if path is not None and inline is not None:
+        raise ConfigError(
+            f"Options '{path_name}' and '{inline_name}' both give the {column}'s descriptor "
+            "set: set one"
+        )
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_SCHEMA_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(
+                f"Option '{path_name}': cannot read the descriptor set {path!r}: "
+                f"{exc.strerror or exc}"
+            ) from None
+        if len(data) > MAX_SCHEMA_BYTES:
+            raise ConfigError(
+                f"Option '{path_name}': the descriptor set {path!r} is larger than "
+                f"{MAX_SCHEMA_BYTES} bytes"
+            )
+        return data
+    if inline is not None:
+        try:
+            data = base64.b64decode("".join(str(inline).split()), validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ConfigError(
+                f"Option '{inline_name}' is not base64 (a serialized FileDescriptorSet, as "
+                f"spark-protobuf's binaryDescriptorSet): {exc}"
+            ) from None
+        if len(data) > MAX_SCHEMA_BYTES:
+            raise ConfigError(f"Option '{inline_name}' is larger than {MAX_SCHEMA_BYTES} bytes")
+        return data
+    return None
+
+
+def _protobuf_column(
+    opts: Mapping[str, str], column: str, *, writing: bool, registry: bool
+) -> ColumnFormat:
+    """``protobuf``: the message (``messageName``) of a descriptor set (``descFilePath`` /
+    ``descriptorSet``), else (with a registry) of the subject's schema.
+
+    Raises:
+        ConfigError: Avro or JSON options given; no ``messageName`` without a registry; no
+            descriptor set without a registry; both ``descFilePath`` and ``descriptorSet``; an
+            unreadable file or bad base64; a set that does not parse or lacks the message;
+            the descriptor set together with ``[key.]schema.id`` / ``.version``.
+    """
+    prefix = f"{column}."
+    name_opt, path_opt, inline_opt = _names(column)
+    for other in ("key.avroSchema" if column == "key" else "avroSchema", f"{column}Schema"):
+        if other.lower() in opts:
+            raise ConfigError(
+                f"Option '{other}' is not for '{column}Format'='protobuf'; give the {column}'s "
+                f"message with '{name_opt}' and '{path_opt}' or '{inline_opt}' (or a registry)"
+            )
+    pinned = [n for n in (f"{prefix}schema.id", f"{prefix}schema.version") if n.lower() in opts]
+    if pinned and not registry:
+        raise ConfigError(f"Option '{pinned[0]}' needs 'schema.registry.url'")
+    if len(pinned) > 1:
+        raise ConfigError(
+            f"Options '{pinned[0]}' and '{pinned[1]}' both choose the {column}'s schema: set one"
+        )
+    message_name = option(name_opt).read(opts)
+    if message_name is not None and not str(message_name).strip():
+        raise ConfigError(f"Option '{name_opt}' is empty")
+    data = _descriptor_bytes(opts, column)
+    given = path_opt if path_opt.lower() in opts else inline_opt
+    if data is not None and pinned:
+        raise ConfigError(
+            f"Options '{given}' and '{pinned[0]}' both choose the {column}'s schema: set one"
+        )
+    if not registry:
+        if message_name is None:
+            raise ConfigError(
+                f"Option '{column}Format'='protobuf' needs '{name_opt}' (the message, as "
+                "spark-protobuf's messageName) without 'schema.registry.url'"
+            )
+        if data is None:
+            raise ConfigError(
+                f"Option '{column}Format'='protobuf' needs '{path_opt}' (a binary "
+                f"FileDescriptorSet file) or '{inline_opt}' (the same, base64) without "
+                "'schema.registry.url'"
+            )
+    if data is not None:
+        try:
+            parse_descriptor_set(data).message(message_name)
+        except ProtobufSchemaError as exc:
+            what = (
+                f"has no message {message_name!r}"
+                if message_name is not None and "no message" in exc.reason
+                else f"is not a usable FileDescriptorSet: {exc}"
+            )
+            raise ConfigError(f"Option '{given}': the descriptor set {what}") from None
+    del writing  # reads and writes take the same options
+    return ColumnFormat(
+        column=column,
+        format=PROTOBUF_FORMAT,
+        avro_schema=None,
+        **_registry_choice(opts, prefix),
+        message_name=message_name,
+        descriptor_set=data,
+        protobuf=_protobuf_options(opts),
+    )
 
 
 def _strategy(raw: str, name: str) -> str:
@@ -342,6 +554,14 @@ def _column(
     fmt = option(f"{column}Format").read(opts)
     prefix = f"{column}."
     schema_name = "key.avroSchema" if column == "key" else "avroSchema"
+    if fmt == PROTOBUF_FORMAT:
+        return _protobuf_column(opts, column, writing=writing, registry=registry)
+    for pb_name in _names(column):
+        if pb_name.lower() in opts:
+            raise ConfigError(
+                f"Option '{pb_name}' needs '{column}Format'='protobuf' (the {column} column is "
+                f"{fmt} without it)"
+            )
     if fmt == JSON_FORMAT:
         return _json_column(opts, column, writing=writing, registry=registry)
     json_name = f"{column}Schema"
@@ -403,8 +623,15 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
     key = _column(opts, "key", writing=writing, registry=has_registry)
     value = _column(opts, "value", writing=writing, registry=has_registry)
     registry = parse_settings(opts) if has_registry else None
+    if not any(c is not None and c.format == PROTOBUF_FORMAT for c in (key, value)):
+        for name in PROTOBUF_OPTION_NAMES:
+            if name in opts:
+                raise ConfigError(
+                    f"Option '{name}' is spark-protobuf's: it needs 'valueFormat' or "
+                    "'keyFormat'='protobuf'"
+                )
     for col in (key, value):
-        if col is None or registry is not None or col.format == JSON_FORMAT:
+        if col is None or registry is not None or col.format in (JSON_FORMAT, PROTOBUF_FORMAT):
             continue
         if col.avro_schema is None and not writing:
             raise ConfigError(
@@ -629,17 +856,123 @@ def _json_reader(col: ColumnFormat, options: PayloadOptions, topic: str | None) 
     return ReaderSchema(col.column, spark_json, schema_id, mapped.spark_json, JSON_FORMAT)
 
 
+def registry_protobuf_schema(found: RegistrySchema, what: str) -> ProtobufSchema:
+    """A registry's Protobuf schema parsed: a base64 ``FileDescriptorProto`` (what
+    confluent-kafka's Python ``ProtobufSerializer`` registers, served back so by Apicurio) or
+    ``.proto`` text (what Java clients register; compiled by protoc).
+
+    Raises:
+        ConfigError: not Protobuf, with references, or not parseable (naming ``what``).
+    """
+    check_registry_schema(found.schema_type, what, found.references, expected=PROTOBUF_SCHEMA)
+    text = found.schema_str
+    try:
+        try:
+            base64.b64decode("".join(text.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return parse_proto(text)
+        return parse_base64_file_descriptor("".join(text.split()))
+    except ProtobufSchemaError as exc:
+        raise ConfigError(f"the registry's {what} is not a usable Protobuf schema: {exc}") from None
+
+
+def _protobuf_reader_json(schema: ProtobufSchema, message: str) -> str:
+    """The reader schema of a protobuf column as carried through Spark (field metadata) to the
+    executors: the descriptor set (base64), its main file and the message's full name."""
+    fds = descriptor_pb2.FileDescriptorSet()
+    fds.file.extend(schema.files)
+    return json.dumps(
+        {
+            "messageName": message,
+            "main": schema.main,
+            "descriptorSet": base64.b64encode(fds.SerializeToString()).decode("ascii"),
+        },
+        separators=(",", ":"),
+    )
+
+
+def protobuf_reader(
+    col: ColumnFormat, options: PayloadOptions, topic: str | None, *, subject: str | None = None
+) -> ReaderSchema:
+    """``protobuf``: the message of ``descFilePath`` / ``descriptorSet``, else of the registry's
+    schema (``value.schema.id``, ``value.schema.version`` or the subject's latest), picked by
+    ``messageName`` (default: the schema's first message); its Spark type as spark-protobuf's
+    ``SchemaConverters.toSqlType`` with the column's options.
+
+    Args:
+        col: the protobuf column.
+        options: the read's payload options (its registry).
+        topic: the one topic read, for the subject name strategies (None: several).
+        subject: the registry subject to read the latest schema of, instead of the one the
+            column's strategy names (``from_protobuf``'s ``schema.registry.subject``).
+
+    Raises:
+        ConfigError: no such message, a registry schema that is not Protobuf, has references
+            or does not parse; a message Spark cannot represent (naming the column).
+        SchemaRegistryError: the registry failed or has no such subject, version or id.
+    """
+    schema_id: int | None = None
+    if col.descriptor_set is not None:
+        schema = parse_descriptor_set(col.descriptor_set)
+        what = f"'{col.schema_option}' descriptor set"
+    else:
+        assert options.registry is not None  # parse_payload_options saw to it
+        client = registry_client(options.registry)
+        if col.schema_id is not None:
+            found = client.schema_by_id(col.schema_id)
+            what = f"schema id {col.schema_id}"
+            schema_id = col.schema_id
+        else:
+            if subject is None:
+                subject = subject_name(
+                    col.strategy, topic, is_key=col.is_key, record=col.message_name
+                )
+            registered = (
+                client.version(subject, col.schema_version)
+                if col.schema_version is not None
+                else client.latest(subject)
+            )
+            found = registered.schema
+            what = f"subject {subject!r} version {registered.version}"
+            schema_id = registered.schema_id
+        schema = registry_protobuf_schema(found, what)
+    name_opt = _names(col.column)[0]
+    try:
+        descriptor = schema.message(col.message_name)
+    except ProtobufSchemaError as exc:
+        raise ConfigError(
+            f"Option '{name_opt}': the {col.column}'s schema ({what}) has no message "
+            f"{col.message_name!r}: {exc}"
+        ) from None
+    try:
+        spark_type = protobuf_to_spark(descriptor, col.protobuf)
+    except ProtobufSchemaError as exc:
+        raise ConfigError(
+            f"the {col.column}'s Protobuf message {descriptor.full_name} ({what}) has no Spark "
+            f"type: {exc}"
+        ) from None
+    return ReaderSchema(
+        col.column,
+        _protobuf_reader_json(schema, descriptor.full_name),
+        schema_id,
+        spark_type,
+        PROTOBUF_FORMAT,
+    )
+
+
 def check_registry_schema(
     schema_type: str, what: str, references: Sequence[object], *, expected: str = AVRO
 ) -> None:
-    """Refuse a registry schema we cannot read: not of the ``expected`` type (``AVRO`` or
-    ``JSON``), or with references.
+    """Refuse a registry schema we cannot read: not of the ``expected`` type (``AVRO``,
+    ``JSON`` or ``PROTOBUF``), or with references.
 
     Raises:
         ConfigError: naming ``what`` (the id, or the subject and version).
     """
     if schema_type != expected:
-        name = "Avro" if expected == AVRO else "a JSON Schema"
+        name = {AVRO: "Avro", JSON_SCHEMA: "a JSON Schema", PROTOBUF_SCHEMA: "Protobuf"}.get(
+            expected, expected
+        )
         raise ConfigError(f"the registry's {what} is a {schema_type} schema, not {name}")
     if references:
         raise ConfigError(
@@ -667,6 +1000,9 @@ def resolve_read(options: PayloadOptions, topics: Sequence[str] | None) -> ReadP
     for col in options.columns:
         if col.format == JSON_FORMAT:
             readers.append(_json_reader(col, options, topic))
+            continue
+        if col.format == PROTOBUF_FORMAT:
+            readers.append(protobuf_reader(col, options, topic))
             continue
         schema_json, schema_id = _reader_schema(col, options, topic)
         try:
@@ -868,6 +1204,8 @@ def decode_column(
     """
     if reader.format == JSON_FORMAT:
         return _decode_json_column(values, reader, options, where)
+    if reader.format == PROTOBUF_FORMAT:
+        return _decode_protobuf_column(values, reader, options, where)
     decoders = _column_decoders(reader, options.registry)
     framed = options.registry is not None
     keys = _header_keys(headers, reader.column == "key") if framed else []
@@ -996,6 +1334,267 @@ def _json_record_error(
         f"corrupt-record field when the schema has one (as from_json)",
         column=reader.column,
     )
+
+
+# -- protobuf columns ------------------------------------------------------------------------
+
+
+@dataclass
+class _ProtobufReader:
+    """One protobuf column's reader in this process: the reader message and its decoders
+    (FAILFAST and PERMISSIVE, both ``ProtobufDecoder``)."""
+
+    message: str
+    failfast: ProtobufDecoder
+    permissive: ProtobufDecoder
+
+
+@dataclass
+class _ProtobufWriter:
+    """A writer schema of framed Protobuf records: parsed, or why not (``failure``)."""
+
+    schema: ProtobufSchema | None
+    failure: str | None
+    names: dict[tuple[int, ...], str | None]
+
+    def message(self, indexes: tuple[int, ...]) -> str | None:
+        """The full name the indexes name in the writer schema, None when they name none."""
+        if indexes not in self.names:
+            assert self.schema is not None
+            try:
+                self.names[indexes] = self.schema.message_by_indexes(indexes).full_name
+            except ProtobufSchemaError:
+                self.names[indexes] = None
+            if len(self.names) > 1024:  # hostile indexes: keep the map bounded
+                self.names.pop(next(iter(self.names)))
+        return self.names[indexes]
+
+
+#: Protobuf readers per (reader schema JSON, options) in this process.
+_PROTOBUF_READERS: LruCache[_ProtobufReader] = LruCache(max_entries=64, max_bytes=64 * 1024 * 1024)
+#: Writer schemas of framed Protobuf records per (registry, schema id): the message full name
+#: each message-index path names, or why the id cannot be used. Bounded; a registry never
+#: reuses an id.
+_PROTOBUF_WRITERS: LruCache[_ProtobufWriter] = LruCache(max_entries=256, max_bytes=64 * 1024 * 1024)
+
+
+def _protobuf_reader_of(reader: ReaderSchema, options: ProtobufOptions) -> _ProtobufReader:
+    key = (reader.schema_json, options)
+    found = _PROTOBUF_READERS.get(key)
+    if found is None:
+        carried = json.loads(reader.schema_json)
+        schema = parse_descriptor_set(
+            base64.b64decode(carried["descriptorSet"]), main=carried["main"]
+        )
+        descriptor = schema.message(carried["messageName"])
+        found = _ProtobufReader(
+            descriptor.full_name,
+            ProtobufDecoder(schema, descriptor, dataclasses.replace(options, mode="FAILFAST")),
+            ProtobufDecoder(schema, descriptor, dataclasses.replace(options, mode="PERMISSIVE")),
+        )
+        _PROTOBUF_READERS.put(key, found, len(reader.schema_json) * 8)
+    return found
+
+
+def _protobuf_writer(registry: RegistrySettings, schema_id: int) -> _ProtobufWriter:
+    """The writer schema of ``schema_id``, fetched (the registry client's cache) and parsed
+    once per process.
+
+    Raises:
+        SchemaRegistryError: the registry failed (not a 404: that makes the records bad).
+    """
+    key = (registry, schema_id)
+    found = _PROTOBUF_WRITERS.get(key)
+    if found is not None:
+        return found
+    size = 64
+    try:
+        registered = registry_client(registry).schema_by_id(schema_id)
+    except SchemaRegistryError as exc:
+        if exc.status != 404:
+            raise  # the registry failed: the task fails (retried by Spark), never null
+        found = _ProtobufWriter(None, "is not in the registry", {})
+    else:
+        size += len(registered.schema_str) * 8
+        try:
+            found = _ProtobufWriter(
+                registry_protobuf_schema(registered, f"schema id {schema_id}"), None, {}
+            )
+        except ConfigError as exc:
+            found = _ProtobufWriter(None, str(exc), {})
+    _PROTOBUF_WRITERS.put(key, found, size)
+    return found
+
+
+@dataclass
+class _BadRow:
+    index: int
+    reason: str
+    schema_id: int | None
+
+
+def _protobuf_payloads(
+    pylist: list[bytes | None], reader: _ProtobufReader, registry: RegistrySettings | None
+) -> tuple[list[bytes | memoryview | None], list[_BadRow], list[int | None]]:
+    """Per row: the message bytes to decode (None: null, or a bad row), the bad rows (not
+    framed, a writer schema id not usable, message indexes naming another message than the
+    reader's) in row order, and each row's writer schema id (framed values)."""
+    if registry is None:
+        return list(pylist), [], []
+    payloads: list[bytes | memoryview | None] = []
+    bad: list[_BadRow] = []
+    ids: list[int | None] = []
+    writers: dict[int, _ProtobufWriter] = {}  # this batch's, by id (no settings hash per row)
+    for i, value in enumerate(pylist):
+        if value is None:
+            payloads.append(None)
+            ids.append(None)
+            continue
+        try:
+            framed = pb_framing.parse(value)
+        except FramingError as exc:
+            bad.append(_BadRow(i, f"not Confluent-framed: {exc.reason}", None))
+            payloads.append(None)
+            ids.append(None)
+            continue
+        ids.append(framed.schema_id)
+        writer = writers.get(framed.schema_id)
+        if writer is None:
+            writer = writers[framed.schema_id] = _protobuf_writer(registry, framed.schema_id)
+        if writer.failure is not None:
+            bad.append(
+                _BadRow(i, f"writer schema {framed.schema_id} {writer.failure}", framed.schema_id)
+            )
+            payloads.append(None)
+            continue
+        named = writer.message(framed.indexes)
+        if named != reader.message:
+            got = f"message {named}" if named is not None else "no message of the writer schema"
+            bad.append(
+                _BadRow(
+                    i,
+                    f"message indexes {list(framed.indexes)} name {got} in writer schema "
+                    f"{framed.schema_id}, not the reader's {reader.message}",
+                    framed.schema_id,
+                )
+            )
+            payloads.append(None)
+            continue
+        payloads.append(framed.payload)
+    return payloads, bad, ids
+
+
+#: The framing of the common record: magic byte, 4-byte id, message indexes ``[0]`` (one 0).
+_PB_SIMPLE_HEADER = framing.HEADER_SIZE + 1
+
+
+def _single_writer_payloads(
+    values: pa.Array, reader: _ProtobufReader, registry: RegistrySettings
+) -> tuple[list[bytes | memoryview | None], list[_BadRow], list[int | None]] | None:
+    """:func:`_protobuf_payloads` for the common batch, with Arrow kernels instead of a
+    Python loop over the framings: every non-null value framed by one schema id with message
+    indexes ``[0]`` (the byte 0) that names the reader's message. None when the batch is
+    anything else (then the per-row path decides, and names each bad row)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not pa.types.is_binary(values.type):
+        values = values.cast(pa.binary())
+    present = values.drop_null()
+    if len(present) == 0:
+        return None
+    if pc.min(pc.binary_length(present)).as_py() < _PB_SIMPLE_HEADER:
+        return None
+    heads = pc.unique(pc.binary_slice(present, 0, _PB_SIMPLE_HEADER))
+    if len(heads) != 1:
+        return None
+    head = heads[0].as_py()
+    if head[0] != framing.MAGIC_BYTE or head[-1] != 0:
+        return None
+    schema_id = int.from_bytes(head[1 : framing.HEADER_SIZE], "big", signed=True)
+    writer = _protobuf_writer(registry, schema_id)
+    if writer.failure is not None or writer.message((0,)) != reader.message:
+        return None
+    # an explicit stop: pyarrow's binary_slice without one fails on some arrays (see _unframe)
+    payloads = pc.binary_slice(values, _PB_SIMPLE_HEADER, 2**31 - 1).to_pylist()
+    ids: list[int | None] = [None if p is None else schema_id for p in payloads]
+    return payloads, [], ids
+
+
+def _decode_protobuf_column(
+    values: pa.Array,
+    reader: ReaderSchema,
+    options: PayloadOptions,
+    where: Callable[[int], str],
+) -> pa.Array:
+    """One column of Protobuf values -> the reader message's struct (``from_protobuf``):
+    plain messages without a registry; with one, Confluent-framed values whose message
+    indexes, resolved against the record's writer schema (fetched by id once per process),
+    must name the reader's message; the bytes are decoded with the reader's descriptor.
+
+    Raises:
+        RecordFormatError: ``FAILFAST`` and a value that is not framed, names an unusable
+            schema id or another message, or does not parse (naming the column,
+            topic-partition, offset and the writer schema id); ``PERMISSIVE`` makes such rows
+            null (one warning per batch).
+        SchemaRegistryError: the registry failed (after its retries).
+    """
+    col = options.key if reader.column == "key" else options.value
+    pb_options = col.protobuf if col is not None and col.protobuf is not None else ProtobufOptions()
+    decoders = _protobuf_reader_of(reader, pb_options)
+    permissive = options.permissive_for(PROTOBUF_FORMAT)
+    fast = (
+        _single_writer_payloads(values, decoders, options.registry)
+        if options.registry is not None
+        else None
+    )
+    if fast is not None:
+        payloads, bad, ids = fast
+    else:
+        payloads, bad, ids = _protobuf_payloads(values.to_pylist(), decoders, options.registry)
+
+    def error(row: _BadRow) -> RecordFormatError:
+        sid = f" (writer schema id {row.schema_id})" if row.schema_id is not None else ""
+        return RecordFormatError(
+            f"cannot decode the {reader.column}{where(row.index)} as Protobuf "
+            f"{decoders.message}: {row.reason}{sid}; with mode=PERMISSIVE such records get a "
+            f"null {reader.column}",
+            column=reader.column,
+            schema_id=row.schema_id,
+        )
+
+    def decode_error(exc: ProtobufDecodeError) -> _BadRow:
+        return _BadRow(exc.index, exc.reason, ids[exc.index] if ids else None)
+
+    if not permissive:
+        first_bad = bad[0].index if bad else len(payloads)
+        try:
+            decoded = decoders.failfast.decode(payloads[:first_bad] if bad else payloads)
+        except ProtobufDecodeError as exc:
+            raise error(decode_error(exc)) from None
+        if bad:  # the rows before the first bad one decode: that one is the first error
+            raise error(bad[0])
+        return decoded
+    decoded = decoders.permissive.decode(payloads)
+    failed = [
+        i
+        for i, (p, ok) in enumerate(zip(payloads, decoded.is_valid().to_pylist(), strict=True))
+        if p is not None and not ok
+    ]
+    if failed:
+        try:
+            decoders.failfast.decode([payloads[failed[0]]])
+            first = _BadRow(failed[0], "does not decode", ids[failed[0]] if ids else None)
+        except ProtobufDecodeError as exc:
+            first = _BadRow(failed[0], exc.reason, ids[failed[0]] if ids else None)
+        bad = sorted([*bad, first], key=lambda b: b.index)
+    if bad:
+        log.warning(
+            "mode=PERMISSIVE: %d record(s) of this batch have a null %s; the first: %s",
+            len(bad) + max(0, len(failed) - 1),
+            reader.column,
+            error(bad[0]),
+        )
+    return decoded
 
 
 def decode_batch(
