@@ -274,7 +274,7 @@ def protobuf_python_route(
     value, the fields read into a dict as spark-protobuf maps them (a proto3 field without
     presence at its default value is null, ``note`` by its presence, an empty ``tags`` an
     empty array, ``at`` as microseconds), then ``pa.array(rows, arrow_type)``."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped]
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     pool = descriptor_pool.DescriptorPool()
     fds = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set)
