@@ -66,6 +66,14 @@ both sides alike. Benchmarks (one module each, over :mod:`benchmarks.harness`):
     ``schemaless_reader`` and confluent-kafka's ``AvroDeserializer`` per record, then
     ``pa.array``); records/s, ns/record and the ratios. No broker, no Spark; ``--records``
     (default 200,000), ``--repeat``.
+``formats`` (:mod:`benchmarks.formats`)
+    JSON and Protobuf values read as typed columns: one topic per format (``--format``
+    ``json``, ``protobuf`` or ``both``) of ``--records`` values of the Avro benchmark's
+    10-field shape, local[2] reads into the noop sink of ``format("pykafka")`` with
+    ``valueFormat=json``/``protobuf`` against ``format("kafka")`` + ``from_json`` (the JVM
+    Protobuf route, spark-protobuf's ``from_protobuf``, is reported as not run: its jar is not
+    served here) and + ``mapInArrow`` parsing each record in Python; rows compared first;
+    records/s and ratios; and each decoder alone against the per-record Python route.
 ``fuzz`` (:mod:`benchmarks.fuzz`)
     Coverage-guided fuzzing (atheris) of every decoder of network bytes, seeded with real
     broker traffic: executions, exec/s, findings, slowest input and largest allocation per
@@ -109,6 +117,8 @@ from benchmarks.avro import run as run_avro
 from benchmarks.batch_read import bench_batch, format_batch_table
 from benchmarks.decoder import bench_decoder
 from benchmarks.eos import EosLatency, bench_eos, format_latency_table
+from benchmarks.formats import add_arguments as add_formats_arguments
+from benchmarks.formats import run as run_formats
 from benchmarks.fuzz import add_arguments as add_fuzz_arguments
 from benchmarks.fuzz import run as run_fuzz
 from benchmarks.group_pause import add_arguments as add_group_pause_arguments
@@ -230,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
     }
     known.add("group-pause")
     known.add("avro")
+    known.add("formats")
     unknown = which - known
     if unknown:
         raise SystemExit(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
@@ -246,6 +257,11 @@ def run(args: argparse.Namespace) -> int:
     if "avro" in which:  # no broker, no Spark (benchmarks.avro)
         status = run_avro(args)
         which.discard("avro")
+        if not which:
+            return status
+    if "formats" in which:  # a broker and Spark of its own (benchmarks.formats)
+        status = run_formats(args)
+        which.discard("formats")
         if not which:
             return status
     if "all" in which:
@@ -580,7 +596,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "which",
         nargs="*",
-        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,planning,fuzz,group-pause,avro,all}",
+        metavar="{batch,decoder,stream,latency,memory,write,eos,pushdown,planning,fuzz,group-pause,avro,formats,all}",
         help="benchmarks to run (default: batch decoder)",
     )
     p.add_argument(
@@ -693,6 +709,7 @@ def add_parser(subparsers: Any) -> None:
         "batch only: several, comma separated, each reading the same topics in turn",
     )
     p.add_argument("--json", help="also write the results to this JSON file")
+    add_formats_arguments(p.add_argument_group("formats"))
     add_fuzz_arguments(p.add_argument_group("fuzz"))
     add_group_pause_arguments(p.add_argument_group("group-pause"))
     p.set_defaults(func=_main_from_cli)

@@ -146,6 +146,21 @@ _FLOAT32_MAX: Final = 3.4028234663852886e38
 #: pyarrow's JSON reader's default block size (1 MiB), raised for a longer document.
 _BLOCK_SIZE: Final = 1 << 20
 _MICROS_PER_SECOND: Final = 1_000_000
+#: A bare non-numeric token pyarrow's reader would take as a number (``Inf``, ``-NaN``, ...):
+#: after ``:``, ``,`` or ``[`` (the only places a value starts inside an object), spaces
+#: allowed. The same text inside a string also matches (the batch then merely takes the
+#: per-row path); a name such as ``"aNaNb"`` does not.
+_NON_NUMERIC_TOKEN: Final = r"[:,\[][ \t\r\n]*[-+]?(?:Inf|NaN|INF)"
+#: A line break (documents go to pyarrow's reader one per line) or :data:`_NON_NUMERIC_TOKEN`.
+_LINE_BREAK_OR_NON_NUMERIC: Final = r"[\n\r]|" + _NON_NUMERIC_TOKEN
+#: A timestamp string the fast path converts with Arrow's cast: ``yyyy-mm-dd``, ``T`` or a
+#: space, ``hh:mm:ss``, 1 to 6 fraction digits, ``Z``; years 0001-9999, months 01-12, days
+#: 01-31 (a day past the month's end fails Arrow's cast), hours 00-23, minutes and seconds
+#: 00-59, nothing around it.
+_ISO_UTC: Final = (
+    r"^(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
+    r"[T ](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,6})?Z$"
+)
 _MICROS_PER_DAY: Final = 86_400 * _MICROS_PER_SECOND
 _EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
 
@@ -325,24 +340,39 @@ class JsonDecoder:
     # -- fast path: pyarrow's reader --
 
     def _fast(self, text: pa.Array) -> pa.Array | None:
+        # blank: null, empty or ASCII whitespace only (trimming ASCII bytes of UTF-8 text
+        # is trimming those characters)
         blank = pc.or_kleene(
-            pc.is_null(text), pc.equal(pc.utf8_length(pc.utf8_trim(text, " \t\n\r")), 0)
+            pc.is_null(text), pc.equal(pc.binary_length(pc.ascii_trim(text, " \t\n\r")), 0)
         )
         blank = pc.fill_null(blank, True)
-        docs = text.filter(pc.invert(blank))
+        any_blank = pc.any(blank).as_py()
+        docs = text.filter(pc.invert(blank)) if any_blank else text
         n = len(docs)
         if n == 0:
             return pa.nulls(len(text), self.arrow_type)
-        if not pc.all(pc.match_substring_regex(docs, r"^[ \t]*\{[^\n\r]*\}[ \t]*$")).as_py():
+        # one line each, ``{`` ... ``}`` with spaces or tabs around
+        trimmed = pc.ascii_trim(docs, " \t")
+        if not (
+            pc.all(pc.starts_with(trimmed, "{")).as_py()
+            and pc.all(pc.ends_with(trimmed, "}")).as_py()
+        ):
             return None
-        if pc.any(pc.match_substring_regex(docs, "Inf|NaN|INF")).as_py():
-            # pyarrow (rapidjson) reads Inf, -Inf, -NaN tokens too, which Jackson refuses
+        if pc.any(pc.match_substring_regex(docs, _LINE_BREAK_OR_NON_NUMERIC)).as_py():
+            # a line break; or a token pyarrow (rapidjson) reads as a number, Inf, -Inf,
+            # -NaN, which Jackson refuses
             return None
-        brackets = pc.add(pc.count_substring(docs, "{"), pc.count_substring(docs, "["))
-        if pc.max(brackets).as_py() > MAX_NESTING:
-            return None  # perhaps nested too deeply: pyarrow would read it
         # a block holds whole lines: at least the longest document and its newline
         longest = pc.max(pc.binary_length(docs)).as_py()
+        if longest > MAX_NESTING:
+            # nesting deeper than MAX_NESTING needs more than that many brackets: only
+            # documents longer than it are counted
+            long_docs = docs.filter(pc.greater(pc.binary_length(docs), MAX_NESTING))
+            brackets = pc.add(
+                pc.count_substring(long_docs, "{"), pc.count_substring(long_docs, "[")
+            )
+            if pc.max(brackets).as_py() > MAX_NESTING:
+                return None  # perhaps nested too deeply: pyarrow would read it
         try:
             joined = pc.binary_join(
                 pa.ListArray.from_arrays(pa.array([0, n], pa.int32()), docs), "\n"
@@ -468,9 +498,28 @@ def _as_text(values: pa.Array) -> pa.Array | None:
         return None
 
 
+def _iso_utc_timestamps(column: pa.Array) -> pa.Array | None:
+    """A string column of timestamps as ``timestamp[us, tz=UTC]`` by Arrow's cast, when every
+    string is :data:`_ISO_UTC` (on those, Arrow's ISO 8601 parser and
+    ``stringToTimestamp`` agree; an impossible day such as Feb 30 makes the cast fail);
+    otherwise None (the strings are then parsed one by one)."""
+    if column.null_count == len(column):
+        return None
+    if not pc.all(pc.match_substring_regex(column, _ISO_UTC)).as_py():
+        return None
+    try:
+        return column.cast(_ARROW_LEAVES["timestamp"])
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
 def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
     """The fast path's string columns of dates and timestamps converted (recursively); None
     when one string is not a date or timestamp (the batch then takes the per-row path)."""
+    if t.kind == "timestamp":
+        vectorized = _iso_utc_timestamps(column)
+        if vectorized is not None:
+            return vectorized
     if t.kind in ("timestamp", "date"):
         parse = _parse_timestamp if t.kind == "timestamp" else _parse_date
         out: list[int | None] = []

@@ -1,0 +1,766 @@
+"""JSON and Protobuf values read as typed columns: ours against the JVM and Python routes.
+
+``spark-kafka-py bench formats`` (also ``python3 -m benchmarks.formats``). For each format
+(``--format json|protobuf|both``), one topic of ``--records`` values (default 5,000,000; a
+pool of 10,000 distinct payloads cycled) of the same 10-field shape as the Avro benchmark
+(:data:`benchmarks.avro.SCHEMA`, values from :func:`benchmarks.avro.sample_records`) is written
+by Kafka's Java producer to 2 partitions of one broker (``--bootstrap-servers``, else a local
+one); then local[2] reads each route into the ``noop`` sink: one warm-up read each (its row
+count checked), then ``--repeat`` alternating timed reads; records/s of the medians and the
+ratio ours / route (> 1: ours faster). Before timing, every route that runs is collected on the
+first 500 records of each partition and compared row for row with ours.
+
+JSON (plain documents, no registry framing; :data:`JSON_DDL`): ``id INT, seq BIGINT, score
+DOUBLE, name STRING, origin STRUCT<zone: INT, host: STRING>, tags ARRAY<INT>, note STRING``
+(every third null), ``at TIMESTAMP`` (ISO 8601 text with milliseconds and ``Z``), ``amount
+DOUBLE`` (the Avro decimal(10, 2) as a JSON number: our JSON reader has no decimal type),
+``ok BOOLEAN``; one compact document per value (``json.dumps``), about 200 bytes.
+
+- ours: ``format("pykafka")``, ``valueFormat=json``, ``valueSchema`` = :data:`JSON_DDL`;
+- the JVM route: ``format("kafka")`` + ``from_json(CAST(value AS STRING), JSON_DDL)``;
+- the Python route: ``format("kafka")`` + ``mapInArrow`` with Python's ``json.loads`` per
+  value (``at`` by ``datetime.fromisoformat``), then ``pa.array`` of the struct.
+  confluent-kafka's ``JSONDeserializer`` is not used: it requires the registry's framing
+  (magic byte and schema id) and these are plain documents.
+
+Protobuf (:data:`PROTO`, message ``bench.Event``, compiled by
+:func:`spark_kafka_py.formats.protobuf.compile_proto`; payloads serialized by the protobuf
+package, about 75 bytes): the same fields, ``note`` a proto3 ``optional string``, ``origin``
+a message, ``tags`` ``repeated int32``, ``at`` a ``google.protobuf.Timestamp`` (milliseconds),
+``amount`` the decimal's unscaled value (cents, ``int64``: Protobuf has no decimal).
+
+- ours: ``format("pykafka")``, ``valueFormat=protobuf``, ``messageName=bench.Event``,
+  ``descriptorSet`` = the compiled set in base64; reported as not run, with the reason, when
+  this checkout's source has no ``valueFormat=protobuf`` yet;
+- the JVM route (spark-protobuf's ``from_protobuf``): not run: spark-protobuf's jar is not
+  served to this machine (the row says so; no number is made up);
+- the Python route: ``format("kafka")`` + ``mapInArrow`` with the protobuf package's
+  ``FromString`` per value and the message's fields read into a dict as spark-protobuf maps
+  them (a proto3 field without presence at its default value is null; ``Timestamp`` to
+  microseconds), then ``pa.array`` of the struct. (This hand-written reading is faster than
+  ``MessageToDict``, which writes 64-bit integers and timestamps as strings to be converted
+  again; so the ratio against it is the harder one.)
+
+Also, per format, the decoder alone (no Spark, no Kafka) on the same values (at most
+200,000): ours (:class:`~spark_kafka_py.formats.json.decode.JsonDecoder` over a ``binary``
+Arrow column; :class:`~spark_kafka_py.formats.protobuf.decoder.ProtobufDecoder` over the
+payloads) against the per-record Python route above, arrays checked equal on the first
+2,000 values first.
+
+Usage::
+
+    python3 -m benchmarks.formats [--format json|protobuf|both] [--records 5000000]
+        [--repeat 1] [--bootstrap-servers HOST:PORT] [--json FILE]
+    spark-kafka-py bench formats [--format json] [--records 500000] [--repeat 1]
+
+``--schema-registry-url`` is accepted (the ``bench`` command shares it with ``avro``) but not
+used: both formats are read as plain payloads here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import json
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout's root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pyarrow as pa
+
+from benchmarks.avro import AvroResult as FormatResult
+from benchmarks.avro import format_avro_table, sample_records
+
+__all__ = [
+    "JSON_DDL",
+    "PROTO",
+    "FormatReport",
+    "FormatResult",
+    "bench_formats",
+    "bench_json_decode",
+    "bench_protobuf_decode",
+    "format_report",
+    "json_values",
+    "main",
+    "protobuf_values",
+    "run",
+]
+
+#: ``--records`` when not given.
+DEFAULT_RECORDS = 5_000_000
+#: Values of the decode-alone tables at most.
+DECODE_RECORDS = 200_000
+#: Distinct payloads, cycled over the topic.
+POOL = 10_000
+#: Partitions of each topic.
+PARTITIONS = 2
+#: Records per partition collected from every route and compared before timing.
+CHECKED_PER_PARTITION = 500
+#: Values decoded and compared before the decode-alone timing.
+CHECKED = 2_000
+#: Records per producer JVM call.
+_PRODUCE_CHUNK = 500_000
+
+#: The JSON documents' Spark schema (``valueSchema`` and ``from_json``'s schema).
+JSON_DDL = (
+    "id INT, seq BIGINT, score DOUBLE, name STRING, origin STRUCT<zone: INT, host: STRING>, "
+    "tags ARRAY<INT>, note STRING, at TIMESTAMP, amount DOUBLE, ok BOOLEAN"
+)
+#: :data:`JSON_DDL` as Spark's JSON (``StructType.fromDDL(JSON_DDL).jsonValue()``), for the
+#: decoder alone without a Spark session.
+JSON_SPARK_TYPE: dict[str, Any] = {
+    "type": "struct",
+    "fields": [
+        {"name": "id", "type": "integer", "nullable": True, "metadata": {}},
+        {"name": "seq", "type": "long", "nullable": True, "metadata": {}},
+        {"name": "score", "type": "double", "nullable": True, "metadata": {}},
+        {"name": "name", "type": "string", "nullable": True, "metadata": {}},
+        {
+            "name": "origin",
+            "type": {
+                "type": "struct",
+                "fields": [
+                    {"name": "zone", "type": "integer", "nullable": True, "metadata": {}},
+                    {"name": "host", "type": "string", "nullable": True, "metadata": {}},
+                ],
+            },
+            "nullable": True,
+            "metadata": {},
+        },
+        {
+            "name": "tags",
+            "type": {"type": "array", "elementType": "integer", "containsNull": True},
+            "nullable": True,
+            "metadata": {},
+        },
+        {"name": "note", "type": "string", "nullable": True, "metadata": {}},
+        {"name": "at", "type": "timestamp", "nullable": True, "metadata": {}},
+        {"name": "amount", "type": "double", "nullable": True, "metadata": {}},
+        {"name": "ok", "type": "boolean", "nullable": True, "metadata": {}},
+    ],
+}
+
+#: The Protobuf schema (the same ten fields).
+PROTO = """syntax = "proto3";
+package bench;
+
+import "google/protobuf/timestamp.proto";
+
+message Origin {
+  int32 zone = 1;
+  string host = 2;
+}
+
+message Event {
+  int32 id = 1;
+  int64 seq = 2;
+  double score = 3;
+  string name = 4;
+  Origin origin = 5;
+  repeated int32 tags = 6;
+  optional string note = 7;
+  google.protobuf.Timestamp at = 8;
+  int64 amount = 9;  // decimal(10, 2) as its unscaled value (cents)
+  bool ok = 10;
+}
+"""
+#: The message read.
+MESSAGE = "bench.Event"
+
+#: Row names.
+JSON_OURS = "pykafka valueFormat=json"
+JSON_JVM = "kafka + from_json (JVM)"
+JSON_PYTHON = "kafka + mapInArrow(json.loads)"
+PB_OURS = "pykafka valueFormat=protobuf"
+PB_JVM = "kafka + from_protobuf (JVM)"
+PB_PYTHON = "kafka + mapInArrow(protobuf FromString)"
+#: Why the JVM Protobuf route is not run.
+PB_JVM_NOT_RUN = "not run: spark-protobuf's jar is not served to this machine (Maven 404)"
+
+
+# ------------------------------------------------------------------------------------ values
+
+
+def _iso_millis(at: datetime) -> str:
+    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def json_values(records: int, seed: int = 26) -> list[bytes]:
+    """``records`` compact JSON documents of :data:`JSON_DDL` (from
+    :func:`benchmarks.avro.sample_records`, the same for a seed)."""
+    out = []
+    for r in sample_records(records, seed):
+        doc = {**r, "at": _iso_millis(r["at"]), "amount": float(r["amount"])}
+        out.append(json.dumps(doc, separators=(",", ":")).encode())
+    return out
+
+
+def _proto_schema() -> tuple[Any, Any, bytes]:
+    """(the parsed schema, the ``bench.Event`` descriptor, the FileDescriptorSet bytes)."""
+    from spark_kafka_py.formats.protobuf.descriptors import compile_proto, parse_descriptor_set
+
+    data = compile_proto(PROTO, name="bench.proto")
+    schema = parse_descriptor_set(data, main="bench.proto")
+    return schema, schema.message(MESSAGE), data
+
+
+def protobuf_values(records: int, seed: int = 26) -> list[bytes]:
+    """``records`` serialized ``bench.Event`` messages (the protobuf package's
+    ``SerializeToString``) of the same records as :func:`json_values`."""
+    from google.protobuf import message_factory  # type: ignore[import-untyped]
+
+    _, descriptor, _ = _proto_schema()
+    cls = message_factory.GetMessageClass(descriptor)
+    out = []
+    for r in sample_records(records, seed):
+        m = cls()
+        m.id = r["id"]
+        m.seq = r["seq"]
+        m.score = r["score"]
+        m.name = r["name"]
+        m.origin.zone = r["origin"]["zone"]
+        m.origin.host = r["origin"]["host"]
+        m.tags.extend(r["tags"])
+        if r["note"] is not None:
+            m.note = r["note"]
+        ms = int(r["at"].timestamp() * 1000)
+        m.at.seconds, m.at.nanos = divmod(ms, 1000)
+        m.at.nanos *= 1_000_000
+        m.amount = int(r["amount"].scaleb(2))
+        m.ok = r["ok"]
+        out.append(m.SerializeToString())
+    return out
+
+
+# ------------------------------------------------------------------------ the Python routes
+
+
+def json_python_route(arrow_type: pa.DataType) -> Callable[[Sequence[bytes | None]], pa.Array]:
+    """The per-record Python route of JSON: ``json.loads`` per value, ``at`` parsed by
+    ``datetime.fromisoformat``, then ``pa.array(rows, arrow_type)``."""
+
+    def run(values: Sequence[bytes | None]) -> pa.Array:
+        loads = json.loads
+        iso = datetime.fromisoformat
+        rows: list[Any] = []
+        for v in values:
+            if v is None:
+                rows.append(None)
+                continue
+            d = loads(v)
+            at = d.get("at")
+            if at is not None:
+                d["at"] = iso(at)
+            rows.append(d)
+        return pa.array(rows, type=arrow_type)
+
+    return run
+
+
+def protobuf_python_route(
+    descriptor_set: bytes, arrow_type: pa.DataType
+) -> Callable[[Sequence[bytes | None]], pa.Array]:
+    """The per-record Python route of Protobuf: the protobuf package's ``FromString`` per
+    value, the fields read into a dict as spark-protobuf maps them (a proto3 field without
+    presence at its default value is null, ``note`` by its presence, an empty ``tags`` an
+    empty array, ``at`` as microseconds), then ``pa.array(rows, arrow_type)``."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    pool = descriptor_pool.DescriptorPool()
+    fds = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set)
+    for f in fds.file:
+        pool.Add(f)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(MESSAGE))
+
+    def run(values: Sequence[bytes | None]) -> pa.Array:
+        parse = cls.FromString
+        rows: list[Any] = []
+        for v in values:
+            if v is None:
+                rows.append(None)
+                continue
+            m = parse(v)
+            origin = None
+            if m.HasField("origin"):
+                o = m.origin
+                origin = {"zone": o.zone or None, "host": o.host or None}
+            at = None
+            if m.HasField("at"):
+                at = m.at.seconds * 1_000_000 + m.at.nanos // 1000
+            rows.append(
+                {
+                    "id": m.id or None,
+                    "seq": m.seq or None,
+                    "score": m.score or None,
+                    "name": m.name or None,
+                    "origin": origin,
+                    "tags": list(m.tags),
+                    "note": m.note if m.HasField("note") else None,
+                    "at": at,
+                    "amount": m.amount or None,
+                    "ok": m.ok or None,
+                }
+            )
+        return pa.array(rows, type=arrow_type)
+
+    return run
+
+
+# ---------------------------------------------------------------------- decode alone
+
+
+def _time(
+    systems: list[tuple[str, Callable[[Any], pa.Array]]],
+    inputs: dict[str, Any],
+    records: int,
+    repeat: int,
+    log: Callable[[str], None],
+) -> list[FormatResult]:
+    results = []
+    for name, run in systems:
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            out = run(inputs[name])
+            times.append(time.perf_counter() - t0)
+            if len(out) != records:
+                raise SystemExit(f"{name}: {len(out)} rows, expected {records}")
+            del out
+        result = FormatResult(name, records, statistics.median(times), times)
+        log(f"decode {name}: {result.ns_per_record:,.0f} ns/record")
+        results.append(result)
+    return results
+
+
+def bench_json_decode(
+    records: int, repeat: int = 1, log: Callable[[str], None] = lambda m: None
+) -> list[FormatResult]:
+    """The JSON decoders alone over the same ``records`` documents: ours
+    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts) and
+    the Python route (:func:`json_python_route` over the list of bytes).
+
+    Raises:
+        SystemExit: the arrays differ on the first :data:`CHECKED` values.
+    """
+    from spark_kafka_py.formats.json.decode import JsonDecoder
+
+    values = json_values(records)
+    decoder = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST")
+    python = json_python_route(decoder.arrow_type)
+    ours_name, python_name = "pykafka JsonDecoder", "json.loads + pa.array"
+    head = values[:CHECKED]
+    if not decoder.decode(pa.array(head, pa.binary())).equals(python(head)):
+        raise SystemExit("JSON decode alone: ours and the Python route differ")
+    systems: list[tuple[str, Callable[[Any], pa.Array]]] = [
+        (ours_name, decoder.decode),
+        (python_name, python),
+    ]
+    inputs = {ours_name: pa.array(values, pa.binary()), python_name: values}
+    return _time(systems, inputs, records, repeat, log)
+
+
+def bench_protobuf_decode(
+    records: int, repeat: int = 1, log: Callable[[str], None] = lambda m: None
+) -> list[FormatResult]:
+    """The Protobuf decoders alone over the same ``records`` payloads: ours
+    (``ProtobufDecoder.decode``) and the Python route (:func:`protobuf_python_route`).
+
+    Raises:
+        SystemExit: the arrays differ on the first :data:`CHECKED` values.
+    """
+    from spark_kafka_py.formats.protobuf.decoder import ProtobufDecoder
+
+    schema, descriptor, data = _proto_schema()
+    values = protobuf_values(records)
+    decoder = ProtobufDecoder(schema, descriptor)
+    python = protobuf_python_route(data, decoder.arrow_type)
+    ours_name, python_name = "pykafka ProtobufDecoder", "FromString + pa.array"
+    head = values[:CHECKED]
+    if not decoder.decode(head).equals(python(head)):
+        raise SystemExit("Protobuf decode alone: ours and the Python route differ")
+    systems: list[tuple[str, Callable[[Any], pa.Array]]] = [
+        (ours_name, decoder.decode),
+        (python_name, python),
+    ]
+    return _time(systems, {ours_name: values, python_name: values}, records, repeat, log)
+
+
+# ------------------------------------------------------------------------------- Spark
+
+
+@dataclass
+class FormatReport:
+    """What one format measured.
+
+    Attributes:
+        format: ``json`` or ``protobuf``.
+        records: records in the topic.
+        results: the routes read (ours first when it ran): the median read into noop.
+        not_run: routes not run, each with the reason (a row of the table, no number).
+        decode: the decode-alone results (ours first).
+        checked: records compared across the routes before timing.
+        produce_s: seconds Kafka's Java producer took to write the topic.
+    """
+
+    format: str
+    records: int
+    results: list[FormatResult]
+    not_run: dict[str, str]
+    decode: list[FormatResult]
+    checked: int = 0
+    produce_s: float = 0.0
+    routes: list[str] = field(default_factory=list)
+
+
+def _write_topic(bootstrap: str, topic: str, pool: list[bytes], records: int) -> float:
+    """Create ``topic`` (:data:`PARTITIONS` partitions), write ``records`` values of ``pool``
+    cycled, round-robin over the partitions, with Kafka's Java producer; its seconds."""
+    from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce
+
+    create_topic(bootstrap, topic, partitions=PARTITIONS)
+    start = time.perf_counter()
+    for first in range(0, records, _PRODUCE_CHUNK):
+        chunk = (
+            ProducedRecord(None, pool[i % len(pool)], partition=i % PARTITIONS)
+            for i in range(first, min(records, first + _PRODUCE_CHUNK))
+        )
+        produce(bootstrap, topic, chunk, linger_ms=20, batch_size=1 << 18, timeout_s=3600)
+    return time.perf_counter() - start
+
+
+def _map_in_arrow(
+    make: Callable[[], Callable[[Sequence[bytes | None]], pa.Array]],
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A ``mapInArrow`` function: the batch's last column (``value``) decoded by ``make()``'s
+    function into ``v``, the other columns passed through."""
+
+    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        run = make()
+        for batch in batches:
+            n = batch.num_columns
+            arrays = [batch.column(i) for i in range(n - 1)]
+            arrays.append(run(batch.column(n - 1).to_pylist()))
+            yield pa.RecordBatch.from_arrays(arrays, names=[*batch.schema.names[:-1], "v"])
+
+    return decode
+
+
+def _spark_read(
+    spark: Any,
+    topic_options: dict[str, str],
+    topic: str,
+    records: int,
+    repeat: int,
+    log: Callable[[str], None],
+    routes: dict[str, Callable[[dict[str, str]], Any]],
+) -> tuple[list[FormatResult], int]:
+    """Compare every route on the first :data:`CHECKED_PER_PARTITION` records of each
+    partition (``partition, offset, v`` rows, the first route's against each other's), then
+    one warm-up read each (row count checked) and ``repeat`` alternating timed reads of
+    ``v`` into the noop sink. Each route maps options (the topic's, bounded or not) to a
+    DataFrame of ``partition, offset, v``.
+
+    Raises:
+        SystemExit: a route's rows differ from the first's, or a read's count is not
+            ``records``.
+    """
+    from benchmarks.avro import _alternating_runs
+
+    head = json.dumps({topic: {str(p): CHECKED_PER_PARTITION for p in range(PARTITIONS)}})
+    bounded = {**topic_options, "endingOffsets": head}
+    names = list(routes)
+    expected = sorted(tuple(r) for r in routes[names[0]](bounded).collect())
+    for name in names[1:]:
+        got = sorted(tuple(r) for r in routes[name](bounded).collect())
+        if got != expected:
+            pairs = zip(got, expected, strict=False)
+            diff = next(((a, b) for a, b in pairs if a != b), None)
+            raise SystemExit(
+                f"{name} and {names[0]} differ on the first records ({len(got)} and "
+                f"{len(expected)} rows; first difference {diff})"
+            )
+    log(f"{', '.join(names)}: the same {len(expected):,} rows")
+
+    def timed(name: str) -> float:
+        start = time.perf_counter()
+        routes[name](topic_options).select("v").write.format("noop").mode("overwrite").save()
+        return time.perf_counter() - start
+
+    for name in names:
+        log(f"{name}: warm-up {timed(name):.1f} s")
+        count = routes[name](topic_options).count()
+        if count != records:
+            raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
+    return _alternating_runs(names, timed, records, repeat, log), len(expected)
+
+
+def _load(spark: Any, fmt: str, options: dict[str, str]) -> Any:
+    reader = spark.read.format(fmt)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def _json_routes(spark: Any) -> dict[str, Callable[[dict[str, str]], Any]]:
+    from pyspark.sql.functions import col, from_json
+    from pyspark.sql.pandas.types import to_arrow_type
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+
+    def ours(options: dict[str, str]) -> Any:
+        df = _load(spark, "pykafka", {**options, "valueFormat": "json", "valueSchema": JSON_DDL})
+        return df.select("partition", "offset", col("value").alias("v"))
+
+    def jvm(options: dict[str, str]) -> Any:
+        value = from_json(col("value").cast("string"), JSON_DDL).alias("v")
+        return _load(spark, "kafka", options).select("partition", "offset", value)
+
+    struct = StructType.fromDDL(JSON_DDL)
+    arrow_type = to_arrow_type(struct, timezone="UTC")
+    out = StructType(
+        [
+            StructField("partition", IntegerType()),
+            StructField("offset", LongType()),
+            StructField("v", struct),
+        ]
+    )
+    decode = _map_in_arrow(lambda: json_python_route(arrow_type))
+
+    def python(options: dict[str, str]) -> Any:
+        df = _load(spark, "kafka", options).select("partition", "offset", "value")
+        return df.mapInArrow(decode, out)
+
+    return {JSON_OURS: ours, JSON_JVM: jvm, JSON_PYTHON: python}
+
+
+def _protobuf_routes(
+    spark: Any, descriptor_set: bytes, ours_runs: bool
+) -> dict[str, Callable[[dict[str, str]], Any]]:
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+
+    from spark_kafka_py.formats.protobuf.decoder import ProtobufDecoder
+    from spark_kafka_py.formats.protobuf.descriptors import parse_descriptor_set
+
+    schema = parse_descriptor_set(descriptor_set, main="bench.proto")
+    arrow_type = ProtobufDecoder(schema, schema.message(MESSAGE)).arrow_type
+    struct = from_arrow_type(arrow_type)
+    encoded = base64.b64encode(descriptor_set).decode()
+    routes: dict[str, Callable[[dict[str, str]], Any]] = {}
+    if ours_runs:
+
+        def ours(options: dict[str, str]) -> Any:
+            df = _load(
+                spark,
+                "pykafka",
+                {
+                    **options,
+                    "valueFormat": "protobuf",
+                    "messageName": MESSAGE,
+                    "descriptorSet": encoded,
+                },
+            )
+            return df.select("partition", "offset", df["value"].alias("v"))
+
+        routes[PB_OURS] = ours
+    out = StructType(
+        [
+            StructField("partition", IntegerType()),
+            StructField("offset", LongType()),
+            StructField("v", struct),
+        ]
+    )
+    decode = _map_in_arrow(lambda: protobuf_python_route(descriptor_set, arrow_type))
+
+    def python(options: dict[str, str]) -> Any:
+        df = _load(spark, "kafka", options).select("partition", "offset", "value")
+        return df.mapInArrow(decode, out)
+
+    routes[PB_PYTHON] = python
+    return routes
+
+
+def _source_reads_protobuf() -> str | None:
+    """None when this checkout's source takes ``valueFormat=protobuf``, else why not."""
+    from spark_kafka_py import registry
+
+    for opt in getattr(registry, "OPTIONS", ()):
+        if getattr(opt, "name", None) == "valueFormat":
+            if "protobuf" in (getattr(opt, "choices", None) or ()):
+                return None
+            return "not run: this checkout's source has no valueFormat=protobuf yet"
+    return "not run: valueFormat not found in spark_kafka_py.registry"
+
+
+def bench_formats(
+    formats: Sequence[str],
+    records: int = DEFAULT_RECORDS,
+    repeat: int = 1,
+    *,
+    bootstrap: str | None = None,
+    log: Callable[[str], None] = lambda m: None,
+) -> list[FormatReport]:
+    """Run the benchmark of each of ``formats`` (``json``, ``protobuf``): the decode-alone
+    table, then the topic and the Spark reads (see the module docstring).
+
+    Raises:
+        SystemExit: two routes' rows differ, or a read's row count is not ``records``.
+    """
+    from benchmarks.harness import local_broker
+    from spark_kafka_py.discovery import ensure_registered
+    from spark_kafka_py.testing.spark import local_spark_session
+
+    reports: list[FormatReport] = []
+    decode_n = min(records, DECODE_RECORDS)
+    with contextlib.ExitStack() as stack:
+        bs = stack.enter_context(local_broker(bootstrap))
+        spark = local_spark_session("spark-kafka-py bench formats", master="local[2]")
+        stack.callback(spark.stop)
+        ensure_registered(spark)
+        for fmt in formats:
+            run_id = uuid.uuid4().hex[:8]
+            topic = f"bench-{fmt}-{run_id}"
+            not_run: dict[str, str] = {}
+            if fmt == "json":
+                decode = bench_json_decode(decode_n, repeat, log)
+                pool = json_values(min(records, POOL))
+                routes = _json_routes(spark)
+            else:
+                decode = bench_protobuf_decode(decode_n, repeat, log)
+                pool = protobuf_values(min(records, POOL))
+                why = _source_reads_protobuf()
+                if why is not None:
+                    not_run[PB_OURS] = why
+                not_run[PB_JVM] = PB_JVM_NOT_RUN
+                routes = _protobuf_routes(spark, _proto_schema()[2], why is None)
+            produce_s = _write_topic(bs, topic, pool, records)
+            log(f"{records:,} {fmt} records written to {topic} in {produce_s:.1f} s")
+            options = {"kafka.bootstrap.servers": bs, "subscribe": topic}
+            results, checked = _spark_read(spark, options, topic, records, repeat, log, routes)
+            reports.append(
+                FormatReport(
+                    fmt, records, results, not_run, decode, checked, produce_s, list(routes)
+                )
+            )
+    return reports
+
+
+# ------------------------------------------------------------------------------- output
+
+
+def format_report(report: FormatReport) -> str:
+    """A Markdown table of one format: records/s, ours / route and the runs per route (the
+    routes not run with their reason), then the decode-alone table."""
+    lines = ["| route | records/s | ours / route | runs, s |", "|---|---:|---:|---|"]
+    ours = next((r for r in report.results if r.system in (JSON_OURS, PB_OURS)), None)
+    for r in report.results:
+        ratio = f"{ours.records_per_s / r.records_per_s:.2f}" if ours else "-"
+        runs = ", ".join(f"{s:.2f}" for s in r.runs)
+        lines.append(f"| {r.system} | {r.records_per_s:,.0f} | {ratio} | {runs} |")
+    for name, why in report.not_run.items():
+        lines.append(f"| {name} | - | - | {why} |")
+    lines += ["", f"Decode alone ({report.format}; no Spark, no Kafka), same values:", ""]
+    lines.append(format_avro_table(report.decode))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run on ``args`` (``format``, ``records``, ``repeat``, ``bootstrap_servers``, ``json``),
+    print the tables; return 0."""
+    from benchmarks.harness import environment
+
+    which = getattr(args, "format", None) or "both"
+    formats = ["json", "protobuf"] if which == "both" else [which]
+    records = getattr(args, "records", None) or DEFAULT_RECORDS
+    repeat = getattr(args, "repeat", None) or 1
+    reports = bench_formats(
+        formats,
+        records,
+        repeat,
+        bootstrap=getattr(args, "bootstrap_servers", None),
+        log=lambda m: print(m, flush=True),
+    )
+    env = environment()
+    for report in reports:
+        print()
+        print(f"### {report.format} read in Spark, {env['date']}")
+        print()
+        print(
+            f"{records:,} {report.format} values of a 10-field record ({POOL:,} distinct "
+            f"payloads cycled), {PARTITIONS} partitions, one local broker, local[2], noop sink, "
+            f"median of {repeat} run(s) after one warm-up each; the routes returned the same "
+            f"rows on the first {report.checked:,} records. ours / route > 1: ours faster."
+        )
+        print()
+        print(format_report(report))
+    print()
+    if getattr(args, "schema_registry_url", None):
+        print("- --schema-registry-url: not used (plain payloads)")
+    for k, v in env.items():
+        print(f"- {k}: {v}")
+    json_path = getattr(args, "json", None)
+    if json_path:
+
+        def rows(results: list[FormatResult]) -> list[dict[str, Any]]:
+            return [{**asdict(r), "records_per_s": r.records_per_s} for r in results]
+
+        Path(json_path).write_text(
+            json.dumps(
+                {
+                    "env": env,
+                    "formats": [
+                        {
+                            "format": r.format,
+                            "records": r.records,
+                            "spark": rows(r.results),
+                            "not_run": r.not_run,
+                            "decode": rows(r.decode),
+                            "checked": r.checked,
+                            "produce_s": r.produce_s,
+                        }
+                        for r in reports
+                    ],
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
+    return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser | Any) -> None:
+    """The options only this benchmark has (``--format``)."""
+    parser.add_argument(
+        "--format",
+        choices=("json", "protobuf", "both"),
+        default="both",
+        help="formats: the payload formats to read (default both)",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python3 -m benchmarks.formats [--format json|protobuf|both] [--records N]
+    [--repeat N] [--bootstrap-servers HOST:PORT] [--json FILE]``."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    add_arguments(parser)
+    parser.add_argument(
+        "--records", type=int, default=None, help=f"records per topic (default {DEFAULT_RECORDS:,})"
+    )
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--json", help="also write the results to this JSON file")
+    parser.add_argument("--bootstrap-servers", help="this cluster, not a local broker")
+    parser.add_argument("--schema-registry-url", help="accepted, not used (plain payloads)")
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
