@@ -67,6 +67,7 @@ from spark_kafka_py.testing.jvm import (
     java_executable,
     run_java,
 )
+from spark_kafka_py.testing.tools import run_tool, tool_server_running
 
 __all__ = [
     "STORAGE_FEATURES_SINCE",
@@ -594,11 +595,15 @@ class LocalKafkaCluster:
         bootstrap = ",".join(n.address for n in nodes)
         expected = {n.node_id for n in nodes}
         last = ""
+        # on the process's tool server when one runs (the tests' restarts: a request instead
+        # of a JVM start each time); else a JVM of its own (a first start, the console tools)
+        served = tool_server_running()
+        probe = run_tool if served else run_java
         while True:
             for n in nodes:
                 self._check_alive(n, deadline)
             try:
-                out = run_java(
+                out = probe(
                     BROKER_API_VERSIONS_MAIN,
                     ["--bootstrap-server", bootstrap],
                     classpath=self.tools_classpath,
@@ -615,7 +620,7 @@ class LocalKafkaCluster:
                     f"Kafka nodes {sorted(expected)} not serving after {self.start_timeout_s} s "
                     f"({last})\n" + "\n".join(n.log_tail() for n in nodes)
                 )
-            time.sleep(1.0)
+            time.sleep(0.25 if served else 1.0)
 
     def _check_alive(self, n: KafkaNode, deadline: float) -> None:
         if n.process is None or n.process.poll() is not None:
