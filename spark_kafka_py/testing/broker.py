@@ -67,6 +67,7 @@ from spark_kafka_py.testing.jvm import (
     java_executable,
     run_java,
 )
+from spark_kafka_py.testing.tools import run_tool, tool_server_running
 
 __all__ = [
     "STORAGE_FEATURES_SINCE",
@@ -524,19 +525,44 @@ class LocalKafkaCluster:
         return text
 
     def _format_storage(self, classpath: str) -> None:
-        """Run ``StorageTool format`` for every node (in parallel: one JVM each)."""
+        """Run ``StorageTool format`` for every node: one after the other on the process's tool
+        server when one runs (the tests' clusters: a request each instead of a JVM start; a run
+        the server cannot take, e.g. another release's class path, gets a JVM of its own),
+        else in parallel, one JVM each (a first start, the console tools)."""
+        errors = []
+
+        def args(n: KafkaNode) -> list[str]:
+            return [
+                "format",
+                f"--cluster-id={self.cluster_id}",  # "=": an id may start with "-"
+                "--config",
+                str(n.config_path),
+                "--ignore-formatted",
+                *_feature_args(self.features),
+            ]
+
+        if tool_server_running():
+            for n in self.nodes:
+                done = run_tool(
+                    STORAGE_TOOL_MAIN,
+                    args(n),
+                    classpath=classpath,
+                    timeout_s=self.start_timeout_s,
+                    check=False,
+                )
+                if done.returncode != 0:
+                    errors.append(
+                        f"node {n.node_id}: {STORAGE_TOOL_MAIN} format exited {done.returncode}:"
+                        f"\n{(done.stdout + done.stderr)[-4000:]}"
+                    )
+            if errors:
+                raise BrokerStartError("formatting Kafka storage failed\n" + "\n".join(errors))
+            return
         procs = []
         for n in self.nodes:
             cmd = java_command(
                 STORAGE_TOOL_MAIN,
-                [
-                    "format",
-                    f"--cluster-id={self.cluster_id}",  # "=": an id may start with "-"
-                    "--config",
-                    str(n.config_path),
-                    "--ignore-formatted",
-                    *_feature_args(self.features),
-                ],
+                args(n),
                 classpath=classpath,
                 heap="256m",
                 fast_start=True,
@@ -546,7 +572,6 @@ class LocalKafkaCluster:
             procs.append(
                 (n, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
             )
-        errors = []
         for n, p in procs:
             out, _ = p.communicate(timeout=self.start_timeout_s)
             if p.returncode != 0:
@@ -598,11 +623,15 @@ class LocalKafkaCluster:
         bootstrap = ",".join(n.address for n in nodes)
         expected = {n.node_id for n in nodes}
         last = ""
+        # on the process's tool server when one runs (the tests' restarts: a request instead
+        # of a JVM start each time); else a JVM of its own (a first start, the console tools)
+        served = tool_server_running()
+        probe = run_tool if served else run_java
         while True:
             for n in nodes:
                 self._check_alive(n, deadline)
             try:
-                out = run_java(
+                out = probe(
                     BROKER_API_VERSIONS_MAIN,
                     ["--bootstrap-server", bootstrap],
                     classpath=self.tools_classpath,
@@ -619,7 +648,7 @@ class LocalKafkaCluster:
                     f"Kafka nodes {sorted(expected)} not serving after {self.start_timeout_s} s "
                     f"({last})\n" + "\n".join(n.log_tail() for n in nodes)
                 )
-            time.sleep(1.0)
+            time.sleep(0.25 if served else 1.0)
 
     def _check_alive(self, n: KafkaNode, deadline: float) -> None:
         if n.process is None or n.process.poll() is not None:

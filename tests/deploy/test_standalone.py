@@ -197,7 +197,7 @@ def _assert_lag_zero(bootstrap: str, group: str, topic: str, timeout_s: float = 
     deadline = time.monotonic() + timeout_s
     while (lags := _lags(bootstrap, group, topic)) != want:
         assert time.monotonic() < deadline, f"group {group}: {lags}, want {want}"
-        time.sleep(1)
+        time.sleep(0.5)  # a served tool call: 0.1-0.5 s
 
 
 def _assert_sink_exactly_once(spark: SparkSession, out: Path) -> None:
@@ -214,9 +214,17 @@ def _assert_sink_exactly_once(spark: SparkSession, out: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+def nosite_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's :func:`_nosite_python` wrapper, made and checked once for both drivers
+    (the check imports pyarrow, pandas and pyspark: 4 s on the loaded machine; suite time)."""
+    return _nosite_python(tmp_path_factory.mktemp("nosite"))
+
+
+@pytest.fixture(scope="module")
 def packed_run(
     spark_cluster: StandaloneCluster,
     kafka_bootstrap: str,
+    nosite_python: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Any]:
     """One driver on the cluster, executors without the installed package, the package in
@@ -284,7 +292,7 @@ def packed_run(
         tmp,
         "packed",
         spec,
-        PYSPARK_PYTHON=str(_nosite_python(tmp)),
+        PYSPARK_PYTHON=str(nosite_python),
         PYSPARK_DRIVER_PYTHON=sys.executable,
     )
     try:
@@ -402,7 +410,7 @@ def test_executor_killed_mid_stream_every_record_once_and_lag_zero(
 
 
 def test_py_files_zip_needs_register_and_uses_the_pure_decoder(
-    spark_cluster: StandaloneCluster, kafka_bootstrap: str, tmp_path: Path
+    spark_cluster: StandaloneCluster, kafka_bootstrap: str, nosite_python: Path, tmp_path: Path
 ) -> None:
     topic = _produce_topic(kafka_bootstrap, count=1000)
     package = tmp_path / "spark_kafka_py.zip"
@@ -421,7 +429,7 @@ def test_py_files_zip_needs_register_and_uses_the_pure_decoder(
             {"kind": "batch", "name": "batch", "topic": topic},
         ],
     }
-    nosite = str(_nosite_python(tmp_path))
+    nosite = str(nosite_python)
     process, log, result = _spawn_driver(
         tmp_path, "py-files", spec, submit=True, PYSPARK_PYTHON=nosite, PYSPARK_DRIVER_PYTHON=nosite
     )

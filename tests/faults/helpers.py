@@ -112,6 +112,11 @@ def fetcher_via(
     return client, PartitionFetcher(client, tp, settings, poll_timeout_ms=poll_timeout_ms)
 
 
+#: Seconds between two ``kafka-transactions.sh list`` polls: a served tool call takes 0.1-0.5 s
+#: on the loaded 2-core machine, so a longer pause only delays the test (suite time).
+TXN_POLL_S = 0.5
+
+
 def list_transactions(bootstrap: str) -> dict[str, str]:
     """``kafka-transactions.sh list``: transactional id -> state (``Ongoing``,
     ``CompleteCommit``, ...) of every transactional id the coordinators know.
@@ -154,7 +159,7 @@ def wait_no_open_transaction(
         if time.monotonic() > deadline:
             described = "\n".join(describe_transaction_tool(bootstrap, t) for t in unfinished)
             raise AssertionError(f"transactions left open after {timeout_s} s:\n{described}")
-        time.sleep(2)
+        time.sleep(TXN_POLL_S)
 
 
 def wait_transactions(
@@ -180,7 +185,7 @@ def wait_transactions(
             return mine
         if time.monotonic() > deadline:
             raise AssertionError(f"not {what} after {timeout_s} s: {sorted(mine.items())}")
-        time.sleep(1)
+        time.sleep(TXN_POLL_S)
 
 
 # ---- the exactly-once job (tests/faults/_eo_job.py) as a driver of its own -----------------
