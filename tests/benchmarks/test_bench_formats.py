@@ -35,6 +35,7 @@ def test_documents_are_the_avro_benchmarks_records() -> None:
     assert set(doc) == {f.name for f in descriptor.fields}
 
 
+@pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
 def test_bench_formats_tiny(kafka_bootstrap: str, tmp_path: Path) -> None:
     report = tmp_path / "formats.json"
     cmd = [
