@@ -255,14 +255,9 @@ class KafkaClient:
     def __init__(self, config: ClientConfig, *, socket_factory: SocketFactory | None = None):
         self.config = config
         self._socket_factory = socket_factory
-        self._sasl_authenticate: Any = None
         security = config.security
         if socket_factory is None and security.ssl is not None:
             self._socket_factory = ssl_socket_factory(security.ssl)
-        if security.sasl is not None:
-            from spark_kafka_py.client.sasl import authenticate
-
-            self._sasl_authenticate = authenticate
         self._sasl = security.sasl
         self._lock = threading.Lock()
         self._connections: dict[int, BrokerConnection] = {}
@@ -336,9 +331,11 @@ class KafkaClient:
 
     def _authenticator_for(self, host: str) -> Authenticator | None:
         """SASL for a connection to ``host`` (GSSAPI names the broker's service by host)."""
-        authenticate, sasl = self._sasl_authenticate, self._sasl
-        if authenticate is None or sasl is None:
+        sasl = self._sasl
+        if sasl is None:
             return None
+        from spark_kafka_py.client.sasl import authenticate  # loaded only for SASL clients
+
         return lambda exchange, broker: authenticate(exchange, sasl, broker, host=host)
 
     def connection(self, node_id: int) -> BrokerConnection:

@@ -41,12 +41,14 @@ import hashlib
 import hmac
 import http.client
 import importlib
+import ipaddress
 import json
 import logging
 import math
 import os
 import re
 import secrets
+import socket
 import threading
 import time
 import urllib.error
@@ -738,9 +740,6 @@ def kerberos_host(host: str) -> str:
     given as an IP literal, the name a reverse look-up returns (the address itself when
     there is none). Source: Kafka ``SaslChannelBuilder.buildClientAuthenticator``.
     """
-    import ipaddress
-    import socket
-
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:
