@@ -572,6 +572,17 @@ OPTIONS: tuple[Option, ...] = (
          "GSSAPI: the Kerberos configuration file for every process of the query (the "
          "JVM's `-Djava.security.krb5.conf`); default: `KRB5_CONFIG` of the process, else "
          "the driver's, else `/etc/krb5.conf`", {SECURITY}, spark="ours only"),
+    _opt("delegationToken", "boolean", False,
+         "the driver obtains a Kafka delegation token with its own login (e.g. Kerberos) and "
+         "the executors authenticate with it (SCRAM, `tokenauth=true`): no keytab on them; "
+         "renewed and replaced by the driver (docs/security.md). Spark: "
+         "`spark.security.credentials.kafka.enabled` with `spark.kafka.clusters.<id>.*`",
+         CLIENT, spark="ours only"),
+    _opt("delegationToken.mechanism", "enum", "scram-sha-512",
+         "the executors' SCRAM mechanism with the token (Spark: "
+         "`spark.kafka.clusters.<id>.sasl.token.mechanism`)", CLIENT,
+         choices=("scram-sha-256", "scram-sha-512"), default_text="`SCRAM-SHA-512`",
+         spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token", "password", None, "a static OAuth bearer token",
          {SECURITY}, secret=True, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token.provider", "string", None,

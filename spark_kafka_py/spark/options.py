@@ -51,6 +51,7 @@ from spark_kafka_py.registry import (
     parse_time_ms,
 )
 from spark_kafka_py.spark.payload import PayloadOptions, ReadPayload, parse_payload_options
+from spark_kafka_py.spark.tokens import TokenOptions, parse_token_options
 
 __all__ = [
     "Assign",
@@ -201,6 +202,8 @@ class SourceOptions:
             (:class:`~spark_kafka_py.spark.payload.PayloadOptions`).
         read_payload: the reader schemas of the formatted columns, set once the DataFrame's
             schema is known (:func:`~spark_kafka_py.spark.payload.read_payload_from_schema`).
+        delegation_token: ``delegationToken=true``: the executors authenticate with a token
+            the driver obtains (:mod:`spark_kafka_py.spark.tokens`); ``None`` otherwise.
     """
 
     subscription: Subscription
@@ -221,6 +224,7 @@ class SourceOptions:
     group: GroupOptions = field(default_factory=GroupOptions)
     payload: PayloadOptions = field(default_factory=PayloadOptions)
     read_payload: ReadPayload | None = None
+    delegation_token: TokenOptions | None = None
 
 
 def parse_subscription(options: Mapping[str, str]) -> Subscription:
@@ -725,6 +729,7 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
             opts, consumer, subscription, streaming=streaming, start_from_group=start_from_group
         ),
         payload=parse_payload_options(opts),
+        delegation_token=parse_token_options(opts, consumer.client),
     )
     if streaming:
         _check_trigger(parsed)

@@ -60,6 +60,7 @@ from spark_kafka_py.producer.producer import KafkaProducer
 from spark_kafka_py.producer.settings import ProducerSettings
 from spark_kafka_py.spark.payload_write import encode_batches, resolve_write
 from spark_kafka_py.spark.sink_options import SinkOptions, parse_sink_options
+from spark_kafka_py.spark.tokens import Credentials
 from spark_kafka_py.spark.user_errors import user_facing
 
 __all__ = [
@@ -363,6 +364,17 @@ def _log_commit(messages: list[WriterCommitMessage | None], what: str) -> None:
     log.info("pykafka sink: %s committed, %d records from %d tasks", what, records, len(messages))
 
 
+def on_executor(options: SinkOptions, credentials: Credentials | None) -> SinkOptions:
+    """The options a task writes with: the driver's, or with ``credentials`` (a delegation
+    token's SCRAM login, ``delegationToken=true``) in place of the driver's login."""
+    if credentials is None:
+        return options
+    producer = dataclasses.replace(
+        options.producer, client=credentials.apply(options.producer.client)
+    )
+    return dataclasses.replace(options, producer=producer)
+
+
 class KafkaArrowWriter(DataSourceArrowWriter):
     """``df.write.format("pykafka")``: each task writes its rows (:func:`write_batches`).
 
@@ -370,11 +382,13 @@ class KafkaArrowWriter(DataSourceArrowWriter):
     cannot take back rows already written (at-least-once, as Spark's sink).
     """
 
-    def __init__(self, options: SinkOptions) -> None:
+    def __init__(self, options: SinkOptions, credentials: Credentials | None = None) -> None:
         self.options = options
+        #: ``delegationToken=true``: the token the tasks write with (the driver keeps its login)
+        self.credentials = credentials
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:
-        return write_batches(self.options, iterator)
+        return write_batches(on_executor(self.options, self.credentials), iterator)
 
     @user_facing
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -469,7 +483,10 @@ class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
         ExactlyOnceError / UnsupportedByBrokerError: from the recovery.
     """
 
-    def __init__(self, options: SinkOptions) -> None:
+    def __init__(self, options: SinkOptions, credentials: Credentials | None = None) -> None:
+        #: ``delegationToken=true``: the token the tasks write with, obtained at the query's
+        #: start (the driver's commits keep its own login)
+        self.credentials = credentials
         if options.exactly_once:
             from spark_kafka_py.spark.exactly_once import resolve_transaction_timeout
 
@@ -480,9 +497,10 @@ class KafkaStreamArrowWriter(DataSourceStreamArrowWriter):
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteMessage:
-        if self.options.exactly_once:
-            return write_transaction(self.options, iterator)
-        return write_batches(self.options, iterator)
+        options = on_executor(self.options, self.credentials)
+        if options.exactly_once:
+            return write_transaction(options, iterator)
+        return write_batches(options, iterator)
 
     @user_facing
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:

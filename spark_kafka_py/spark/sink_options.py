@@ -29,6 +29,7 @@ from spark_kafka_py.registry import KAFKA_PREFIX, OPTIONS, SECURITY, SINK, SINK_
 from spark_kafka_py.spark.options import check_kafka_options, parse_client_config
 from spark_kafka_py.spark.payload import PayloadOptions, parse_payload_options
 from spark_kafka_py.spark.payload_write import WritePayload
+from spark_kafka_py.spark.tokens import TokenOptions, parse_token_options
 
 __all__ = ["SinkOptions", "parse_sink_options"]
 
@@ -79,6 +80,8 @@ class SinkOptions:
         write_payload: the writer schema of each formatted column, resolved on the driver by
             :func:`~spark_kafka_py.spark.payload_write.resolve_write` (``options_for_write``);
             None when no column is formatted, or on a writer PySpark creates only to commit.
+        delegation_token: ``delegationToken=true``: the executors write with a token the
+            driver obtains (:mod:`spark_kafka_py.spark.tokens`); ``None`` otherwise.
     """
 
     producer: ProducerSettings
@@ -94,6 +97,7 @@ class SinkOptions:
     kafka_params: Mapping[str, str] = field(default_factory=dict)
     payload: PayloadOptions = field(default_factory=PayloadOptions)
     write_payload: WritePayload | None = None
+    delegation_token: TokenOptions | None = None
 
 
 def _value(opts: Mapping[str, str], name: str) -> Any:
@@ -168,6 +172,7 @@ def parse_sink_options(options: Mapping[str, str], *, streaming: bool = True) ->
         partitioner_ignore_keys=_value(opts, "kafka.partitioner.ignore.keys"),
         kafka_params=redact_options(kafka),
         payload=parse_payload_options(opts, writing=True),
+        delegation_token=parse_token_options(opts, producer.client),
     )
 
 

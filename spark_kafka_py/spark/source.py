@@ -79,6 +79,12 @@ from spark_kafka_py.spark.sink import (
     save_mode_error,
 )
 from spark_kafka_py.spark.stream_timings import STREAM_TIMINGS_ENV, timed, timed_read
+from spark_kafka_py.spark.tokens import (
+    Authenticated,
+    authenticate_plan,
+    executor_credentials,
+    lasting_credentials,
+)
 from spark_kafka_py.spark.trigger import TriggerRules, group_plan_start, next_batch
 from spark_kafka_py.spark.trigger import rate_limit as rate_limit  # importers of source
 from spark_kafka_py.spark.user_errors import user_facing
@@ -152,6 +158,20 @@ def with_payload(base: StructType, payload: ReadPayload) -> StructType:
     if payload.options.include_raw:
         fields.extend(StructField(f"{r.column}_raw", BinaryType()) for r in payload.readers)
     return StructType(fields)
+
+
+def on_executor(
+    options: SourceOptions, partition: InputPartition
+) -> tuple[SourceOptions, InputPartition]:
+    """A task's options and work: with ``delegationToken=true`` the partition carries the
+    token's login (:class:`~spark_kafka_py.spark.tokens.Authenticated`), which replaces the
+    driver's; otherwise both as given."""
+    if not isinstance(partition, Authenticated):
+        return options, partition
+    consumer = dataclasses.replace(
+        options.consumer, client=partition.credentials.apply(options.consumer.client)
+    )
+    return dataclasses.replace(options, consumer=consumer), partition.partition
 
 
 def read_partition(options: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -249,7 +269,7 @@ class KafkaBatchReader(DataSourceReader):
         return filters
 
     @user_facing
-    def partitions(self) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
+    def partitions(self) -> Sequence[InputPartition]:
         planner = Planner(self.options)
         try:
             leaders, _ = planner.topic_partitions()
@@ -274,28 +294,33 @@ class KafkaBatchReader(DataSourceReader):
         finally:
             planner.close()
         report_plan(start, end, plan, self.offered, self.pushdown)  # log line, last_plan()
+        tokens = self.options.delegation_token
         if self.group is not None and self.group.commit_batch_reads:
             # a read id and each topic-partition's whole range (never grouped: no pushdown)
-            return plan_commits(planned_ranges(plan))
-        return plan
+            commits = plan_commits(planned_ranges(plan))
+            return authenticate_plan(commits, self.options.consumer.client, tokens)
+        return authenticate_plan(plan, self.options.consumer.client, tokens)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        options, partition = on_executor(self.options, partition)
         if (
             self.group is None
             or not self.group.commit_batch_reads
             or not isinstance(partition, KafkaInputPartition)  # PySpark's empty-plan stand-in
         ):
-            return read_partition(self.options, partition)
-        return self._read_and_commit(partition)
+            return read_partition(options, partition)
+        return self._read_and_commit(options, partition)
 
-    def _read_and_commit(self, partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+    def _read_and_commit(
+        self, options: SourceOptions, partition: KafkaInputPartition
+    ) -> Iterator[pa.RecordBatch]:
         """``commitGroupOffsets=true``: once every record of the range was handed to Spark,
         record it; the group moves when every range of the topic-partition was read
         (:func:`spark_kafka_py.spark.group.commit_after_read`). A task stopped before (an
         error, a ``limit`` satisfied, a kill) records nothing."""
         assert self.group is not None
-        yield from read_partition(self.options, partition)
-        commit_read_range(self.options, self.group, partition)
+        yield from read_partition(options, partition)
+        commit_read_range(options, self.group, partition)
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -444,7 +469,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @user_facing
     @timed
-    def partitions(self, start: dict, end: dict) -> Sequence[KafkaInputPartition | KafkaRangeGroup]:
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """The input partitions of the micro-batch ``[start, end)`` (:meth:`Planner.plan`);
         with ``kafka.group.id``, revoked partitions are not read and entering ones read
         nothing (:func:`.trigger.group_plan_start`)."""
@@ -454,10 +479,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         planned = self._planner.plan(begin, ends)
         # The micro-batch's job runs next: ask Metadata for the next one meanwhile.
         self._planner.refresh_metadata()
-        return planned
+        return authenticate_plan(
+            planned, self.options.consumer.client, self.options.delegation_token
+        )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        batches = read_partition(self.options, partition)
+        options, partition = on_executor(self.options, partition)
+        batches = read_partition(options, partition)
         path = getattr(self, "_timings_path", None)
         return batches if path is None else timed_read(path, batches)
 
@@ -528,7 +556,10 @@ class PyKafkaDataSource(DataSource):
         save_mode_error(overwrite)
         options = options_for_write(self.options, schema, streaming=False)
         check_topic_exists(options)
-        return KafkaArrowWriter(options)
+        credentials = None
+        if options.delegation_token is not None:
+            credentials = executor_credentials(options.producer.client, options.delegation_token)
+        return KafkaArrowWriter(options, credentials)
 
     @user_facing
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaStreamArrowWriter:
@@ -536,6 +567,11 @@ class PyKafkaDataSource(DataSource):
         from spark_kafka_py.spark.exactly_once import at_query_start
 
         options = options_for_write(self.options, schema, streaming=True)
+        credentials = None
         if at_query_start():  # PySpark creates the writer again for every commit
             check_topic_exists(options)
-        return KafkaStreamArrowWriter(options)
+            if options.delegation_token is not None:
+                # the tasks of every micro-batch use the writer made here: a token of their
+                # own, valid up to its max lifetime (docs/security.md)
+                credentials = lasting_credentials(options.producer.client, options.delegation_token)
+        return KafkaStreamArrowWriter(options, credentials)

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
+    from spark_kafka_py.testing.kerberos import KerberizedKafka
     from spark_kafka_py.testing.secure import SecureKafka
     from spark_kafka_py.testing.spark_cluster import StandaloneCluster
     from spark_kafka_py.testing.spark_connect import ConnectServer
@@ -143,6 +144,31 @@ def secure_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKaf
 
     with SecureKafka(make_pki(tmp_path_factory.mktemp("secure-pki"))) as kafka:
         yield kafka
+
+
+@pytest.fixture(scope="session")
+def kerberized_kafka() -> Iterator[KerberizedKafka]:
+    """A started :class:`~spark_kafka_py.testing.kerberos.KerberizedKafka` (a real MIT KDC and
+    a broker with a GSSAPI listener, SCRAM and delegation tokens, Kafka's default token
+    expiry and max lifetime), shared by the session's Kerberos modules; ``KRB5_CONFIG`` names
+    its realm's configuration while it runs (Spark's Python workers need the
+    ``kafka.sasl.kerberos.krb5.conf`` option instead: they were started before).
+
+    Raises (as a test ERROR): KdcError / BrokerStartError.
+    """
+    from spark_kafka_py.testing.kerberos import KerberizedKafka
+
+    kafka = KerberizedKafka().start()
+    before = os.environ.get("KRB5_CONFIG")
+    os.environ["KRB5_CONFIG"] = str(kafka.krb5_conf)
+    try:
+        yield kafka
+    finally:
+        if before is None:
+            os.environ.pop("KRB5_CONFIG", None)
+        else:
+            os.environ["KRB5_CONFIG"] = before
+        kafka.stop()
 
 
 @pytest.fixture()

@@ -1,6 +1,7 @@
 """Kerberos (SASL/GSSAPI) against a real KDC and a real broker.
 
-One module-scoped :class:`~spark_kafka_py.testing.kerberos.KerberizedKafka`: MIT Kerberos's
+The session's :class:`~spark_kafka_py.testing.kerberos.KerberizedKafka` (fixture
+``kerberized_kafka``, shared with test_delegation_tokens.py): MIT Kerberos's
 ``krb5kdc`` from Debian's packages, and a KRaft node whose GSSAPI listener is the JVM's own
 Kerberos. Records are written by Kafka's Java producer (on the plaintext listener) and read by
 our client through GSSAPI; what our sink writes through GSSAPI is read by Kafka's Java consumer
@@ -14,7 +15,7 @@ import os
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,18 +38,9 @@ N = 12
 
 
 @pytest.fixture(scope="module")
-def krb() -> Iterator[KerberizedKafka]:
-    kafka = KerberizedKafka().start()
-    before = os.environ.get("KRB5_CONFIG")
-    os.environ["KRB5_CONFIG"] = str(kafka.krb5_conf)
-    try:
-        yield kafka
-    finally:
-        if before is None:
-            os.environ.pop("KRB5_CONFIG", None)
-        else:
-            os.environ["KRB5_CONFIG"] = before
-        kafka.stop()
+def krb(kerberized_kafka: KerberizedKafka) -> KerberizedKafka:
+    """The session's Kerberized broker (shared with test_delegation_tokens.py)."""
+    return kerberized_kafka
 
 
 @pytest.fixture(scope="module")
