@@ -13,7 +13,10 @@ Usage (``python`` or PySpark's ``bin/spark-submit``; it needs no module of the t
   ``spark.executorEnv.PYTHONPATH``);
 - ``tasks``: a list of objects, each with ``kind`` and ``name``, run in order:
 
-  - ``batch`` (``topic``): ``spark.read.format("pykafka")``; result: the values, as strings;
+  - ``batch`` (``topic``, optional ``options``: more read options, e.g. another cluster's
+    bootstrap and login; ``expect_error``): ``spark.read.format("pykafka")``; result: the
+    values, as strings, or with ``expect_error`` the error's type and message (the read
+    succeeding is then a failure);
   - ``stream`` (``topic``, ``group``, ``checkpoint``, ``out``, ``max_offsets``,
     ``available_now``, ``progress``, ``stop``): ``readStream.format("pykafka")`` with
     ``kafka.group.id`` into a Parquet file sink (columns partition, offset, value). With
@@ -22,7 +25,7 @@ Usage (``python`` or PySpark's ``bin/spark-submit``; it needs no module of the t
     ``{"rows": n, "app": id}``), until the file ``stop`` exists
     (the test creates it); result: ``{"batches": n}``;
   - ``kafka_to_kafka`` (``topic``, ``out_topic``, ``checkpoint``, ``prefix``,
-    ``max_offsets``): Kafka ->
+    ``max_offsets``, optional ``options`` for both sides): Kafka ->
     Kafka with ``format("pykafka")`` both ways, ``deliveryGuarantee=exactly-once``,
     value ``out-`` + the input value, AvailableNow; result: ``{"batches": n}``;
   - ``probe_format`` (``topic``): whether ``format("pykafka")`` resolves now; result:
@@ -49,15 +52,23 @@ from spark_kafka_py.testing.spark_cluster import cluster_session_conf
 TRIGGER = "250 milliseconds"
 
 
-def _batch(spark: Any, bootstrap: str, task: dict[str, Any]) -> list[str]:
-    rows = (
-        spark.read.format("pykafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", task["topic"])
-        .load()
-        .selectExpr("CAST(value AS STRING) AS value")
-        .collect()
-    )
+def _batch(spark: Any, bootstrap: str, task: dict[str, Any]) -> list[str] | str:
+    try:
+        rows = (
+            spark.read.format("pykafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", task["topic"])
+            .options(**task.get("options", {}))
+            .load()
+            .selectExpr("CAST(value AS STRING) AS value")
+            .collect()
+        )
+    except Exception as exc:
+        if not task.get("expect_error"):
+            raise
+        return f"{type(exc).__name__}: {exc}"
+    if task.get("expect_error"):
+        raise AssertionError(f"task {task['name']} was expected to fail; it read {len(rows)} rows")
     return [r.value for r in rows]
 
 
@@ -95,16 +106,19 @@ def _stream(spark: Any, bootstrap: str, task: dict[str, Any]) -> dict[str, int]:
 
 
 def _kafka_to_kafka(spark: Any, bootstrap: str, task: dict[str, Any]) -> dict[str, int]:
+    options = task.get("options", {})
     query = (
         spark.readStream.format("pykafka")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", task["topic"])
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", str(task["max_offsets"]))
+        .options(**options)
         .load()
         .selectExpr("key", "CONCAT('out-', CAST(value AS STRING)) AS value")
         .writeStream.format("pykafka")
         .option("kafka.bootstrap.servers", bootstrap)
+        .options(**options)
         .option("topic", task["out_topic"])
         .option("deliveryGuarantee", "exactly-once")
         .option("transactionalIdPrefix", task["prefix"])

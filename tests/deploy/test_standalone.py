@@ -16,6 +16,11 @@ executors take 20-30 s to start on the 2-core machine; issue 25 / suite time):
   record once and the group's lag is 0 in ``kafka-consumer-groups.sh``; a Kafka -> Kafka
   query (``format("pykafka")`` in and out, exactly-once) writes every record's output once;
   the executors used the accelerated decoder, imported from the archive;
+- in the same driver, on the session's Kerberized cluster: the executors' ``KRB5_CONFIG``
+  names no file, so they cannot do Kerberos; with ``delegationToken=true`` a Kafka -> Kafka
+  query (exactly-once) still reads and writes every record (the driver logs in with app's
+  keytab and hands them tokens), read back by Kafka's Java consumer with alice's keytab; the
+  same read without tokens fails on the executors with a KerberosError (the control);
 - in the same driver, last: an executor JVM SIGKILLed mid-stream (processing-time trigger,
   file sink, a group of its own over the same topic): Spark reschedules
   its tasks, the standalone master starts a new executor, the query goes on, the sink holds
@@ -50,6 +55,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_kafka_py.testing.kerberos import KerberizedKafka
 from spark_kafka_py.testing.spark_cluster import SparkClusterError, StandaloneCluster, spark_home
 from spark_kafka_py.testing.tools import (
     ProducedRecord,
@@ -69,6 +75,8 @@ PARTITIONS = 4
 RECORDS = 20_000
 #: Records per micro-batch of the killed query (``maxOffsetsPerTrigger``): 8 batches.
 MAX_OFFSETS = RECORDS // 8
+#: Records of the delegation-token query (Kerberized cluster).
+TOKEN_RECORDS = 200
 #: Seconds a driver may take on this loaded 2-core machine (JVM start, executors, the job).
 DRIVER_TIMEOUT_S = 300
 
@@ -224,6 +232,7 @@ def nosite_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def packed_run(
     spark_cluster: StandaloneCluster,
     kafka_bootstrap: str,
+    kerberized_kafka: KerberizedKafka,
     nosite_python: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Any]:
@@ -242,16 +251,49 @@ def packed_run(
     kill_group = f"deploy-kill-{uuid.uuid4().hex[:8]}"
     prefix = f"deploy-tx-{uuid.uuid4().hex[:8]}"
     progress, stop = tmp / "kill-progress.json", tmp / "kill-stop"
+    # delegation tokens: the Kerberized cluster's topics; the login is the driver's only
+    krb = kerberized_kafka
+    token_topic = f"deploy-krb-{uuid.uuid4().hex[:8]}"
+    token_out = f"deploy-krb-out-{uuid.uuid4().hex[:8]}"
+    create_topic(krb.plaintext_bootstrap, token_topic, 2, 1)
+    create_topic(krb.plaintext_bootstrap, token_out, 2, 1)
+    produce(
+        krb.plaintext_bootstrap,
+        token_topic,
+        [ProducedRecord(key=f"k{i}", value=str(i), partition=i % 2) for i in range(TOKEN_RECORDS)],
+    )
+    kerberos = {**krb.client_options("app"), "kafka.bootstrap.servers": krb.bootstrap}
     spec = {
         "master": spark_cluster.master_url,
         "bootstrap": kafka_bootstrap,
         "conf": {
             "spark.archives": f"{archive}#pkgenv",
             "spark.executorEnv.PYTHONPATH": "./pkgenv",
+            # the executors have no Kerberos configuration: MIT's library finds no realm
+            # there, so only a delegation token can authenticate them (the driver's own
+            # processes get the realm's KRB5_CONFIG from its environment, below)
+            "spark.executorEnv.KRB5_CONFIG": str(tmp / "no-such-krb5.conf"),
         },
         "tasks": [
             {"kind": "implementations", "name": "implementations"},
             {"kind": "batch", "name": "batch", "topic": topic},
+            {
+                "kind": "kafka_to_kafka",
+                "name": "token_k2k",
+                "topic": token_topic,
+                "out_topic": token_out,
+                "checkpoint": str(tmp / "token-cp"),
+                "prefix": f"deploy-tok-{uuid.uuid4().hex[:8]}",
+                "max_offsets": TOKEN_RECORDS // 2,
+                "options": {**kerberos, "delegationToken": "true"},
+            },
+            {
+                "kind": "batch",
+                "name": "keytab_on_executors",
+                "topic": token_topic,
+                "options": kerberos,
+                "expect_error": True,
+            },
             {
                 "kind": "stream",
                 "name": "stream",
@@ -294,6 +336,7 @@ def packed_run(
         spec,
         PYSPARK_PYTHON=str(nosite_python),
         PYSPARK_DRIVER_PYTHON=sys.executable,
+        KRB5_CONFIG=str(krb.krb5_conf),
     )
     try:
         kill = _kill_an_executor_mid_stream(spark_cluster, process, log, progress)
@@ -309,6 +352,7 @@ def packed_run(
         "kill": kill,
         "kill_group": kill_group,
         "kill_out": tmp / "kill-out",
+        "token_out": token_out,
     }
 
 
@@ -373,6 +417,35 @@ def test_kafka_to_kafka_on_the_cluster_exactly_once(
         r.key is not None and r.value is not None and r.key.decode() == f"k{r.value[4:].decode()}"
         for r in records
     )
+
+
+def test_executors_without_kerberos_read_and_write_with_delegation_tokens(
+    packed_run: dict[str, Any], kerberized_kafka: KerberizedKafka
+) -> None:
+    """``delegationToken=true`` (issue 28): the driver logs in with app's keytab, the executors,
+    whose KRB5_CONFIG names no file, authenticate with its delegation tokens. The Kafka ->
+    Kafka query (exactly-once, two micro-batches) wrote every record once: Kafka's Java
+    consumer, logging in with alice's keytab, reads them (read_committed)."""
+    assert packed_run["results"]["token_k2k"]["batches"] >= 2
+    krb = kerberized_kafka
+    records = read_all(
+        krb.bootstrap,
+        packed_run["token_out"],
+        isolation_level="read_committed",
+        extra_props=krb.java_client_properties("alice"),
+        jvm_options=krb.jvm_options(),
+    )
+    assert Counter((r.key, r.value) for r in records) == Counter(
+        (f"k{i}".encode(), f"out-{i}".encode()) for i in range(TOKEN_RECORDS)
+    )
+
+
+def test_without_tokens_the_executors_cannot_log_in(packed_run: dict[str, Any]) -> None:
+    """The control: the same cluster's read without ``delegationToken`` fails on the
+    executors, which have no Kerberos configuration (so the query above did not use one)."""
+    error = packed_run["results"]["keytab_on_executors"]
+    assert isinstance(error, str) and "KerberosError" in error, error
+    assert "app@" in error, error  # names the principal
 
 
 def test_packed_environment_executors_use_the_accelerated_decoder(
