@@ -107,9 +107,18 @@ def _truncating_micros(nanos: int) -> int:
     return nanos // 1000 if nanos >= 0 else -((-nanos) // 1000)
 
 
+def _text(value: str | bytes) -> str:
+    """A ``string`` field's value: upb gives a proto2 string that is not UTF-8 (which proto2
+    does not check) as bytes; protobuf-java, under spark-protobuf, decodes it with U+FFFD
+    for each malformed sequence (``new String(bytes, UTF_8)``), as Python's ``replace``."""
+    return value if isinstance(value, str) else value.decode("utf-8", "replace")
+
+
 def _converter(node: Node, emit: bool) -> Convert | None:
     """A function from the parsed Python value to the Arrow-ready value (None: identity)."""
     kind = node.kind
+    if kind == "string":
+        return _text
     if kind == "uint32":
         return _signed32
     if kind == "uint64":

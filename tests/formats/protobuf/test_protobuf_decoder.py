@@ -524,3 +524,35 @@ def test_proto2_defaults_required_and_closed_enums() -> None:
     assert row == {"id": 3, "n": 7, "e": "B", "s": None, "plain": None}
     with pytest.raises(ProtobufDecodeError):  # the required field missing
         decode_protobuf([b""], schema, "p.M")
+
+
+@pytest.mark.parametrize("mode", ["FAILFAST", "PERMISSIVE"])
+def test_proto2_string_not_utf8_reads_with_replacement_characters(mode: str) -> None:
+    """proto2 does not check a string's UTF-8 (proto3 does: a parse error); protobuf-java,
+    under spark-protobuf, reads one with ``new String(bytes, UTF_8)``: U+FFFD for each
+    malformed sequence. Both routes (the compiled reader hands such rows to upb)."""
+    schema = parse_proto(
+        'syntax = "proto2"; package q; message M { optional string s = 1;'
+        " repeated string r = 2; map<string, string> m = 3; }"
+    )
+    entry = bytes([0x0A, 0x02]) + b"k\xff" + bytes([0x12, 0x03]) + b"\xe2\x82v"
+    payloads: list[bytes | None] = [
+        bytes([0x0A, 0x03])
+        + b"a\xffb"
+        + bytes([0x12, 0x01])
+        + b"\xc3"
+        + b"\x1a"
+        + bytes([len(entry)])
+        + entry,
+        bytes([0x0A, 0x02]) + b"ok",
+        None,
+    ]
+    want = [
+        {"s": "a\ufffdb", "r": ["\ufffd"], "m": [("k\ufffd", "\ufffdv")]},
+        {"s": "ok", "r": [], "m": []},
+        None,
+    ]
+    options = ProtobufOptions(mode=mode)
+    for accelerate in (True, False):
+        decoder = ProtobufDecoder(schema, schema.message("q.M"), options, accelerate=accelerate)
+        assert decoder.decode(payloads).to_pylist() == want, accelerate
