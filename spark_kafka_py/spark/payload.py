@@ -169,6 +169,8 @@ class ColumnFormat:
             message; None: the schema comes from the registry.
         protobuf: ``protobuf``: spark-protobuf's options (``mode`` as the read's, FAILFAST
             unless ``mode=PERMISSIVE``), None for the other formats.
+        descriptor_option: ``protobuf``: the option that gave :attr:`descriptor_set`
+            (``[key.]descFilePath`` or ``[key.]descriptorSet``), for messages.
     """
 
     column: str
@@ -181,6 +183,7 @@ class ColumnFormat:
     message_name: str | None = None
     descriptor_set: bytes | None = None
     protobuf: ProtobufOptions | None = None
+    descriptor_option: str | None = None
 
     @property
     def is_key(self) -> bool:
@@ -196,6 +199,8 @@ class ColumnFormat:
         if self.format == JSON_FORMAT:
             return f"{self.column}Schema"
         if self.format == PROTOBUF_FORMAT:
+            if self.descriptor_option is not None:
+                return self.descriptor_option
             return "key.descFilePath" if self.is_key else "descFilePath"
         return "key.avroSchema" if self.is_key else "avroSchema"
 
@@ -425,6 +430,7 @@ def _protobuf_column(
         **_registry_choice(opts, prefix),
         message_name=message_name,
         descriptor_set=data,
+        descriptor_option=given if data is not None else None,
         protobuf=_protobuf_options(opts),
     )
 

@@ -107,6 +107,7 @@ def test_inline_base64_set_and_spark_protobuf_options(desc_file: Path) -> None:
     assert pb.unwrap_primitive_wrapper_types and pb.retain_empty_message_types
     assert pb.recursive_fields_max_depth == 3
     assert options.permissive_for(col)
+    assert col.schema_option == "key.descriptorSet"  # messages name the option given
 
 
 def test_registry_needs_no_message_name_nor_descriptor() -> None:
