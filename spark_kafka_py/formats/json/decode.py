@@ -108,6 +108,13 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
+from spark_kafka_py.formats.json.datetime_pattern import local_to_micros, zone_of
+from spark_kafka_py.formats.json.jackson import MAX_NESTING, Malformed, parse_document, python_decoder
+from spark_kafka_py.formats.json.jackson import Const as _Const
+from spark_kafka_py.formats.json.jackson import Float as _Float
+from spark_kafka_py.formats.json.jackson import Int as _Int
+from spark_kafka_py.formats.json.jackson import Pairs as _Pairs
+from spark_kafka_py.formats.json.options import JsonOptions
 
 #: Spark's default ``spark.sql.columnNameOfCorruptRecord``.
 DEFAULT_CORRUPT_COLUMN: Final = "_corrupt_record"
@@ -183,6 +190,7 @@ def decode_json(
     mode: Mode = "FAILFAST",
     corrupt_column: str = DEFAULT_CORRUPT_COLUMN,
     on_error: OnError | None = None,
+    options: JsonOptions | None = None,
 ) -> pa.Array:
     """Decode one JSON document per value into an array of ``spark_type`` (a struct).
 
@@ -194,6 +202,8 @@ def decode_json(
             string field of that name).
         on_error: in ``PERMISSIVE``, called with each bad row's error (after the row is
             handled); ignored in ``FAILFAST``.
+        options: ``from_json``'s options (:class:`.options.JsonOptions`); None: Spark's
+            defaults.
 
     Returns:
         An array of :func:`arrow_type_of` ``(spark_type)``, one row per value.
@@ -203,9 +213,9 @@ def decode_json(
         JsonSchemaError: ``spark_type`` is not a struct of the supported types.
         ValueError: an unknown ``mode``.
     """
-    return JsonDecoder(spark_type, mode=mode, corrupt_column=corrupt_column).decode(
-        values, on_error=on_error
-    )
+    return JsonDecoder(
+        spark_type, mode=mode, corrupt_column=corrupt_column, options=options
+    ).decode(values, on_error=on_error)
 
 
 # -- the Spark type, compiled ---------------------------------------------------------------------
@@ -297,7 +307,15 @@ class JsonDecoder:
         *,
         mode: Mode = "FAILFAST",
         corrupt_column: str = DEFAULT_CORRUPT_COLUMN,
+        options: JsonOptions | None = None,
     ) -> None:
+        """Compile ``spark_type`` (a struct, as Spark JSON) for ``mode``, the corrupt-record
+        field ``corrupt_column`` and ``from_json``'s ``options`` (default: Spark's defaults).
+
+        Raises:
+            JsonSchemaError: not a struct of the types read here.
+            ValueError: an unknown ``mode``.
+        """
         if mode not in ("FAILFAST", "PERMISSIVE"):
             raise ValueError(f"mode must be FAILFAST or PERMISSIVE, not {mode!r}")
         self._type = _compile(spark_type, "")
@@ -319,6 +337,11 @@ class JsonDecoder:
         # pyarrow's JSON reader does not convert to maps ("JSON conversion to map<...> is
         # not supported"): a type with a map always takes the per-row path
         self._fast_ok = not _has_map(self._read_type)
+        self._options = options if options is not None else JsonOptions()
+        self._ctx = _context(self._options)
+        self._python = python_decoder(self._options.features)
+        # Arrow's ISO 8601 cast agrees with stringToTimestamp on _ISO_UTC strings only
+        self._iso_cast = self._options.timestamp_format is None
         self.fast_batches = 0
         self.slow_batches = 0
 
@@ -397,7 +420,7 @@ class JsonDecoder:
                 continue
             column = table.column(name).combine_chunks()
             if self._temporal:
-                column = _convert_temporal(column, t)
+                column = _convert_temporal(column, t, self._ctx, self._iso_cast)
                 if column is None:
                     return None
             columns.append(column)
@@ -452,17 +475,22 @@ class JsonDecoder:
     def _row_within_limit(self, doc: str) -> tuple[dict[str, object], str | None]:
         start = len(doc) - len(doc.lstrip(" \t\n\r"))
         try:
-            parsed, _ = _DECODER.raw_decode(doc, start)
+            parsed, _ = self._python.raw_decode(doc, start)
         except RecursionError:
             return {}, "malformed JSON: nested too deeply"
-        except ValueError as exc:
-            return {}, f"malformed JSON: {exc}"
+        except ValueError as strict_error:
+            # not strict JSON: read as Jackson reads it with the options' features (the
+            # strict parser's message is kept when that fails too: it says more)
+            try:
+                parsed = parse_document(doc, start, self._options.features)
+            except Malformed:
+                return {}, f"malformed JSON: {strict_error}"
         if doc.count("{") + doc.count("[") > MAX_NESTING and _depth(parsed) > MAX_NESTING:
             return {}, f"malformed JSON: nested deeper than {MAX_NESTING}"
         if not isinstance(parsed, dict):
             return {}, f"the top level is not an object but {_json_kind(parsed)}"
         try:
-            return _struct(parsed, self._read_type, ""), None
+            return _struct(parsed, self._read_type, "", self._ctx), None
         except _Partial as partial:
             assert isinstance(partial.value, dict)
             return partial.value, partial.reason
@@ -513,15 +541,17 @@ def _iso_utc_timestamps(column: pa.Array) -> pa.Array | None:
         return None
 
 
-def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
+def _convert_temporal(
+    column: pa.Array, t: _Type, ctx: _Context, iso_cast: bool
+) -> pa.Array | None:
     """The fast path's string columns of dates and timestamps converted (recursively); None
     when one string is not a date or timestamp (the batch then takes the per-row path)."""
-    if t.kind == "timestamp":
+    if t.kind == "timestamp" and iso_cast:
         vectorized = _iso_utc_timestamps(column)
         if vectorized is not None:
             return vectorized
     if t.kind in ("timestamp", "date"):
-        parse = _parse_timestamp if t.kind == "timestamp" else _parse_date
+        parse = ctx.parse_timestamp if t.kind == "timestamp" else ctx.parse_date
         out: list[int | None] = []
         cache: dict[str, int] = {}
         for s in column.to_pylist():
@@ -542,18 +572,18 @@ def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
     if t.kind == "struct":
         children = []
         for i, (_, f) in enumerate(t.fields):
-            child = _convert_temporal(column.field(i), f)
+            child = _convert_temporal(column.field(i), f, ctx, iso_cast)
             if child is None:
                 return None
             children.append(child)
         return pa.StructArray.from_arrays(children, fields=list(t.arrow), mask=mask)
     assert t.element is not None
     if t.kind == "array":
-        values = _convert_temporal(column.values, t.element)
+        values = _convert_temporal(column.values, t.element, ctx, iso_cast)
         if values is None:
             return None
         return pa.ListArray.from_arrays(column.offsets, values, type=t.arrow, mask=mask)
-    items = _convert_temporal(column.items, t.element)
+    items = _convert_temporal(column.items, t.element, ctx, iso_cast)
     if items is None:
         return None
     return pa.MapArray.from_arrays(column.offsets, column.keys, items, type=t.arrow, mask=mask)
@@ -562,38 +592,44 @@ def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
 # -- the per-row conversion -----------------------------------------------------------------------
 
 
-class _Int(str):
-    """An integer token's text (kept as text: its range is checked per target type)."""
+@dataclass(frozen=True)
+class _Context:
+    """What the conversion of values needs of the options."""
+
+    parse_timestamp: Callable[[str], int | None]
+    parse_date: Callable[[str], int | None]
+    #: ``allowNonNumericNumbers``: the strings ``"NaN"``, ``"+INF"``, ... into doubles
+    non_numeric: bool
 
 
-class _Float(str):
-    """A fractional or exponent number token's text."""
+def _context(options: JsonOptions) -> _Context:
+    zone = options.zone
+    ts_pattern = options.timestamp_pattern()
+    date_pattern = options.date_pattern()
+    ts_fallback = options.timestamp_fallback()
+    date_fallback = options.date_fallback()
 
+    def parse_timestamp(text: str) -> int | None:
+        if ts_pattern is not None:
+            value = ts_pattern.parse_timestamp(text, zone)
+            if value is not None or not ts_fallback:
+                return value
+            return _parse_timestamp(text.replace("GMT", ""), zone)
+        value = _parse_timestamp(text, zone)
+        if value is None and ts_fallback and "GMT" in text:
+            value = _parse_timestamp(text.replace("GMT", ""), zone)
+        return value
 
-class _Const(str):
-    """``NaN``, ``Infinity`` or ``-Infinity`` (tokens Jackson's ``allowNonNumericNumbers``
-    reads, on by default)."""
+    def parse_date(text: str) -> int | None:
+        if date_pattern is not None:
+            value = date_pattern.parse_date(text)
+            if value is not None or not date_fallback:
+                return value
+        elif not date_fallback:
+            return _parse_date(text)
+        return _parse_date_fallback(text)
 
-
-class _Pairs(dict):  # type: ignore[type-arg]  # JSON objects' values are anything
-    """An object with a key given more than once: the dict (the last value of each key) and
-    every (key, value) in document order, as Jackson streams them."""
-
-    def __init__(self, pairs: list[tuple[str, object]]) -> None:
-        super().__init__(pairs)
-        self.pairs = pairs
-
-
-def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    obj = dict(pairs)
-    return obj if len(obj) == len(pairs) else _Pairs(pairs)
-
-
-_DECODER: Final = json.JSONDecoder(
-    parse_int=_Int, parse_float=_Float, parse_constant=_Const, object_pairs_hook=_object
-)
-#: Jackson's ``StreamReadConstraints`` default maximum nesting (2.15+): deeper is malformed.
-MAX_NESTING: Final = 1000
+    return _Context(parse_timestamp, parse_date, options.features.allow_non_numeric_numbers)
 
 
 class _Bad(Exception):
@@ -636,7 +672,7 @@ def _short(value: object) -> str:
     return repr(text[:40])
 
 
-def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
+def _struct(obj: dict[str, object], t: _Type, path: str, ctx: _Context) -> dict[str, object]:
     row: dict[str, object] = {}
     reason: str | None = None
     if obj.__class__ is _Pairs:
@@ -649,7 +685,7 @@ def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
     for name, value, ft in items:
         sub = f"{path}/{name}"
         try:
-            row[name] = _convert(value, ft, sub)
+            row[name] = _convert(value, ft, sub, ctx)
         except _Bad as exc:
             reason = reason or exc.reason
         except _Partial as exc:
@@ -660,7 +696,7 @@ def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
     return row
 
 
-def _convert(value: object, t: _Type, path: str) -> object:
+def _convert(value: object, t: _Type, path: str, ctx: _Context) -> object:
     if value is None:
         return None
     kind = t.kind
@@ -669,9 +705,9 @@ def _convert(value: object, t: _Type, path: str) -> object:
         if cls is not dict and cls is not _Pairs:
             raise _bad(t, value, path)
         assert isinstance(value, dict)
-        return _struct(value, t, path)
+        return _struct(value, t, path, ctx)
     if kind in ("array", "map"):
-        return _container(value, t, path)
+        return _container(value, t, path, ctx)
     if kind in _INT_RANGES:
         if cls is _Int:
             assert isinstance(value, str)
@@ -684,7 +720,7 @@ def _convert(value: object, t: _Type, path: str) -> object:
         if cls in (_Int, _Float, _Const):
             assert isinstance(value, str)
             x = float(value)
-        elif cls is str and value in _FLOAT_STRINGS:
+        elif cls is str and ctx.non_numeric and value in _FLOAT_STRINGS:
             x = _FLOAT_STRINGS[value]  # type: ignore[index]  # str checked above
         else:
             raise _bad(t, value, path)
@@ -708,20 +744,20 @@ def _convert(value: object, t: _Type, path: str) -> object:
                 return micros
         elif cls is str:
             assert isinstance(value, str)
-            parsed = _parse_timestamp(value)
+            parsed = ctx.parse_timestamp(value)
             if parsed is not None:
                 return parsed
         raise _bad(t, value, path)
     assert kind == "date", kind
     if cls is str:
         assert isinstance(value, str)
-        days = _parse_date(value)
+        days = ctx.parse_date(value)
         if days is not None:
             return days
     raise _bad(t, value, path)
 
 
-def _container(value: object, t: _Type, path: str) -> object:
+def _container(value: object, t: _Type, path: str, ctx: _Context) -> object:
     assert t.element is not None
     reason: str | None = None
     if t.kind == "array":
@@ -731,7 +767,7 @@ def _container(value: object, t: _Type, path: str) -> object:
         out: list[object] = []
         for i, item in enumerate(value):
             try:
-                out.append(_convert(item, t.element, f"{path}/{i}"))
+                out.append(_convert(item, t.element, f"{path}/{i}", ctx))
             except _Partial as exc:
                 out.append(exc.value)
                 reason = reason or exc.reason
@@ -744,7 +780,7 @@ def _container(value: object, t: _Type, path: str) -> object:
     pairs: list[tuple[str, object]] = []
     for key, item in value.items():
         try:
-            pairs.append((_utf8(key), _convert(item, t.element, f"{path}/{key}")))
+            pairs.append((_utf8(key), _convert(item, t.element, f"{path}/{key}", ctx)))
         except _Partial as exc:
             pairs.append((_utf8(key), exc.value))
             reason = reason or exc.reason
@@ -853,9 +889,31 @@ def _parse_date(text: str) -> int | None:
     return _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
 
 
-def _parse_timestamp(text: str) -> int | None:
-    """``DateTimeUtils.stringToTimestamp`` (the subset in the module docstring), the session
-    time zone UTC: microseconds since the epoch, or None."""
+#: The days since the epoch ``RebaseDateTime.rebaseJulianToGregorianDays`` leaves as they are
+#: (from 1582-10-15, the first Gregorian day), to 9999-12-31.
+_GREGORIAN_DAYS: Final = (-141_427, 2_932_896)
+
+
+def _parse_date_fallback(text: str) -> int | None:
+    """JacksonParser's fallback for a date string: ``stringToDate`` of the text without
+    ``GMT`` (``cleanLegacyTimestampStr``), else the text as an ``int`` of days since the epoch
+    (Spark 1.5's way; days before 1582-10-15, which Spark rebases from the Julian calendar,
+    are bad values here)."""
+    days = _parse_date(text.replace("GMT", ""))
+    if days is not None:
+        return days
+    m = re.fullmatch(r"[+-]?[0-9]+", text)
+    if m is None:
+        return None
+    n = int(text)
+    if not -(1 << 31) <= n < (1 << 31) or not _GREGORIAN_DAYS[0] <= n <= _GREGORIAN_DAYS[1]:
+        return None
+    return n
+
+
+def _parse_timestamp(text: str, zone: dt.tzinfo = dt.timezone.utc) -> int | None:
+    """``DateTimeUtils.stringToTimestamp`` (the subset in the module docstring), ``zone`` for
+    a string without one: microseconds since the epoch, or None."""
     m = _TIMESTAMP.fullmatch(text.strip())
     if m is None:
         return None
@@ -866,18 +924,20 @@ def _parse_timestamp(text: str) -> int | None:
     fraction = int((m[7] or "")[:6].ljust(6, "0"))
     local = days * _MICROS_PER_DAY + ((hour * 60 + minute) * 60 + second) * _MICROS_PER_SECOND
     local += fraction
-    zone = m[8]
-    if zone is None or zone in ("Z", "UTC", "GMT", "UT"):
+    named = m[8]
+    if named is None:
+        return local_to_micros(local, zone)
+    if named in ("Z", "UTC", "GMT", "UT"):
         return local
-    offset = _OFFSET.search(zone)
-    if offset is not None and (zone[0] in "+-" or zone.startswith(("UTC", "GMT", "UT"))):
+    offset = _OFFSET.search(named)
+    if offset is not None and (named[0] in "+-" or named.startswith(("UTC", "GMT", "UT"))):
         hours, minutes = int(offset[2]), int(offset[3] or 0)
         if hours > 18 or minutes > 59:
             return None
         seconds = (hours * 60 + minutes) * 60
         return local - (seconds if offset[1] == "+" else -seconds) * _MICROS_PER_SECOND
     try:
-        tz = ZoneInfo(zone)
+        tz = ZoneInfo(named)
     except (ZoneInfoNotFoundError, ValueError):
         return None
     naive = dt.datetime(int(m[1]), int(m[2] or 1), int(m[3] or 1), hour, minute, second)
