@@ -190,14 +190,13 @@ def local_to_micros(local_micros: int, zone: dt.tzinfo) -> int | None:
     1970-01-01T00:00 local) in ``zone``, as ``ZonedDateTime.of``: a time in a gap is moved
     forward by the gap, a time in an overlap takes the earlier offset (``fold=0`` gives both).
     None when the local date-time is outside years 1..9999."""
+    offset: dt.timedelta | None
     if isinstance(zone, dt.timezone):
         offset = zone.utcoffset(None)
     else:
         days, rest = divmod(local_micros, _MICROS_PER_DAY)
         try:
-            naive = dt.datetime.fromordinal(days + _EPOCH_ORDINAL) + dt.timedelta(
-                microseconds=rest
-            )
+            naive = dt.datetime.fromordinal(days + _EPOCH_ORDINAL) + dt.timedelta(microseconds=rest)
         except (ValueError, OverflowError):
             return None
         offset = naive.replace(tzinfo=zone).utcoffset()
@@ -497,9 +496,7 @@ def _parsed_offset(text: str) -> int | None:
 def _parsed_zone(text: str) -> dt.tzinfo | None:
     upper = text.upper()
     for prefix in ("UTC", "GMT", "UT", ""):
-        if upper.startswith(prefix) and (
-            len(text) == len(prefix) or text[len(prefix)] in "+-"
-        ):
+        if upper.startswith(prefix) and (len(text) == len(prefix) or text[len(prefix)] in "+-"):
             if len(text) == len(prefix):
                 return _UTC if prefix else None
             seconds = _parsed_offset(text[len(prefix) :])
@@ -519,10 +516,7 @@ def _resolve(got: dict[str, str]) -> tuple[int, int] | None:
     """The parsed fields as (days since the epoch, microseconds of the day), with Spark's
     defaults and ``ResolverStyle.STRICT``'s checks; None when impossible."""
     # -- the date
-    if "year2" in got:
-        year = 2000 + int(got["year2"])
-    else:
-        year = int(got.get("year", 1970))
+    year = 2000 + int(got["year2"]) if "year2" in got else int(got.get("year", 1970))
     if not 1 <= year <= 9999:
         return None
     month: int | None = None
@@ -613,4 +607,3 @@ def compile_pattern(pattern: str) -> DateTimePattern:
         PatternError: see :class:`DateTimePattern`.
     """
     return DateTimePattern(pattern)
-

@@ -108,8 +108,13 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
-from spark_kafka_py.formats.json.datetime_pattern import local_to_micros, zone_of
-from spark_kafka_py.formats.json.jackson import MAX_NESTING, Malformed, parse_document, python_decoder
+from spark_kafka_py.formats.json.datetime_pattern import local_to_micros
+from spark_kafka_py.formats.json.jackson import (
+    MAX_NESTING,
+    Malformed,
+    parse_document,
+    python_decoder,
+)
 from spark_kafka_py.formats.json.jackson import Const as _Const
 from spark_kafka_py.formats.json.jackson import Float as _Float
 from spark_kafka_py.formats.json.jackson import Int as _Int
@@ -541,9 +546,7 @@ def _iso_utc_timestamps(column: pa.Array) -> pa.Array | None:
         return None
 
 
-def _convert_temporal(
-    column: pa.Array, t: _Type, ctx: _Context, iso_cast: bool
-) -> pa.Array | None:
+def _convert_temporal(column: pa.Array, t: _Type, ctx: _Context, iso_cast: bool) -> pa.Array | None:
     """The fast path's string columns of dates and timestamps converted (recursively); None
     when one string is not a date or timestamp (the batch then takes the per-row path)."""
     if t.kind == "timestamp" and iso_cast:

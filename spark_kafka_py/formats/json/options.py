@@ -32,7 +32,7 @@ The session settings Spark also reads are not known on the executors here:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -180,5 +180,3 @@ def json_options(options: Mapping[str, str]) -> JsonOptions:
         ),
     )
 
-
-Parse = Callable[[str], "int | None"]
