@@ -144,6 +144,8 @@ def zone_of(zone_id: str) -> dt.tzinfo:
     text = re.sub(r"^([+-])(\d):", r"\g<1>0\2:", zone_id)
     text = re.sub(r"^([+-]\d\d):(\d)$", r"\1:0\2", text)
     text = SHORT_IDS.get(text, text)
+    if not text:
+        raise PatternError("not a time zone: ''")
     if text == "Z":
         return _UTC
     prefix = re.match(r"(UTC|GMT|UT)(?=[+-]|$)", text)

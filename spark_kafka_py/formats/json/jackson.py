@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from typing import Final
@@ -83,20 +84,6 @@ class Features:
     allow_backslash_escaping_any_character: bool = False
     allow_unquoted_control_chars: bool = False
 
-    @property
-    def beyond_strict(self) -> bool:
-        """Whether a document Python's :mod:`json` refuses may still be read (a feature other
-        than ``allowNonNumericNumbers`` is on)."""
-        return (
-            self.allow_comments
-            or self.allow_unquoted_field_names
-            or self.allow_single_quotes
-            or self.allow_numeric_leading_zeros
-            or self.allow_backslash_escaping_any_character
-            or self.allow_unquoted_control_chars
-            or self.allow_non_numeric_numbers  # +INF, -INF, +Infinity
-        )
-
 
 class Malformed(ValueError):
     """The document is not JSON under the features (``reason`` says where)."""
@@ -131,6 +118,7 @@ def python_decoder(features: Features) -> json.JSONDecoder:
     )
 
 
+_LINE_END: Final = re.compile(r"[\n\r]")
 _NUMBER: Final = re.compile(r"-?([0-9]+)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _ESCAPES: Final = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "/": "/",
                    "\\": "\\"}  # fmt: skip
@@ -182,7 +170,7 @@ class _Parser:
                         raise self.fail("unterminated comment")
                     self.pos = end + 2
                 elif nxt == "/":
-                    m = re.compile(r"[\n\r]").search(text, self.pos + 2)
+                    m = _LINE_END.search(text, self.pos + 2)
                     self.pos = n if m is None else m.end()
                 else:
                     raise self.fail("'/' not starting a comment")
@@ -355,6 +343,11 @@ def parse_document(text: str, start: int, features: Features) -> object:
 
     Raises:
         Malformed: the value is not JSON under the features, or nested too deeply.
-        RecursionError: only if the caller's recursion limit is below ``MAX_NESTING`` frames.
     """
-    return _Parser(text, start, features).value(0)
+    # one frame per nesting level: the recursion limit is raised by that much meanwhile
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + MAX_NESTING + 64)
+    try:
+        return _Parser(text, start, features).value(0)
+    finally:
+        sys.setrecursionlimit(limit)

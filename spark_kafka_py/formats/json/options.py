@@ -179,4 +179,3 @@ def json_options(options: Mapping[str, str]) -> JsonOptions:
             else _boolean("enableDateTimeParsingFallback", fallback_raw)
         ),
     )
-
