@@ -4,14 +4,18 @@ One document per value (a Kafka record's value); the Spark type is given as Spar
 (``DataType.jsonValue()``, e.g. :func:`.schema.parse_json_schema`'s ``spark_json``) and must
 be a struct. The result is what ``from_json(CAST(value AS STRING), schema, {"mode": mode})``
 returns in Spark 4.x (``JsonToStructs``, ``JacksonParser``, ``FailureSafeParser``) with the
-default JSON options and ``spark.sql.session.timeZone`` UTC, as measured by
-``tests/formats/json/test_from_json_oracle.py``:
+JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) and
+``spark.sql.session.timeZone`` UTC (or the ``timeZone`` option), as measured by
+``tests/formats/json/test_from_json_oracle.py`` (defaults) and
+``tests/formats/json/test_from_json_options_oracle.py`` (options):
 
 - A null value, an empty value and a value of whitespace only: a null row (not a struct of
   nulls), in both modes.
-- A document that is not JSON (truncated, trailing comma, comments, unquoted names, a leading
-  zero, a raw control character in a string, a byte-order mark) or whose top level is not an
-  object (an array, ``null``, a number, a string): ``FAILFAST`` raises
+- A document that is not JSON under the options' Jackson features (:mod:`.jackson`: by
+  default single quotes and the tokens ``NaN``, ``Infinity``, ``+Infinity``, ``-Infinity``,
+  ``+INF``, ``-INF`` are read; truncated text, a trailing comma, comments, unquoted names, a
+  leading zero, a raw control character in a string, a byte-order mark are not) or whose top
+  level is not an object (an array, ``null``, a number, a string): ``FAILFAST`` raises
   :class:`JsonDecodeError`; ``PERMISSIVE`` gives a struct whose fields are all null, the
   corrupt-record field (below) holding the document's text.
 - Anything after the first complete JSON value is ignored (``{"a": 1} xx`` is ``{"a": 1}``),
@@ -30,34 +34,38 @@ default JSON options and ``spark.sql.session.timeZone`` UTC, as measured by
   fields not in the schema included, is malformed.
 - A lone surrogate escape (``"\\ud800"``) in a string becomes ``?`` (Java's UTF-8
   encoder).
-- Coercions that are not errors: an integer into a double or float; ``NaN``, ``Infinity``,
-  ``-Infinity`` (bare tokens) and the strings ``"NaN"``, ``"Infinity"``, ``"+Infinity"``,
-  ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any non-string value into a
+- Coercions that are not errors: an integer into a double or float; the non-numeric tokens
+  and (with ``allowNonNumericNumbers``, the default) the strings ``"NaN"``, ``"Infinity"``,
+  ``"+Infinity"``, ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any non-string value into a
   string field as Jackson writes it (integers as their digits, other numbers as Java's
   ``Double.toString``: ``1e3`` -> ``1000.0``, ``1.5e17`` -> ``1.5E17``; ``true``; objects and
   arrays as compact JSON, a key given twice written twice; ``NaN``, and a number beyond a
   double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes); an integer into a
   timestamp as seconds since the epoch.
-- Timestamps from strings as ``DateTimeUtils.stringToTimestamp`` (Spark's fallback of the
-  default ``timestampFormat``): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``, then optionally
+- Timestamps from strings: with ``timestampFormat``, by the pattern
+  (:mod:`.datetime_pattern`), and only if ``enableDateTimeParsingFallback`` is true also as
+  below when the pattern does not match; without it, as ``DateTimeUtils.stringToTimestamp``
+  (Spark's default formatter and its fallback): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``, then optionally
   ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past the sixth
   dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``, ``UTC``, ``GMT``,
   ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or without a space before
-  it; without a zone the session time zone, UTC, is assumed; surrounding whitespace is
+  it; without a zone the ``timeZone`` option's (UTC by default); surrounding whitespace is
   trimmed. An impossible date (``2024-02-30``) is a bad value.
-- Dates from strings as ``DateTimeUtils.stringToDate``: ``yyyy``, ``yyyy-[m]m``,
-  ``yyyy-[m]m-[d]d``, optionally followed by a space or ``T`` and anything.
+- Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
+  without it as ``DateTimeUtils.stringToDate`` (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
+  optionally followed by a space or ``T`` and anything), then as an integer of days since
+  the epoch (Spark 1.5's form, Spark's last fallback; from 1582-10-15 on).
 
 The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
 ``columnNameOfCorruptRecord``, default ``spark.sql.columnNameOfCorruptRecord`` =
 ``_corrupt_record``) of type string, when the schema has one; it is never read from the
 document.
 
-Differences kept (strict xfails in the oracle test): Jackson's ``allowSingleQuotes`` (default
-true) makes ``{'a': 1}`` a document for Spark; here it is malformed. Jackson's
-``allowNonNumericNumbers`` reads the bare tokens ``-INF``, ``+INF`` and ``+Infinity``
-besides ``NaN``, ``Infinity``, ``-Infinity``; here those three are malformed. A time without a date
-(``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad values here.
+Differences kept: without the ``timeZone`` option Spark reads zone-less strings in the
+session time zone, unknown here (UTC is taken; a strict xfail in the options oracle). A time
+without a date (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad
+values here; a date string of digits before 1582-10-15 too (Spark rebases it from the Julian
+calendar).
 
 Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes replaced by
 U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with Spark:
@@ -74,8 +82,10 @@ duplicate keys, a non-object top level), so any error, or a row count that is no
 number of documents, sends the whole batch to the per-row path (Python's :mod:`json`, with
 the rules above), which finds and handles the bad rows. pyarrow also reads ``Inf``, ``-Inf``
 and ``-NaN`` tokens, which Jackson does not: a batch with ``Inf``, ``INF`` or ``NaN``
-anywhere in a document (strings included) takes the per-row path. pyarrow never sees a value that is
-not an object (``null`` alone crashes pyarrow 26's reader).
+anywhere in a document (strings included) takes the per-row path. pyarrow's reader accepts
+strict JSON only, so a document that needs one of Jackson's features (single quotes,
+comments, ...) also sends its batch to the per-row path; with ``timestampFormat`` the
+vectorized ISO 8601 cast is not used. pyarrow never sees a value that is not an object (``null`` alone crashes pyarrow 26's reader).
 
 Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
 limit never recurses further: the parser's ``RecursionError`` is caught); a batch with a
