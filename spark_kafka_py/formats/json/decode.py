@@ -36,21 +36,21 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   encoder).
 - Coercions that are not errors: an integer into a double or float; the non-numeric tokens
   and (with ``allowNonNumericNumbers``, the default) the strings ``"NaN"``, ``"Infinity"``,
-  ``"+Infinity"``, ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any non-string value into a
-  string field as Jackson writes it (integers as their digits, other numbers as Java's
-  ``Double.toString``: ``1e3`` -> ``1000.0``, ``1.5e17`` -> ``1.5E17``; ``true``; objects and
-  arrays as compact JSON, a key given twice written twice; ``NaN``, and a number beyond a
-  double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes); an integer into a
-  timestamp as seconds since the epoch.
+  ``"+Infinity"``, ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any
+  non-string value into a string field as Jackson writes it (integers as their digits, other
+  numbers as Java's ``Double.toString``: ``1e3`` -> ``1000.0``, ``1.5e17`` -> ``1.5E17``;
+  ``true``; objects and arrays as compact JSON, a key given twice written twice; ``NaN``,
+  and a number beyond a double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes);
+  an integer into a timestamp as seconds since the epoch.
 - Timestamps from strings: with ``timestampFormat``, by the pattern
   (:mod:`.datetime_pattern`), and only if ``enableDateTimeParsingFallback`` is true also as
   below when the pattern does not match; without it, as ``DateTimeUtils.stringToTimestamp``
-  (Spark's default formatter and its fallback): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``, then optionally
-  ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past the sixth
-  dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``, ``UTC``, ``GMT``,
-  ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or without a space before
-  it; without a zone the ``timeZone`` option's (UTC by default); surrounding whitespace is
-  trimmed. An impossible date (``2024-02-30``) is a bad value.
+  (Spark's default formatter and its fallback): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
+  then optionally ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past
+  the sixth dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``,
+  ``UTC``, ``GMT``, ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or
+  without a space before it; without a zone the ``timeZone`` option's (UTC by default);
+  surrounding whitespace is trimmed. An impossible date (``2024-02-30``) is a bad value.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
   without it as ``DateTimeUtils.stringToDate`` (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
   optionally followed by a space or ``T`` and anything), then as an integer of days since
@@ -85,7 +85,8 @@ and ``-NaN`` tokens, which Jackson does not: a batch with ``Inf``, ``INF`` or ``
 anywhere in a document (strings included) takes the per-row path. pyarrow's reader accepts
 strict JSON only, so a document that needs one of Jackson's features (single quotes,
 comments, ...) also sends its batch to the per-row path; with ``timestampFormat`` the
-vectorized ISO 8601 cast is not used. pyarrow never sees a value that is not an object (``null`` alone crashes pyarrow 26's reader).
+vectorized ISO 8601 cast is not used. pyarrow never sees a value that is not an object
+(``null`` alone crashes pyarrow 26's reader).
 
 Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
 limit never recurses further: the parser's ``RecursionError`` is caught); a batch with a
