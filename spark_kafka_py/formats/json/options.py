@@ -168,11 +168,12 @@ def json_options(options: Mapping[str, str]) -> JsonOptions:
         if raw is not None:
             flags[attr] = _boolean(name, raw)
     fallback_raw = get("enableDateTimeParsingFallback")
+    zone = get("timeZone")
     return JsonOptions(
         features=Features(**flags),
         timestamp_format=get("timestampFormat"),
         date_format=get("dateFormat"),
-        time_zone=get("timeZone") or "UTC",
+        time_zone="UTC" if zone is None else zone,
         datetime_fallback=(
             None
             if fallback_raw is None

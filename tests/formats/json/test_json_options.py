@@ -278,6 +278,8 @@ def test_json_options_checked() -> None:
         json_options({"dateFormat": "E, dd MMM yyyy"})
     with pytest.raises(JsonOptionError, match="'timeZone'"):
         json_options({"timeZone": "Mars/Olympus"})
+    with pytest.raises(JsonOptionError, match="'timeZone'"):
+        json_options({"timeZone": ""})
 
 
 BASE = {"valueformat": "json", "valueschema": "a INT, t TIMESTAMP"}
