@@ -123,6 +123,7 @@ from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
 from spark_kafka_py.formats.json.datetime_pattern import local_to_micros
 from spark_kafka_py.formats.json.jackson import (
     MAX_NESTING,
+    NO_VALUE,
     Malformed,
     parse_document,
     python_decoder,
@@ -468,14 +469,16 @@ class JsonDecoder:
                 if self._mode == "FAILFAST":
                     raise error
                 if self._corrupt is not None:
+                    assert row is not None
                     row[self._corrupt] = doc
                 if on_error is not None:
                     on_error(error)
             rows.append(row)
         return pa.array(rows, type=self.arrow_type)
 
-    def _row(self, doc: str) -> tuple[dict[str, object], str | None]:
-        """One document: (the struct's row, None) or (the partial row, why it is bad).
+    def _row(self, doc: str) -> tuple[dict[str, object] | None, str | None]:
+        """One document: (the struct's row, None) or (the partial row, why it is bad); (None,
+        None) for a null row (only comments, with ``allowComments``).
 
         Run with the interpreter's recursion limit raised by ``4 * MAX_NESTING`` frames, so a
         document as deep as Jackson allows parses wherever the caller's stack stands (the
@@ -489,7 +492,7 @@ class JsonDecoder:
         finally:
             sys.setrecursionlimit(limit)
 
-    def _row_within_limit(self, doc: str) -> tuple[dict[str, object], str | None]:
+    def _row_within_limit(self, doc: str) -> tuple[dict[str, object] | None, str | None]:
         start = len(doc) - len(doc.lstrip(" \t\n\r"))
         try:
             parsed, _ = self._python.raw_decode(doc, start)
@@ -502,6 +505,8 @@ class JsonDecoder:
                 parsed = parse_document(doc, start, self._options.features)
             except Malformed:
                 return {}, f"malformed JSON: {strict_error}"
+            if parsed is NO_VALUE:
+                return None, None  # comments only: no token, a null row as for blank text
         if doc.count("{") + doc.count("[") > MAX_NESTING and _depth(parsed) > MAX_NESTING:
             return {}, f"malformed JSON: nested deeper than {MAX_NESTING}"
         if not isinstance(parsed, dict):

@@ -85,6 +85,11 @@ class Features:
     allow_unquoted_control_chars: bool = False
 
 
+#: :func:`parse_document`'s answer for a text of whitespace and comments only (Jackson's first
+#: token is then none: ``from_json`` gives a null row).
+NO_VALUE: Final = object()
+
+
 class Malformed(ValueError):
     """The document is not JSON under the features (``reason`` says where)."""
 
@@ -339,7 +344,8 @@ class _Parser:
 
 def parse_document(text: str, start: int, features: Features) -> object:
     """The first JSON value of ``text`` from ``start`` (whitespace and, with
-    ``allowComments``, comments skipped first), read with ``features``.
+    ``allowComments``, comments skipped first), read with ``features``; :data:`NO_VALUE` when
+    nothing but whitespace and comments is there.
 
     Raises:
         Malformed: the value is not JSON under the features, or nested too deeply.
@@ -348,6 +354,10 @@ def parse_document(text: str, start: int, features: Features) -> object:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + MAX_NESTING + 64)
     try:
-        return _Parser(text, start, features).value(0)
+        parser = _Parser(text, start, features)
+        parser.skip_ws()
+        if parser.pos >= parser.n:
+            return NO_VALUE
+        return parser.value(0)
     finally:
         sys.setrecursionlimit(limit)

@@ -77,6 +77,8 @@ FEATURE_DOCS: list[str] = [
     '{"a" /**/ : /**/ 3}',
     '{"a": 1 /* unterminated }',
     '{"a": 1, # yaml }',
+    "/* only a comment */",
+    "// only a comment",
     # allowUnquotedFieldNames
     "{a: 1, b: 'x'}",
     "{$a: 1, _b: 2, a1: 3}",

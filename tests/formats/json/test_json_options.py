@@ -86,6 +86,9 @@ def test_comments() -> None:
         bad(docs[4]),
         bad(docs[5]),
     ]
+    # comments only: no token, a null row as for blank text
+    assert rows(["/* c */ ", "// c"], allowComments="true") == [None, None]
+    assert rows(["/* c */ "]) == [bad("/* c */ ")]
 
 
 def test_unquoted_field_names() -> None:
