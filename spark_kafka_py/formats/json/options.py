@@ -1,26 +1,17 @@
 """``from_json``'s options that change how a document is read when the schema is given
 (Spark's ``JSONOptions``), checked once.
 
-================================== =========== ===============================================
-option                             default     effect here
-================================== =========== ===============================================
-``timestampFormat``                none        a Spark datetime pattern for timestamp strings
-                                               (:mod:`.datetime_pattern`); none: Spark's
-                                               ``stringToTimestamp`` forms
-``dateFormat``                     none        the same for dates; none: ``stringToDate``
-``timeZone``                       ``UTC``     the zone of a timestamp string without one
-``enableDateTimeParsingFallback``  see right   on a string the pattern does not match, try
-                                               ``stringToTimestamp``/``stringToDate``; default:
-                                               only where no pattern is given
-``allowComments``                  false       Jackson's read features
-``allowUnquotedFieldNames``        false       (:mod:`.jackson`)
-``allowSingleQuotes``              true
-``allowNumericLeadingZeros``       false
-``allowNonNumericNumbers``         true        also the strings ``"NaN"``, ``"+INF"``, ...
-                                               into doubles and floats
-``allowBackslashEscapingAnyCharacter`` false
-``allowUnquotedControlChars``      false
-================================== =========== ===============================================
+- ``timestampFormat`` (none): a Spark datetime pattern for timestamp strings
+  (:mod:`.datetime_pattern`); none: Spark's ``stringToTimestamp`` forms.
+- ``dateFormat`` (none): the same for dates; none: ``stringToDate``, then days as an integer.
+- ``timeZone`` (``UTC``): the zone of a timestamp string without one.
+- ``enableDateTimeParsingFallback`` (true for a type without a format): a string the pattern
+  does not match is tried with ``stringToTimestamp`` / ``stringToDate``.
+- Jackson's read features (:mod:`.jackson`): ``allowComments`` (false),
+  ``allowUnquotedFieldNames`` (false), ``allowSingleQuotes`` (true),
+  ``allowNumericLeadingZeros`` (false), ``allowNonNumericNumbers`` (true; also the strings
+  ``"NaN"``, ``"+INF"``, ... into doubles and floats), ``allowBackslashEscapingAnyCharacter``
+  (false), ``allowUnquotedControlChars`` (false).
 
 The session settings Spark also reads are not known on the executors here:
 ``spark.sql.session.timeZone`` (``timeZone`` defaults to UTC instead),
