@@ -459,6 +459,11 @@ class DateTimePattern:
         got = self._fields_of(text)
         if got is None:
             return None
+        # an offset or zone is read and checked (beyond 18 hours, unknown) though unused
+        if "offset" in got and _parsed_offset(got["offset"]) is None:
+            return None
+        if "zone" in got and _parsed_zone(got["zone"]) is None:
+            return None
         resolved = _resolve(got)
         return None if resolved is None else resolved[0]
 
@@ -542,6 +547,8 @@ class DateTimePattern:
             if "fraction" in got:
                 micros = pc.utf8_rpad(pc.utf8_slice_codeunits(got["fraction"], 0, 6), 6, "0")
                 pieces += [".", micros]
+        if all(isinstance(piece, str) for piece in pieces):
+            return None  # no field of this type in the pattern (a date of "HH:mm")
         text = pc.binary_join_element_wise(*pieces, "")
         try:
             return text.cast(pa.timestamp("us") if with_time else pa.date32())

@@ -168,6 +168,7 @@ def test_dates(pattern: str, text: str, expected: int) -> None:
         ("yyyy-MM-dd", "2024-04-31"),
         ("yyyy-MM-dd HH:mm", "2024-01-02 25:00"),  # a bad time makes the date bad too
         ("dd/MM/yyyy", "2024-01-02"),
+        ("yyyy-MM-dd XXX", "2024-01-02 +19:00"),  # the offset is checked though unused
     ],
 )
 def test_dates_refused(pattern: str, text: str) -> None:

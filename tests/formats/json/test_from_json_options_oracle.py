@@ -419,3 +419,55 @@ def test_session_time_zone_is_not_known_here(utc_spark: SparkSession) -> None:
 def test_zone_names_in_sample_are_known() -> None:
     for name in ("Europe/Paris", "America/Los_Angeles", "Asia/Kolkata", "Australia/Sydney"):
         assert ZoneInfo(name).key == name
+
+
+#: Patterns and strings at the edges of DateTimeFormatter's rules (the unit tests' cases).
+EDGE_CASES: dict[str, list[str]] = {
+    "yyyy-MM-dd HH:mm x": [
+        "2024-01-02 03:04 +00",
+        "2024-01-02 03:04 +0000",
+        "2024-01-02 03:04 +0530",
+    ],
+    "yyyy-MM-dd HH:mm xx": ["2024-01-02 03:04 +0000", "2024-01-02 03:04 +05"],
+    "yyyy-MM-dd HH:mm XXX": [
+        "2024-01-02 03:04 z",
+        "2024-01-02 03:04 +18:00",
+        "2024-01-02 03:04 +19:00",
+        "2024-01-02 03:04 +0100",
+    ],
+    "yyyy-MM-dd HH:mm XXXXX": ["2024-01-02 03:04 +01:00:30", "2024-01-02 03:04 -01:00"],
+    "yyyy-MM-dd kk:mm": ["2024-01-02 24:00", "2024-01-02 00:00", "2024-01-02 01:00"],
+    "yyyy-MM-dd hh:mm": ["2024-01-02 12:30", "2024-01-02 01:30", "2024-01-02 13:30"],
+    "yyyy-MM-dd KK:mm a": ["2024-01-02 11:00 PM", "2024-01-02 00:00 am", "2024-01-02 12:00 PM"],
+    "yyyy-MM-dd HH:mm a": ["2024-01-02 13:00 PM", "2024-01-02 13:00 AM", "2024-01-02 01:00 AM"],
+    "yyyy DDD": ["2024 060", "2023 366", "2024 366", "2024 60"],
+    "yyyy D HH": ["2024 60 10", "2024 366 10"],
+    "d/M/yyyy H:m:s": [
+        "2/1/2024 3:4:5",
+        "02/01/2024 03:04:05",
+        "002/1/2024 3:4:5",
+        "2/1/2024 24:4:5",
+    ],
+    "yyyyMMdd": ["20240102", "202401023", "2024012"],
+    "HH:mm": ["10:15", "25:00"],
+    "MM-dd": ["02-29", "02-28"],
+    "yyyy-MM-dd'T'HH 'o''clock'": ["2024-01-02T03 o'clock", "2024-01-02t03 O'CLOCK"],
+    "yyyy-MM-dd[ HH:mm[:ss]][ VV]": [
+        "2024-01-02",
+        "2024-01-02 03:04",
+        "2024-01-02 03:04:05 Europe/Paris",
+        "2024-01-02 03:04 europe/paris",
+        "2024-01-02 03:04 UTC+01:00",
+        "2024-01-02 03:04 GMT",
+    ],
+    "yyyy-MM-dd HH:mm:ss.SSS": ["2024-01-02 03:04:05.1", "2024-01-02 03:04:05.1234"],
+    "dd MMM yyyy": ["02 jan 2024", "02 January 2024", "02 Sept 2024", "02 SEP 2024"],
+}
+
+
+@pytest.mark.parametrize("pattern", list(EDGE_CASES))
+def test_pattern_edges(utc_spark: SparkSession, pattern: str) -> None:
+    docs: list[str | None] = [f'{{"t": "{t}", "dt": "{t}"}}' for t in EDGE_CASES[pattern]]
+    options = {"timestampFormat": pattern, "dateFormat": pattern, "timeZone": "Europe/Paris"}
+    theirs = _theirs(utc_spark, docs, options)
+    assert _compare(theirs, docs, options) == []
