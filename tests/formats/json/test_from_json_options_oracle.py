@@ -16,9 +16,12 @@ included.
   America/Los_Angeles's daylight-saving changes), and mutated ones that must not parse; in
   several ``timeZone`` values; and ``enableDateTimeParsingFallback`` on and off.
 
-Differences kept (strict xfails, :func:`test_session_time_zone_is_not_known_here`): without
-the ``timeZone`` option Spark uses the session time zone, which the executors here do not know
-(UTC is assumed).
+- Edge cases of ``DateTimeFormatter``'s parsing (:data:`EDGE_CASES`).
+
+Differences kept (strict xfails): without the ``timeZone`` option Spark uses the session time
+zone, which the executors here do not know (UTC is assumed;
+:func:`test_session_time_zone_is_not_known_here`); years outside 1..9999 and a time without a
+date are bad values here (:data:`KNOWN_DIFFERENCES`).
 """
 
 from __future__ import annotations
@@ -471,3 +474,43 @@ def test_pattern_edges(utc_spark: SparkSession, pattern: str) -> None:
     options = {"timestampFormat": pattern, "dateFormat": pattern, "timeZone": "Europe/Paris"}
     theirs = _theirs(utc_spark, docs, options)
     assert _compare(theirs, docs, options) == []
+
+
+#: Documents where ours differs from from_json on purpose (each named in decode.py's or
+#: datetime_pattern.py's docstring): (document, options, reason).
+KNOWN_DIFFERENCES: list[tuple[str, dict[str, str], str]] = [
+    (
+        '{"t": "+12024-01-02 00:00"}',
+        {"timestampFormat": "yyyy-MM-dd HH:mm"},
+        "years beyond 9999 (a signed year wider than the pattern) are bad values here",
+    ),
+    (
+        '{"dt": "-5-01-02"}',
+        {"dateFormat": "y-MM-dd"},
+        "negative years (y takes a minus sign in Spark) are bad values here",
+    ),
+    (
+        '{"t": "12024-01-02T00:00:00Z"}',
+        {},
+        "stringToTimestamp reads years up to six digits; years beyond 9999 are bad here",
+    ),
+    (
+        '{"t": "T03:04:05"}',
+        {},
+        "a time without a date is today at that time for Spark; a bad value here",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("doc", "options", "reason"),
+    [
+        pytest.param(d, o, r, marks=pytest.mark.xfail(strict=True, reason=r))
+        for d, o, r in KNOWN_DIFFERENCES
+    ],
+)
+def test_known_differences(
+    utc_spark: SparkSession, doc: str, options: dict[str, str], reason: str
+) -> None:
+    theirs = _theirs(utc_spark, [doc], options)
+    assert _compare(theirs, [doc], options) == [], reason
