@@ -428,6 +428,66 @@ OPTIONS: tuple[Option, ...] = (
     _opt("columnNameOfCorruptRecord", "string", "_corrupt_record",
          "`json`, `PERMISSIVE`: the string field of the schema that holds a malformed "
          "document's text (`from_json`'s option)", READ, spark="ours only"),
+    # -- from_json's options (valueFormat/keyFormat json; both columns, reads) -------------------
+    _opt("timestampFormat", "string", None,
+         "`json`: a Spark datetime pattern for timestamp strings (`yyyy-MM-dd HH:mm:ss.SSS`, "
+         "`dd/MM/yyyy`, `'T'`, `[.SSS]`, `XXX`, `VV`; docs/formats.md lists the letters read, "
+         "others are refused naming the letter); unset: Spark's ISO 8601 forms "
+         "(`stringToTimestamp`) (`from_json`'s option)", READ,
+         default_text="none (ISO 8601 forms)", spark="ours only"),
+    _opt("dateFormat", "string", None,
+         "`json`: the same for date strings; unset: `stringToDate`'s forms (`from_json`'s "
+         "option)", READ, default_text="none (`yyyy-[m]m-[d]d` forms)", spark="ours only"),
+    _opt("timeZone", "string", "UTC",
+         "`json`: the zone of timestamp strings without one: a region (`Europe/Paris`), "
+         "`+hh:mm`, `UTC`/`GMT`, Java's short ids (`PST`); Spark's default, the session zone, "
+         "is not known to the executors here: set it to match (`from_json`'s option)", READ,
+         spark="ours only"),
+    _opt("enableDateTimeParsingFallback", "boolean", None,
+         "`json`: a timestamp or date string the format does not match is tried with Spark's "
+         "ISO 8601 forms (and a date as an integer of days) (`from_json`'s option)", READ,
+         default_text="`true` for a type without a format", spark="ours only"),
+    _opt("allowComments", "boolean", False,
+         "`json`: `/* */` and `//` comments in documents (Jackson's feature, `from_json`'s "
+         "option)", READ, spark="ours only"),
+    _opt("allowUnquotedFieldNames", "boolean", False,
+         "`json`: names without quotes (Java identifier characters) (`from_json`'s option)",
+         READ, spark="ours only"),
+    _opt("allowSingleQuotes", "boolean", True,
+         "`json`: names and strings in single quotes (`from_json`'s option)", READ,
+         spark="ours only"),
+    _opt("allowNumericLeadingZeros", "boolean", False,
+         "`json`: numbers with leading zeros (`007`) (`from_json`'s option)", READ,
+         spark="ours only"),
+    _opt("allowNonNumericNumbers", "boolean", True,
+         "`json`: the tokens `NaN`, `Infinity`, `+Infinity`, `-Infinity`, `+INF`, `-INF`, and "
+         "those strings in double fields (`from_json`'s option)", READ, spark="ours only"),
+    _opt("allowBackslashEscapingAnyCharacter", "boolean", False,
+         "`json`: `\\x` is `x` for any character (`from_json`'s option)", READ,
+         spark="ours only"),
+    _opt("allowUnquotedControlChars", "boolean", False,
+         "`json`: characters below U+0020 unescaped inside strings (`from_json`'s option)",
+         READ, spark="ours only"),
+    _opt("locale", "string", "en-US",
+         "`json`: the locale of month names in `timestampFormat`/`dateFormat`; only `en-US` "
+         "is read here (`from_json`'s option)", READ, spark="ours only"),
+    _opt("timestampNTZFormat", "string", None,
+         "`json`: accepted, not used: `TIMESTAMP_NTZ` fields are not read from JSON here "
+         "(`from_json`'s option)", READ, spark="no effect"),
+    *(
+        _opt(name, "string", None,
+             f"`json`: accepted, not used: {why} (`from_json`'s option)", READ,
+             spark="no effect", default_text=default)
+        for name, why, default in (
+            ("primitivesAsString", "schema inference only; the schema is given", "`false`"),
+            ("prefersDecimal", "schema inference only; the schema is given", "`false`"),
+            ("samplingRatio", "schema inference only; the schema is given", "`1.0`"),
+            ("dropFieldIfAllNull", "schema inference only; the schema is given", "`false`"),
+            ("multiLine", "for files; a record's value is one document", "`false`"),
+            ("lineSep", "for files; a record's value is one document", "none"),
+            ("encoding", "for files; values are read as UTF-8", "none"),
+        )
+    ),
     _opt("includeRawBytes", "boolean", False,
          "add `value_raw` (and `key_raw`) binary columns holding each formatted column's bytes "
          "as read (what `PERMISSIVE` left null stays there)", READ, spark="ours only"),

@@ -49,7 +49,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 import pyarrow as pa
@@ -83,6 +83,13 @@ from spark_kafka_py.formats.errors import (
     UnknownSchemaError,
 )
 from spark_kafka_py.formats.json.decode import JsonDecoder, Mode
+from spark_kafka_py.formats.json.options import (
+    DATETIME_OPTIONS,
+    FEATURE_OPTIONS,
+    JsonOptionError,
+    JsonOptions,
+    json_options,
+)
 from spark_kafka_py.formats.json.schema import to_spark as json_to_spark
 from spark_kafka_py.formats.protobuf import framing as pb_framing
 from spark_kafka_py.formats.protobuf.decoder import ProtobufDecoder
@@ -136,6 +143,25 @@ PROTOBUF_OPTION_NAMES = (
     "recursive.fields.max.depth",
     "convert.any.fields.to.json",
 )
+#: ``from_json``'s options read by JSON columns (:mod:`spark_kafka_py.formats.json.options`),
+#: shared by the key and the value as ``mode`` is; reads only (the sink writes ``to_json``'s
+#: default formats).
+JSON_OPTION_NAMES = (*FEATURE_OPTIONS, *DATETIME_OPTIONS, "locale")
+#: ``from_json``'s options accepted with no effect here (schema inference, files,
+#: ``TIMESTAMP_NTZ``, which is not read from JSON here): a warning says so.
+JSON_NO_EFFECT_OPTIONS = (
+    "timestampNTZFormat",
+    "primitivesAsString",
+    "prefersDecimal",
+    "samplingRatio",
+    "dropFieldIfAllNull",
+    "multiLine",
+    "lineSep",
+    "encoding",
+)
+#: The locales whose month names are read here (Spark's default ``en-US``).
+_JSON_LOCALES = ("en-us", "en")
+
 #: The largest ``recursive.fields.max.depth`` spark-protobuf accepts.
 MAX_RECURSIVE_DEPTH = 10
 
@@ -227,6 +253,8 @@ class PayloadOptions:
         mode: ``mode`` as given (lower case), None when unset: Avro columns are then
             ``FAILFAST`` (spark-avro's default), JSON columns ``PERMISSIVE`` (``from_json``'s).
         corrupt_column: ``columnNameOfCorruptRecord`` (JSON columns).
+        json: ``from_json``'s other options (JSON columns, reads): formats, zone, Jackson's
+            read features.
         include_raw: ``includeRawBytes``.
         auto_register: ``auto.register.schemas`` (writes).
         use_latest: ``use.latest.version`` (writes).
@@ -241,6 +269,7 @@ class PayloadOptions:
     use_latest: bool = False
     mode: str | None = None
     corrupt_column: str = "_corrupt_record"
+    json: JsonOptions = field(default_factory=JsonOptions)
 
     def permissive_for(self, col: ColumnFormat | str) -> bool:
         """Whether ``col`` (a column format, or a format name) decodes ``PERMISSIVE``ly."""
@@ -283,6 +312,8 @@ _FORMAT_KEYS = frozenset(
         "descriptorSet",
         "key.descriptorSet",
         *PROTOBUF_OPTION_NAMES,
+        *JSON_OPTION_NAMES,
+        *JSON_NO_EFFECT_OPTIONS,
     )
 )
 
@@ -667,6 +698,7 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
             "Options 'use.latest.version'=true and 'auto.register.schemas'=true conflict "
             "(as in Confluent's serializer): set 'auto.register.schemas'=false"
         )
+    json_opts = _json_options(opts, key, value, writing=writing)
     mode = option("mode").read(opts)
     return PayloadOptions(
         key=key,
@@ -678,7 +710,48 @@ def parse_payload_options(opts: Mapping[str, str], *, writing: bool = False) -> 
         use_latest=use_latest,
         mode=mode,
         corrupt_column=str(option("columnNameOfCorruptRecord").read(opts)),
+        json=json_opts,
     )
+
+
+def _json_options(
+    opts: Mapping[str, str],
+    key: ColumnFormat | None,
+    value: ColumnFormat | None,
+    *,
+    writing: bool,
+) -> JsonOptions:
+    """``from_json``'s options (:data:`JSON_OPTION_NAMES`) of a read with a JSON column,
+    checked; the no-effect ones (:data:`JSON_NO_EFFECT_OPTIONS`) warned about.
+
+    Raises:
+        ConfigError: one given without a JSON column (reads); a value not read here (a
+            pattern letter, a zone, a locale), naming the option.
+    """
+    given = [n for n in (*JSON_OPTION_NAMES, *JSON_NO_EFFECT_OPTIONS) if n.lower() in opts]
+    if writing or not given:
+        return JsonOptions()
+    if not any(c is not None and c.format == JSON_FORMAT for c in (key, value)):
+        raise ConfigError(
+            f"Option '{given[0]}' is from_json's: it needs 'valueFormat' or 'keyFormat'='json'"
+        )
+    locale = str(option("locale").read(opts))
+    if locale.strip().lower().replace("_", "-") not in _JSON_LOCALES:
+        raise ConfigError(
+            f"Option 'locale' must be 'en-US' here (month names are read in English), "
+            f"got {locale!r}"
+        )
+    for name in JSON_NO_EFFECT_OPTIONS:
+        if name.lower() in opts:
+            log.warning(
+                "Option '%s' has no effect here: %s",
+                name,
+                option(name).doc.removeprefix("`json`: "),
+            )
+    try:
+        return json_options({k: opts[k.lower()] for k in JSON_OPTION_NAMES if k.lower() in opts})
+    except JsonOptionError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def subject_name(strategy: str, topic: str | None, *, is_key: bool, record: str | None) -> str:
@@ -1245,15 +1318,19 @@ def decode_column(
     return decoded
 
 
-#: JSON decoders per (struct JSON, mode, corrupt-record column) in this process.
+#: JSON decoders per (struct JSON, mode, corrupt-record column, options) in this process.
 _JSON_DECODERS: LruCache[JsonDecoder] = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
 
 
-def _json_decoder(reader: ReaderSchema, mode: Mode, corrupt_column: str) -> JsonDecoder:
-    key = (reader.schema_json, mode, corrupt_column)
+def _json_decoder(
+    reader: ReaderSchema, mode: Mode, corrupt_column: str, options: JsonOptions
+) -> JsonDecoder:
+    key = (reader.schema_json, mode, corrupt_column, options)
     decoder = _JSON_DECODERS.get(key)
     if decoder is None:
-        decoder = JsonDecoder(reader.spark_type, mode=mode, corrupt_column=corrupt_column)
+        decoder = JsonDecoder(
+            reader.spark_type, mode=mode, corrupt_column=corrupt_column, options=options
+        )
         _JSON_DECODERS.put(key, decoder, len(reader.schema_json) * 8)
     return decoder
 
@@ -1272,7 +1349,7 @@ def _decode_json_column(
     """
     permissive = options.permissive_for(JSON_FORMAT)
     mode: Mode = "PERMISSIVE" if permissive else "FAILFAST"
-    decoder = _json_decoder(reader, mode, options.corrupt_column)
+    decoder = _json_decoder(reader, mode, options.corrupt_column, options.json)
     if options.registry is not None:
         values = _unframe(values, reader, permissive, where)
     bad: list[JsonDecodeError] = []

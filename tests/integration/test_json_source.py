@@ -177,3 +177,65 @@ def test_planning_refusals(
         _ours(spark, kafka_bootstrap, topic, valueSchema="a NOPE").schema  # noqa: B018
     with pytest.raises(Exception, match="not read from JSON here"):
         _ours(spark, kafka_bootstrap, topic, valueSchema="a BINARY").schema  # noqa: B018
+
+
+OPTION_DOCS: list[bytes | None] = [
+    b"{'id': 1, 'name': 'single', 'at': '27/11/2026 12:00:00.5', 'day': '27.11.2026'}",
+    b'{"id": 2, /* a comment */ "at": "01/07/2026 08:30:00"}',
+    b"{id: 3, name: 'unquoted'}",
+    b'{"id": 007, "score": -INF}',
+    b'{"id": 5, "at": "2026-11-27T12:00:00Z", "day": "2026-11-27"}',  # ISO: not the formats
+    b'{"id": 6, "name": "a\\qb"}',
+    b'{"id": 7, "at": "31/02/2026 00:00:00"}',  # impossible date: a bad value
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {
+            "timestampFormat": "dd/MM/yyyy HH:mm:ss[.SSS]",
+            "dateFormat": "dd.MM.yyyy",
+            "timeZone": "America/New_York",
+            "allowComments": "true",
+            "allowUnquotedFieldNames": "true",
+            "allowNumericLeadingZeros": "true",
+            "allowBackslashEscapingAnyCharacter": "true",
+        },
+        {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false", "timeZone": "+05:30"},
+    ],
+    ids=["defaults", "lenient_and_formats", "strict"],
+)
+def test_from_json_options_rows_equal(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    new_topic: Callable[..., str],
+    options: dict[str, str],
+) -> None:
+    topic = new_topic()
+    produce(
+        kafka_bootstrap,
+        topic,
+        [ProducedRecord(f"k{i}".encode(), d) for i, d in enumerate(OPTION_DOCS)],
+    )
+    ours = _ours(spark, kafka_bootstrap, topic, valueSchema=SCHEMA_CORRUPT, **options)
+    oracle = _oracle(spark, kafka_bootstrap, topic, SCHEMA_CORRUPT, **options)
+    got, want = _rows(ours), _rows(oracle)
+    assert len(got) == len(OPTION_DOCS)
+    assert got == want
+    # the options changed what was read: documents 0-3 are good only with them
+    corrupt = [o for o, v in got if v is not None and v["_corrupt_record"] is not None]
+    if options.get("allowComments"):
+        assert corrupt == [4, 6]
+    else:
+        assert 2 in corrupt
+
+
+def test_from_json_option_refusals(
+    spark: SparkSession, kafka_bootstrap: str, new_topic: Callable[..., str]
+) -> None:
+    topic = new_topic()
+    with pytest.raises(Exception, match=r"Option 'timestampFormat'.*'Y'"):
+        df = _ours(spark, kafka_bootstrap, topic, valueSchema=SCHEMA, timestampFormat="YYYY")
+        df.schema  # noqa: B018 - planning is the check

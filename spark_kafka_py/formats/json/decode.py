@@ -4,14 +4,18 @@ One document per value (a Kafka record's value); the Spark type is given as Spar
 (``DataType.jsonValue()``, e.g. :func:`.schema.parse_json_schema`'s ``spark_json``) and must
 be a struct. The result is what ``from_json(CAST(value AS STRING), schema, {"mode": mode})``
 returns in Spark 4.x (``JsonToStructs``, ``JacksonParser``, ``FailureSafeParser``) with the
-default JSON options and ``spark.sql.session.timeZone`` UTC, as measured by
-``tests/formats/json/test_from_json_oracle.py``:
+JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) and
+``spark.sql.session.timeZone`` UTC (or the ``timeZone`` option), as measured by
+``tests/formats/json/test_from_json_oracle.py`` (defaults) and
+``tests/formats/json/test_from_json_options_oracle.py`` (options):
 
 - A null value, an empty value and a value of whitespace only: a null row (not a struct of
   nulls), in both modes.
-- A document that is not JSON (truncated, trailing comma, comments, unquoted names, a leading
-  zero, a raw control character in a string, a byte-order mark) or whose top level is not an
-  object (an array, ``null``, a number, a string): ``FAILFAST`` raises
+- A document that is not JSON under the options' Jackson features (:mod:`.jackson`: by
+  default single quotes and the tokens ``NaN``, ``Infinity``, ``+Infinity``, ``-Infinity``,
+  ``+INF``, ``-INF`` are read; truncated text, a trailing comma, comments, unquoted names, a
+  leading zero, a raw control character in a string, a byte-order mark are not) or whose top
+  level is not an object (an array, ``null``, a number, a string): ``FAILFAST`` raises
   :class:`JsonDecodeError`; ``PERMISSIVE`` gives a struct whose fields are all null, the
   corrupt-record field (below) holding the document's text.
 - Anything after the first complete JSON value is ignored (``{"a": 1} xx`` is ``{"a": 1}``),
@@ -30,34 +34,38 @@ default JSON options and ``spark.sql.session.timeZone`` UTC, as measured by
   fields not in the schema included, is malformed.
 - A lone surrogate escape (``"\\ud800"``) in a string becomes ``?`` (Java's UTF-8
   encoder).
-- Coercions that are not errors: an integer into a double or float; ``NaN``, ``Infinity``,
-  ``-Infinity`` (bare tokens) and the strings ``"NaN"``, ``"Infinity"``, ``"+Infinity"``,
-  ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any non-string value into a
-  string field as Jackson writes it (integers as their digits, other numbers as Java's
-  ``Double.toString``: ``1e3`` -> ``1000.0``, ``1.5e17`` -> ``1.5E17``; ``true``; objects and
-  arrays as compact JSON, a key given twice written twice; ``NaN``, and a number beyond a
-  double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes); an integer into a
-  timestamp as seconds since the epoch.
-- Timestamps from strings as ``DateTimeUtils.stringToTimestamp`` (Spark's fallback of the
-  default ``timestampFormat``): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``, then optionally
-  ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past the sixth
-  dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``, ``UTC``, ``GMT``,
-  ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or without a space before
-  it; without a zone the session time zone, UTC, is assumed; surrounding whitespace is
-  trimmed. An impossible date (``2024-02-30``) is a bad value.
-- Dates from strings as ``DateTimeUtils.stringToDate``: ``yyyy``, ``yyyy-[m]m``,
-  ``yyyy-[m]m-[d]d``, optionally followed by a space or ``T`` and anything.
+- Coercions that are not errors: an integer into a double or float; the non-numeric tokens
+  and (with ``allowNonNumericNumbers``, the default) the strings ``"NaN"``, ``"Infinity"``,
+  ``"+Infinity"``, ``"-Infinity"``, ``"+INF"``, ``"-INF"`` into a double or float; any
+  non-string value into a string field as Jackson writes it (integers as their digits, other
+  numbers as Java's ``Double.toString``: ``1e3`` -> ``1000.0``, ``1.5e17`` -> ``1.5E17``;
+  ``true``; objects and arrays as compact JSON, a key given twice written twice; ``NaN``,
+  and a number beyond a double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes);
+  an integer into a timestamp as seconds since the epoch.
+- Timestamps from strings: with ``timestampFormat``, by the pattern
+  (:mod:`.datetime_pattern`), and only if ``enableDateTimeParsingFallback`` is true also as
+  below when the pattern does not match; without it, as ``DateTimeUtils.stringToTimestamp``
+  (Spark's default formatter and its fallback): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
+  then optionally ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past
+  the sixth dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``,
+  ``UTC``, ``GMT``, ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or
+  without a space before it; without a zone the ``timeZone`` option's (UTC by default);
+  surrounding whitespace is trimmed. An impossible date (``2024-02-30``) is a bad value.
+- Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
+  without it as ``DateTimeUtils.stringToDate`` (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
+  optionally followed by a space or ``T`` and anything), then as an integer of days since
+  the epoch (Spark 1.5's form, Spark's last fallback; from 1582-10-15 on).
 
 The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
 ``columnNameOfCorruptRecord``, default ``spark.sql.columnNameOfCorruptRecord`` =
 ``_corrupt_record``) of type string, when the schema has one; it is never read from the
 document.
 
-Differences kept (strict xfails in the oracle test): Jackson's ``allowSingleQuotes`` (default
-true) makes ``{'a': 1}`` a document for Spark; here it is malformed. Jackson's
-``allowNonNumericNumbers`` reads the bare tokens ``-INF``, ``+INF`` and ``+Infinity``
-besides ``NaN``, ``Infinity``, ``-Infinity``; here those three are malformed. A time without a date
-(``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad values here.
+Differences kept: without the ``timeZone`` option Spark reads zone-less strings in the
+session time zone, unknown here (UTC is taken; a strict xfail in the options oracle). A time
+without a date (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad
+values here; a date string of digits before 1582-10-15 too (Spark rebases it from the Julian
+calendar).
 
 Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes replaced by
 U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with Spark:
@@ -74,8 +82,11 @@ duplicate keys, a non-object top level), so any error, or a row count that is no
 number of documents, sends the whole batch to the per-row path (Python's :mod:`json`, with
 the rules above), which finds and handles the bad rows. pyarrow also reads ``Inf``, ``-Inf``
 and ``-NaN`` tokens, which Jackson does not: a batch with ``Inf``, ``INF`` or ``NaN``
-anywhere in a document (strings included) takes the per-row path. pyarrow never sees a value that is
-not an object (``null`` alone crashes pyarrow 26's reader).
+anywhere in a document (strings included) takes the per-row path. pyarrow's reader accepts
+strict JSON only, so a document that needs one of Jackson's features (single quotes,
+comments, ...) also sends its batch to the per-row path; with ``timestampFormat`` the
+vectorized ISO 8601 cast is not used. pyarrow never sees a value that is not an object
+(``null`` alone crashes pyarrow 26's reader).
 
 Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
 limit never recurses further: the parser's ``RecursionError`` is caught); a batch with a
@@ -92,6 +103,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import io
 import json
 import math
@@ -108,6 +120,19 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
+from spark_kafka_py.formats.json.datetime_pattern import local_to_micros
+from spark_kafka_py.formats.json.jackson import (
+    MAX_NESTING,
+    NO_VALUE,
+    Malformed,
+    parse_document,
+    python_decoder,
+)
+from spark_kafka_py.formats.json.jackson import Const as _Const
+from spark_kafka_py.formats.json.jackson import Float as _Float
+from spark_kafka_py.formats.json.jackson import Int as _Int
+from spark_kafka_py.formats.json.jackson import Pairs as _Pairs
+from spark_kafka_py.formats.json.options import JsonOptions
 
 #: Spark's default ``spark.sql.columnNameOfCorruptRecord``.
 DEFAULT_CORRUPT_COLUMN: Final = "_corrupt_record"
@@ -183,6 +208,7 @@ def decode_json(
     mode: Mode = "FAILFAST",
     corrupt_column: str = DEFAULT_CORRUPT_COLUMN,
     on_error: OnError | None = None,
+    options: JsonOptions | None = None,
 ) -> pa.Array:
     """Decode one JSON document per value into an array of ``spark_type`` (a struct).
 
@@ -194,6 +220,8 @@ def decode_json(
             string field of that name).
         on_error: in ``PERMISSIVE``, called with each bad row's error (after the row is
             handled); ignored in ``FAILFAST``.
+        options: ``from_json``'s options (:class:`.options.JsonOptions`); None: Spark's
+            defaults.
 
     Returns:
         An array of :func:`arrow_type_of` ``(spark_type)``, one row per value.
@@ -203,9 +231,9 @@ def decode_json(
         JsonSchemaError: ``spark_type`` is not a struct of the supported types.
         ValueError: an unknown ``mode``.
     """
-    return JsonDecoder(spark_type, mode=mode, corrupt_column=corrupt_column).decode(
-        values, on_error=on_error
-    )
+    return JsonDecoder(
+        spark_type, mode=mode, corrupt_column=corrupt_column, options=options
+    ).decode(values, on_error=on_error)
 
 
 # -- the Spark type, compiled ---------------------------------------------------------------------
@@ -297,7 +325,15 @@ class JsonDecoder:
         *,
         mode: Mode = "FAILFAST",
         corrupt_column: str = DEFAULT_CORRUPT_COLUMN,
+        options: JsonOptions | None = None,
     ) -> None:
+        """Compile ``spark_type`` (a struct, as Spark JSON) for ``mode``, the corrupt-record
+        field ``corrupt_column`` and ``from_json``'s ``options`` (default: Spark's defaults).
+
+        Raises:
+            JsonSchemaError: not a struct of the types read here.
+            ValueError: an unknown ``mode``.
+        """
         if mode not in ("FAILFAST", "PERMISSIVE"):
             raise ValueError(f"mode must be FAILFAST or PERMISSIVE, not {mode!r}")
         self._type = _compile(spark_type, "")
@@ -319,6 +355,11 @@ class JsonDecoder:
         # pyarrow's JSON reader does not convert to maps ("JSON conversion to map<...> is
         # not supported"): a type with a map always takes the per-row path
         self._fast_ok = not _has_map(self._read_type)
+        self._options = options if options is not None else JsonOptions()
+        self._ctx = _context(self._options)
+        self._python = python_decoder(self._options.features)
+        # Arrow's ISO 8601 cast agrees with stringToTimestamp on _ISO_UTC strings only
+        self._iso_cast = self._options.timestamp_format is None
         self.fast_batches = 0
         self.slow_batches = 0
 
@@ -397,7 +438,7 @@ class JsonDecoder:
                 continue
             column = table.column(name).combine_chunks()
             if self._temporal:
-                column = _convert_temporal(column, t)
+                column = _convert_temporal(column, t, self._ctx, self._iso_cast)
                 if column is None:
                     return None
             columns.append(column)
@@ -428,14 +469,16 @@ class JsonDecoder:
                 if self._mode == "FAILFAST":
                     raise error
                 if self._corrupt is not None:
+                    assert row is not None
                     row[self._corrupt] = doc
                 if on_error is not None:
                     on_error(error)
             rows.append(row)
         return pa.array(rows, type=self.arrow_type)
 
-    def _row(self, doc: str) -> tuple[dict[str, object], str | None]:
-        """One document: (the struct's row, None) or (the partial row, why it is bad).
+    def _row(self, doc: str) -> tuple[dict[str, object] | None, str | None]:
+        """One document: (the struct's row, None) or (the partial row, why it is bad); (None,
+        None) for a null row (only comments, with ``allowComments``).
 
         Run with the interpreter's recursion limit raised by ``4 * MAX_NESTING`` frames, so a
         document as deep as Jackson allows parses wherever the caller's stack stands (the
@@ -449,20 +492,27 @@ class JsonDecoder:
         finally:
             sys.setrecursionlimit(limit)
 
-    def _row_within_limit(self, doc: str) -> tuple[dict[str, object], str | None]:
+    def _row_within_limit(self, doc: str) -> tuple[dict[str, object] | None, str | None]:
         start = len(doc) - len(doc.lstrip(" \t\n\r"))
         try:
-            parsed, _ = _DECODER.raw_decode(doc, start)
+            parsed, _ = self._python.raw_decode(doc, start)
         except RecursionError:
             return {}, "malformed JSON: nested too deeply"
-        except ValueError as exc:
-            return {}, f"malformed JSON: {exc}"
+        except ValueError as strict_error:
+            # not strict JSON: read as Jackson reads it with the options' features (the
+            # strict parser's message is kept when that fails too: it says more)
+            try:
+                parsed = parse_document(doc, start, self._options.features)
+            except Malformed:
+                return {}, f"malformed JSON: {strict_error}"
+            if parsed is NO_VALUE:
+                return None, None  # comments only: no token, a null row as for blank text
         if doc.count("{") + doc.count("[") > MAX_NESTING and _depth(parsed) > MAX_NESTING:
             return {}, f"malformed JSON: nested deeper than {MAX_NESTING}"
         if not isinstance(parsed, dict):
             return {}, f"the top level is not an object but {_json_kind(parsed)}"
         try:
-            return _struct(parsed, self._read_type, ""), None
+            return _struct(parsed, self._read_type, "", self._ctx), None
         except _Partial as partial:
             assert isinstance(partial.value, dict)
             return partial.value, partial.reason
@@ -513,15 +563,20 @@ def _iso_utc_timestamps(column: pa.Array) -> pa.Array | None:
         return None
 
 
-def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
+def _convert_temporal(column: pa.Array, t: _Type, ctx: _Context, iso_cast: bool) -> pa.Array | None:
     """The fast path's string columns of dates and timestamps converted (recursively); None
     when one string is not a date or timestamp (the batch then takes the per-row path)."""
-    if t.kind == "timestamp":
+    if t.kind == "timestamp" and iso_cast:
         vectorized = _iso_utc_timestamps(column)
         if vectorized is not None:
             return vectorized
+    vector = ctx.vector_timestamps if t.kind == "timestamp" else ctx.vector_dates
+    if t.kind in ("timestamp", "date") and vector is not None:
+        vectorized = vector(column)
+        if vectorized is not None:
+            return vectorized
     if t.kind in ("timestamp", "date"):
-        parse = _parse_timestamp if t.kind == "timestamp" else _parse_date
+        parse = ctx.parse_timestamp if t.kind == "timestamp" else ctx.parse_date
         out: list[int | None] = []
         cache: dict[str, int] = {}
         for s in column.to_pylist():
@@ -542,18 +597,18 @@ def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
     if t.kind == "struct":
         children = []
         for i, (_, f) in enumerate(t.fields):
-            child = _convert_temporal(column.field(i), f)
+            child = _convert_temporal(column.field(i), f, ctx, iso_cast)
             if child is None:
                 return None
             children.append(child)
         return pa.StructArray.from_arrays(children, fields=list(t.arrow), mask=mask)
     assert t.element is not None
     if t.kind == "array":
-        values = _convert_temporal(column.values, t.element)
+        values = _convert_temporal(column.values, t.element, ctx, iso_cast)
         if values is None:
             return None
         return pa.ListArray.from_arrays(column.offsets, values, type=t.arrow, mask=mask)
-    items = _convert_temporal(column.items, t.element)
+    items = _convert_temporal(column.items, t.element, ctx, iso_cast)
     if items is None:
         return None
     return pa.MapArray.from_arrays(column.offsets, column.keys, items, type=t.arrow, mask=mask)
@@ -562,38 +617,57 @@ def _convert_temporal(column: pa.Array, t: _Type) -> pa.Array | None:
 # -- the per-row conversion -----------------------------------------------------------------------
 
 
-class _Int(str):
-    """An integer token's text (kept as text: its range is checked per target type)."""
+@dataclass(frozen=True)
+class _Context:
+    """What the conversion of values needs of the options."""
+
+    parse_timestamp: Callable[[str], int | None]
+    parse_date: Callable[[str], int | None]
+    #: ``allowNonNumericNumbers``: the strings ``"NaN"``, ``"+INF"``, ... into doubles
+    non_numeric: bool
+    #: a column of timestamp / date strings by Arrow's kernels (a pattern Arrow reads
+    #: exactly), else None: string by string
+    vector_timestamps: Callable[[pa.Array], pa.Array | None] | None = None
+    vector_dates: Callable[[pa.Array], pa.Array | None] | None = None
 
 
-class _Float(str):
-    """A fractional or exponent number token's text."""
+def _context(options: JsonOptions) -> _Context:
+    zone = options.zone
+    ts_pattern = options.timestamp_pattern()
+    date_pattern = options.date_pattern()
+    ts_fallback = options.timestamp_fallback()
+    date_fallback = options.date_fallback()
 
+    def parse_timestamp(text: str) -> int | None:
+        if ts_pattern is not None:
+            value = ts_pattern.parse_timestamp(text, zone)
+            if value is not None or not ts_fallback:
+                return value
+            return _parse_timestamp(text.replace("GMT", ""), zone)
+        value = _parse_timestamp(text, zone)
+        if value is None and ts_fallback and "GMT" in text:
+            value = _parse_timestamp(text.replace("GMT", ""), zone)
+        return value
 
-class _Const(str):
-    """``NaN``, ``Infinity`` or ``-Infinity`` (tokens Jackson's ``allowNonNumericNumbers``
-    reads, on by default)."""
+    def parse_date(text: str) -> int | None:
+        if date_pattern is not None:
+            value = date_pattern.parse_date(text)
+            if value is not None or not date_fallback:
+                return value
+        elif not date_fallback:
+            return _parse_date(text)
+        return _parse_date_fallback(text)
 
-
-class _Pairs(dict):  # type: ignore[type-arg]  # JSON objects' values are anything
-    """An object with a key given more than once: the dict (the last value of each key) and
-    every (key, value) in document order, as Jackson streams them."""
-
-    def __init__(self, pairs: list[tuple[str, object]]) -> None:
-        super().__init__(pairs)
-        self.pairs = pairs
-
-
-def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    obj = dict(pairs)
-    return obj if len(obj) == len(pairs) else _Pairs(pairs)
-
-
-_DECODER: Final = json.JSONDecoder(
-    parse_int=_Int, parse_float=_Float, parse_constant=_Const, object_pairs_hook=_object
-)
-#: Jackson's ``StreamReadConstraints`` default maximum nesting (2.15+): deeper is malformed.
-MAX_NESTING: Final = 1000
+    vector_timestamps = (
+        None if ts_pattern is None else functools.partial(ts_pattern.arrow_timestamps, zone=zone)
+    )
+    return _Context(
+        parse_timestamp,
+        parse_date,
+        options.features.allow_non_numeric_numbers,
+        vector_timestamps,
+        None if date_pattern is None else date_pattern.arrow_dates,
+    )
 
 
 class _Bad(Exception):
@@ -636,7 +710,7 @@ def _short(value: object) -> str:
     return repr(text[:40])
 
 
-def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
+def _struct(obj: dict[str, object], t: _Type, path: str, ctx: _Context) -> dict[str, object]:
     row: dict[str, object] = {}
     reason: str | None = None
     if obj.__class__ is _Pairs:
@@ -649,7 +723,7 @@ def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
     for name, value, ft in items:
         sub = f"{path}/{name}"
         try:
-            row[name] = _convert(value, ft, sub)
+            row[name] = _convert(value, ft, sub, ctx)
         except _Bad as exc:
             reason = reason or exc.reason
         except _Partial as exc:
@@ -660,7 +734,7 @@ def _struct(obj: dict[str, object], t: _Type, path: str) -> dict[str, object]:
     return row
 
 
-def _convert(value: object, t: _Type, path: str) -> object:
+def _convert(value: object, t: _Type, path: str, ctx: _Context) -> object:
     if value is None:
         return None
     kind = t.kind
@@ -669,9 +743,9 @@ def _convert(value: object, t: _Type, path: str) -> object:
         if cls is not dict and cls is not _Pairs:
             raise _bad(t, value, path)
         assert isinstance(value, dict)
-        return _struct(value, t, path)
+        return _struct(value, t, path, ctx)
     if kind in ("array", "map"):
-        return _container(value, t, path)
+        return _container(value, t, path, ctx)
     if kind in _INT_RANGES:
         if cls is _Int:
             assert isinstance(value, str)
@@ -684,7 +758,7 @@ def _convert(value: object, t: _Type, path: str) -> object:
         if cls in (_Int, _Float, _Const):
             assert isinstance(value, str)
             x = float(value)
-        elif cls is str and value in _FLOAT_STRINGS:
+        elif cls is str and ctx.non_numeric and value in _FLOAT_STRINGS:
             x = _FLOAT_STRINGS[value]  # type: ignore[index]  # str checked above
         else:
             raise _bad(t, value, path)
@@ -708,20 +782,20 @@ def _convert(value: object, t: _Type, path: str) -> object:
                 return micros
         elif cls is str:
             assert isinstance(value, str)
-            parsed = _parse_timestamp(value)
+            parsed = ctx.parse_timestamp(value)
             if parsed is not None:
                 return parsed
         raise _bad(t, value, path)
     assert kind == "date", kind
     if cls is str:
         assert isinstance(value, str)
-        days = _parse_date(value)
+        days = ctx.parse_date(value)
         if days is not None:
             return days
     raise _bad(t, value, path)
 
 
-def _container(value: object, t: _Type, path: str) -> object:
+def _container(value: object, t: _Type, path: str, ctx: _Context) -> object:
     assert t.element is not None
     reason: str | None = None
     if t.kind == "array":
@@ -731,7 +805,7 @@ def _container(value: object, t: _Type, path: str) -> object:
         out: list[object] = []
         for i, item in enumerate(value):
             try:
-                out.append(_convert(item, t.element, f"{path}/{i}"))
+                out.append(_convert(item, t.element, f"{path}/{i}", ctx))
             except _Partial as exc:
                 out.append(exc.value)
                 reason = reason or exc.reason
@@ -744,7 +818,7 @@ def _container(value: object, t: _Type, path: str) -> object:
     pairs: list[tuple[str, object]] = []
     for key, item in value.items():
         try:
-            pairs.append((_utf8(key), _convert(item, t.element, f"{path}/{key}")))
+            pairs.append((_utf8(key), _convert(item, t.element, f"{path}/{key}", ctx)))
         except _Partial as exc:
             pairs.append((_utf8(key), exc.value))
             reason = reason or exc.reason
@@ -853,9 +927,31 @@ def _parse_date(text: str) -> int | None:
     return _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
 
 
-def _parse_timestamp(text: str) -> int | None:
-    """``DateTimeUtils.stringToTimestamp`` (the subset in the module docstring), the session
-    time zone UTC: microseconds since the epoch, or None."""
+#: The days since the epoch ``RebaseDateTime.rebaseJulianToGregorianDays`` leaves as they are
+#: (from 1582-10-15, the first Gregorian day), to 9999-12-31.
+_GREGORIAN_DAYS: Final = (-141_427, 2_932_896)
+
+
+def _parse_date_fallback(text: str) -> int | None:
+    """JacksonParser's fallback for a date string: ``stringToDate`` of the text without
+    ``GMT`` (``cleanLegacyTimestampStr``), else the text as an ``int`` of days since the epoch
+    (Spark 1.5's way; days before 1582-10-15, which Spark rebases from the Julian calendar,
+    are bad values here)."""
+    days = _parse_date(text.replace("GMT", ""))
+    if days is not None:
+        return days
+    m = re.fullmatch(r"[+-]?[0-9]+", text)
+    if m is None:
+        return None
+    n = int(text)
+    if not -(1 << 31) <= n < (1 << 31) or not _GREGORIAN_DAYS[0] <= n <= _GREGORIAN_DAYS[1]:
+        return None
+    return n
+
+
+def _parse_timestamp(text: str, zone: dt.tzinfo = dt.timezone.utc) -> int | None:
+    """``DateTimeUtils.stringToTimestamp`` (the subset in the module docstring), ``zone`` for
+    a string without one: microseconds since the epoch, or None."""
     m = _TIMESTAMP.fullmatch(text.strip())
     if m is None:
         return None
@@ -866,18 +962,20 @@ def _parse_timestamp(text: str) -> int | None:
     fraction = int((m[7] or "")[:6].ljust(6, "0"))
     local = days * _MICROS_PER_DAY + ((hour * 60 + minute) * 60 + second) * _MICROS_PER_SECOND
     local += fraction
-    zone = m[8]
-    if zone is None or zone in ("Z", "UTC", "GMT", "UT"):
+    named = m[8]
+    if named is None:
+        return local_to_micros(local, zone)
+    if named in ("Z", "UTC", "GMT", "UT"):
         return local
-    offset = _OFFSET.search(zone)
-    if offset is not None and (zone[0] in "+-" or zone.startswith(("UTC", "GMT", "UT"))):
+    offset = _OFFSET.search(named)
+    if offset is not None and (named[0] in "+-" or named.startswith(("UTC", "GMT", "UT"))):
         hours, minutes = int(offset[2]), int(offset[3] or 0)
         if hours > 18 or minutes > 59:
             return None
         seconds = (hours * 60 + minutes) * 60
         return local - (seconds if offset[1] == "+" else -seconds) * _MICROS_PER_SECOND
     try:
-        tz = ZoneInfo(zone)
+        tz = ZoneInfo(named)
     except (ZoneInfoNotFoundError, ValueError):
         return None
     naive = dt.datetime(int(m[1]), int(m[2] or 1), int(m[3] or 1), hour, minute, second)

@@ -14,14 +14,11 @@ it takes the document: not for :data:`SCHEMA`, which has a map; its map-less par
 ``PERMISSIVE`` row has a corrupt record; that this is Spark's ``FAILFAST`` rule too is checked
 on one document of each kind (:data:`FAILFAST_SAMPLE`, one Spark job each).
 
-Differences kept (strict xfails, :data:`DIFFERENCES`):
-
-- ``{'a': 1}``: Jackson's ``allowSingleQuotes`` (on by default) reads single-quoted names and
-  strings; ours (Python's :mod:`json`) finds the document malformed.
-- the bare tokens ``-INF``, ``+INF``, ``+Infinity`` (Jackson's ``allowNonNumericNumbers``,
-  on by default, reads them as numbers; Python's :mod:`json` reads ``NaN``, ``Infinity`` and
-  ``-Infinity`` only): malformed for ours. (``Inf``, ``-Inf``, ``-NaN``, ``INF`` are
-  malformed for both; pyarrow would read the first three, so the fast path never sees them.)
+Differences kept (strict xfails, :data:`DIFFERENCES`): none with the default options (the
+single-quoted documents and the bare ``-INF``, ``+INF``, ``+Infinity`` tokens of Jackson's
+default features, once differences, are in :data:`DOCS`; ``Inf``, ``-Inf``, ``-NaN``,
+``INF`` are malformed for both, and pyarrow, which would read the first three, never sees
+them). The other options: ``test_from_json_options_oracle.py``.
 
 Not compared, documented in ``decode.py``: a time without a date (``"T03:04:05"``, which
 Spark reads as today at that time), years outside 1..9999.
@@ -224,6 +221,13 @@ DOCS: list[str | None] = [
     '{"a": 1.}',
     '{"a": .5}',
     '{"d": .5}',
+    # Jackson's default features: single quotes, the signed non-numeric tokens
+    "{'a': 1}",
+    "{'b': 'x\"y', 'a': 2}",
+    '{"d": -INF}',
+    '{"d": +INF}',
+    '{"d": +Infinity}',
+    '{"b": +INF}',
     # nested deeper than Jackson's 1000 (in a field the schema does not have, and in s)
     '{"zz": ' + "[" * 1001 + "]" * 1001 + "}",
     '{"s": ' * 1001 + "1" + "}" * 1001,
@@ -244,12 +248,7 @@ DOCS: list[str | None] = [
 ]
 
 #: Documents where ours differs from from_json on purpose (see the module docstring).
-DIFFERENCES: list[tuple[str, str]] = [
-    ("{'a': 1}", "Jackson's allowSingleQuotes (default true); ours is strict JSON"),
-    ('{"d": -INF}', "Jackson reads the bare token -INF; Python's json does not"),
-    ('{"d": +INF}', "Jackson reads the bare token +INF; Python's json does not"),
-    ('{"d": +Infinity}', "Jackson reads the bare token +Infinity; Python's json does not"),
-]
+DIFFERENCES: list[tuple[str, str]] = []
 
 #: One document of each kind, run through Spark's FAILFAST (one job each).
 FAILFAST_SAMPLE: list[str | None] = [

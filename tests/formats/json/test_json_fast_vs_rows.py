@@ -1,6 +1,7 @@
 """The fast path (pyarrow's reader) against the per-row path (which the from_json oracle
 checks): generated documents decode to the same rows either way, whichever path the batch
-takes, PERMISSIVE's corrupt records included."""
+takes, PERMISSIVE's corrupt records included; with the default options and with formats, a
+zone and Jackson's features (:data:`OPTIONS`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spark_kafka_py.formats.json.decode import JsonDecoder
+from spark_kafka_py.formats.json.options import json_options
 
 
 def _f(name: str, spark: object) -> dict[str, object]:
@@ -101,5 +103,59 @@ def test_fast_and_per_row_paths_agree(docs: list[str | None]) -> None:
     rows._fast_ok = False
     assert _rows(fast.decode(pa.array(docs))) == _rows(rows.decode(pa.array(docs)))
     # each alone: the fast path takes every document it can
+    for doc in docs:
+        assert _rows(fast.decode(pa.array([doc]))) == _rows(rows.decode(pa.array([doc])))
+
+
+#: Strings for SCHEMA's timestamps and dates under :data:`OPTIONS`' formats (good, bad, in a
+#: daylight-saving gap and overlap of Europe/Paris, after 2037).
+FORMATTED = st.sampled_from(
+    [
+        "02/01/2024 03:04",
+        "31/03/2024 02:30",
+        "27/10/2024 02:30:15",
+        "01/07/2040 12:00",
+        "2/1/2024 3:04",
+        "30/02/2024 00:00",
+        "2024-01-02T03:04:05Z",
+        "02.01.2024",
+        "x",
+    ]
+)
+FORMATTED_DOCS = st.fixed_dictionaries(
+    {},
+    optional={
+        "a": st.none() | LONGS,
+        "t": st.none() | FORMATTED,
+        "dt": st.none() | FORMATTED,
+        "s": st.none() | st.fixed_dictionaries({}, optional={"t": FORMATTED}),
+        "zz": VALUES,
+    },
+).map(json.dumps)
+OPTIONS = json_options(
+    {
+        "timestampFormat": "dd/MM/yyyy HH:mm[:ss]",
+        "dateFormat": "dd.MM.yyyy",
+        "timeZone": "Europe/Paris",
+        "allowComments": "true",
+        "allowUnquotedFieldNames": "true",
+        "allowNumericLeadingZeros": "true",
+    }
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        FORMATTED_DOCS | FORMATTED_DOCS.map(lambda d: d.replace('"', "'")) | DOCS,
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_fast_and_per_row_paths_agree_with_options(docs: list[str | None]) -> None:
+    fast = JsonDecoder(SCHEMA, mode="PERMISSIVE", options=OPTIONS)
+    rows = JsonDecoder(SCHEMA, mode="PERMISSIVE", options=OPTIONS)
+    rows._fast_ok = False
+    assert _rows(fast.decode(pa.array(docs))) == _rows(rows.decode(pa.array(docs)))
     for doc in docs:
         assert _rows(fast.decode(pa.array([doc]))) == _rows(rows.decode(pa.array([doc])))

@@ -1,0 +1,363 @@
+"""One JSON document parsed as Jackson's ``ReaderBasedJsonParser`` reads it with Spark's
+``JSONOptions`` read features (``JsonReadFeature``), for ``from_json`` semantics.
+
+The values come out as :mod:`json` gives them to the decoder (:class:`Int`, :class:`Float`,
+:class:`Const` for numbers kept as text, ``str``, ``bool``, ``None``, ``list``, ``dict`` or
+:class:`Pairs` for an object with a key given twice), so the decoder converts both alike.
+:func:`parse_document` is the decoder's second try: Python's :mod:`json` (strict JSON plus
+``NaN``, ``Infinity``, ``-Infinity``) reads what it can first, and anything it refuses is read
+here, where each feature Spark turns on is honoured as Jackson 2.15+ implements it:
+
+- ``allowComments`` (``ALLOW_JAVA_COMMENTS``): ``/* ... */`` and ``// ...`` (to the end of the
+  line) wherever whitespace may stand; an unterminated comment is malformed.
+- ``allowUnquotedFieldNames`` (``ALLOW_UNQUOTED_FIELD_NAMES``): a name of Java identifier
+  characters (``Character.isJavaIdentifierPart``: letters, digits, ``_``, ``$``, currency
+  signs, marks, format characters) and ``@ # * - +``, ending at the first other character;
+  digits may start it.
+- ``allowSingleQuotes`` (``ALLOW_SINGLE_QUOTES``): names and strings in ``'...'`` (where
+  ``"`` is an ordinary character); ``\\'`` is an escape in any string.
+- ``allowNumericLeadingZeros`` (``ALLOW_LEADING_ZEROS_FOR_NUMBERS``): ``007`` is 7, ``00.5``
+  is 0.5.
+- ``allowNonNumericNumbers`` (``ALLOW_NON_NUMERIC_NUMBERS``): the tokens ``NaN``,
+  ``Infinity``, ``+Infinity``, ``-Infinity``, ``+INF``, ``-INF`` (nothing else: ``INF``,
+  ``Inf`` and ``-NaN`` are malformed); off, all six are malformed.
+- ``allowBackslashEscapingAnyCharacter`` (``ALLOW_BACKSLASH_ESCAPING_ANY_CHARACTER``): ``\\x``
+  is ``x`` for any character.
+- ``allowUnquotedControlChars`` (``ALLOW_UNESCAPED_CONTROL_CHARS``): characters below U+0020
+  inside strings and names.
+
+Whatever the features: whitespace is space, tab, CR, LF; no trailing commas, no missing values,
+no leading ``+`` or ``.`` on numbers, ``\\u`` takes four hex digits (a pair of escaped
+surrogates is one character); nesting deeper than :data:`MAX_NESTING` is malformed; the
+document ends with its first value (what follows is not read).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+
+#: Jackson's ``StreamReadConstraints`` default maximum nesting (2.15+): deeper is malformed.
+MAX_NESTING: Final = 1000
+
+
+class Int(str):
+    """An integer token's text (kept as text: its range is checked per target type)."""
+
+
+class Float(str):
+    """A fractional or exponent number token's text."""
+
+
+class Const(str):
+    """``NaN``, ``Infinity`` or ``-Infinity``: a non-numeric number token, by its value."""
+
+
+class Pairs(dict):  # type: ignore[type-arg]  # JSON objects' values are anything
+    """An object with a key given more than once: the dict (the last value of each key) and
+    every (key, value) in document order, as Jackson streams them."""
+
+    def __init__(self, pairs: list[tuple[str, object]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+def make_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A parsed object: a ``dict``, or :class:`Pairs` when a key repeats."""
+    obj = dict(pairs)
+    return obj if len(obj) == len(pairs) else Pairs(pairs)
+
+
+@dataclass(frozen=True)
+class Features:
+    """Spark's ``JSONOptions`` read features, with Spark's defaults."""
+
+    allow_comments: bool = False
+    allow_unquoted_field_names: bool = False
+    allow_single_quotes: bool = True
+    allow_numeric_leading_zeros: bool = False
+    allow_non_numeric_numbers: bool = True
+    allow_backslash_escaping_any_character: bool = False
+    allow_unquoted_control_chars: bool = False
+
+
+#: :func:`parse_document`'s answer for a text of whitespace and comments only (Jackson's first
+#: token is then none: ``from_json`` gives a null row).
+NO_VALUE: Final = object()
+
+
+class Malformed(ValueError):
+    """The document is not JSON under the features (``reason`` says where)."""
+
+
+_NON_NUMERIC: Final = {
+    "NaN": "NaN",
+    "Infinity": "Infinity",
+    "+Infinity": "Infinity",
+    "-Infinity": "-Infinity",
+    "+INF": "Infinity",
+    "-INF": "-Infinity",
+}
+
+
+def python_decoder(features: Features) -> json.JSONDecoder:
+    """Python's :mod:`json` decoder giving this module's values: control characters in
+    strings as ``allowUnquotedControlChars`` says, the three non-numeric tokens it knows
+    refused when ``allowNonNumericNumbers`` is off."""
+
+    def constant(token: str) -> Const:
+        if not features.allow_non_numeric_numbers:
+            raise ValueError(f"non-numeric number {token} (allowNonNumericNumbers is false)")
+        return Const(token)
+
+    return json.JSONDecoder(
+        parse_int=Int,
+        parse_float=Float,
+        parse_constant=constant,
+        object_pairs_hook=make_object,
+        strict=not features.allow_unquoted_control_chars,
+    )
+
+
+_LINE_END: Final = re.compile(r"[\n\r]")
+_NUMBER: Final = re.compile(r"-?([0-9]+)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_ESCAPES: Final = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "/": "/",
+                   "\\": "\\"}  # fmt: skip
+_NAME_EXTRA: Final = frozenset("@#*-+")
+_IDENTIFIER_CATEGORIES: Final = frozenset(
+    {"Lu", "Ll", "Lt", "Lm", "Lo", "Sc", "Pc", "Nd", "Nl", "Mc", "Mn", "Cf"}
+)
+
+
+def _java_identifier_part(c: str) -> bool:
+    """Java's ``Character.isJavaIdentifierPart`` (by Python's Unicode tables)."""
+    o = ord(c)
+    if o <= 8 or 0x0E <= o <= 0x1B or 0x7F <= o <= 0x9F:
+        return True  # identifier-ignorable controls
+    return unicodedata.category(c) in _IDENTIFIER_CATEGORIES
+
+
+def _name_char(c: str) -> bool:
+    """A character of an unquoted name (Jackson's ``CharTypes.getInputCodeLatin1JsNames``
+    below U+0100, ``isJavaIdentifierPart`` above)."""
+    if ord(c) < 256:
+        return c in _NAME_EXTRA or (ord(c) >= 33 and _java_identifier_part(c))
+    return _java_identifier_part(c)
+
+
+class _Parser:
+    __slots__ = ("f", "n", "pos", "text")
+
+    def __init__(self, text: str, pos: int, features: Features) -> None:
+        self.text = text
+        self.pos = pos
+        self.n = len(text)
+        self.f = features
+
+    def fail(self, what: str) -> Malformed:
+        return Malformed(f"{what} at char {self.pos}")
+
+    def skip_ws(self) -> None:
+        text, n = self.text, self.n
+        while self.pos < n:
+            c = text[self.pos]
+            if c in " \t\n\r":
+                self.pos += 1
+            elif c == "/" and self.f.allow_comments:
+                nxt = text[self.pos + 1 : self.pos + 2]
+                if nxt == "*":
+                    end = text.find("*/", self.pos + 2)
+                    if end < 0:
+                        raise self.fail("unterminated comment")
+                    self.pos = end + 2
+                elif nxt == "/":
+                    m = _LINE_END.search(text, self.pos + 2)
+                    self.pos = n if m is None else m.end()
+                else:
+                    raise self.fail("'/' not starting a comment")
+            else:
+                return
+
+    def value(self, depth: int) -> object:
+        self.skip_ws()
+        if self.pos >= self.n:
+            raise self.fail("unexpected end")
+        c = self.text[self.pos]
+        if c == "{":
+            return self.obj(depth + 1)
+        if c == "[":
+            return self.array(depth + 1)
+        if c == '"' or (c == "'" and self.f.allow_single_quotes):
+            self.pos += 1
+            return self.string(c)
+        if c == "-" or "0" <= c <= "9":
+            return self.number()
+        for token, value in (("true", True), ("false", False), ("null", None)):
+            if self.text.startswith(token, self.pos):
+                self.pos += len(token)
+                return value
+        for token, canonical in _NON_NUMERIC.items():
+            if self.text.startswith(token, self.pos):
+                if not self.f.allow_non_numeric_numbers:
+                    raise self.fail(f"non-numeric number {token} (allowNonNumericNumbers off)")
+                self.pos += len(token)
+                return Const(canonical)
+        raise self.fail(f"unexpected character {c!r}")
+
+    def number(self) -> object:
+        text = self.text
+        if text.startswith(("-INF", "-Infinity"), self.pos):
+            token = "-INF" if text.startswith("-INF", self.pos) else "-Infinity"
+            if not self.f.allow_non_numeric_numbers:
+                raise self.fail(f"non-numeric number {token} (allowNonNumericNumbers off)")
+            self.pos += len(token)
+            return Const("-Infinity")
+        m = _NUMBER.match(text, self.pos)
+        if m is None:
+            raise self.fail("a number expected")
+        whole = m[1]
+        if len(whole) > 1 and whole[0] == "0" and not self.f.allow_numeric_leading_zeros:
+            raise self.fail("leading zeros (allowNumericLeadingZeros off)")
+        end = m.end()
+        # a '.' or an exponent letter not completing the number (1., 1e) is malformed
+        if end < self.n and text[end] in ".eE":
+            raise self.fail("a digit expected")
+        self.pos = end
+        token = m[0]
+        return Float(token) if m[2] or m[3] else Int(token)
+
+    def string(self, quote: str) -> str:
+        """The string whose opening ``quote`` was read."""
+        text, n, f = self.text, self.n, self.f
+        out: list[str] = []
+        start = self.pos
+        i = start
+        surrogates = False
+        while True:
+            if i >= n:
+                self.pos = i
+                raise self.fail("unterminated string")
+            c = text[i]
+            if c == quote:
+                out.append(text[start:i])
+                self.pos = i + 1
+                break
+            if c == "\\":
+                out.append(text[start:i])
+                if i + 1 >= n:
+                    self.pos = i
+                    raise self.fail("unterminated escape")
+                e = text[i + 1]
+                if e in _ESCAPES:
+                    out.append(_ESCAPES[e])
+                    i += 2
+                elif e == "u":
+                    digits = text[i + 2 : i + 6]
+                    if len(digits) < 4 or not all(d in "0123456789abcdefABCDEF" for d in digits):
+                        self.pos = i
+                        raise self.fail("bad \\u escape")
+                    code = int(digits, 16)
+                    surrogates = surrogates or 0xD800 <= code <= 0xDFFF
+                    out.append(chr(code))
+                    i += 6
+                elif f.allow_backslash_escaping_any_character or (
+                    e == "'" and f.allow_single_quotes
+                ):
+                    out.append(e)
+                    i += 2
+                else:
+                    self.pos = i
+                    raise self.fail(f"unrecognized escape \\{e}")
+                start = i
+                continue
+            if c < " " and not f.allow_unquoted_control_chars:
+                self.pos = i
+                raise self.fail(f"control character {c!r} in a string")
+            i += 1
+        value = "".join(out)
+        if surrogates:  # an escaped pair is one character, as in UTF-16
+            value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        return value
+
+    def name(self) -> str:
+        c = self.text[self.pos] if self.pos < self.n else ""
+        if c == '"' or (c == "'" and self.f.allow_single_quotes):
+            self.pos += 1
+            return self.string(c)
+        if c and self.f.allow_unquoted_field_names and _name_char(c):
+            start = self.pos
+            while self.pos < self.n and _name_char(self.text[self.pos]):
+                self.pos += 1
+            return self.text[start : self.pos]
+        raise self.fail("a field name expected")
+
+    def obj(self, depth: int) -> object:
+        if depth > MAX_NESTING:
+            raise self.fail(f"nested deeper than {MAX_NESTING}")
+        self.pos += 1
+        pairs: list[tuple[str, object]] = []
+        self.skip_ws()
+        if self.text.startswith("}", self.pos):
+            self.pos += 1
+            return make_object(pairs)
+        while True:
+            self.skip_ws()
+            key = self.name()
+            self.skip_ws()
+            if not self.text.startswith(":", self.pos):
+                raise self.fail("':' expected")
+            self.pos += 1
+            pairs.append((key, self.value(depth)))
+            self.skip_ws()
+            c = self.text[self.pos : self.pos + 1]
+            self.pos += 1
+            if c == "}":
+                return make_object(pairs)
+            if c != ",":
+                self.pos -= 1
+                raise self.fail("',' or '}' expected")
+
+    def array(self, depth: int) -> list[object]:
+        if depth > MAX_NESTING:
+            raise self.fail(f"nested deeper than {MAX_NESTING}")
+        self.pos += 1
+        items: list[object] = []
+        self.skip_ws()
+        if self.text.startswith("]", self.pos):
+            self.pos += 1
+            return items
+        while True:
+            items.append(self.value(depth))
+            self.skip_ws()
+            c = self.text[self.pos : self.pos + 1]
+            self.pos += 1
+            if c == "]":
+                return items
+            if c != ",":
+                self.pos -= 1
+                raise self.fail("',' or ']' expected")
+
+
+def parse_document(text: str, start: int, features: Features) -> object:
+    """The first JSON value of ``text`` from ``start`` (whitespace and, with
+    ``allowComments``, comments skipped first), read with ``features``; :data:`NO_VALUE` when
+    nothing but whitespace and comments is there.
+
+    Raises:
+        Malformed: the value is not JSON under the features, or nested too deeply.
+    """
+    # one frame per nesting level: the recursion limit is raised by that much meanwhile
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + MAX_NESTING + 64)
+    try:
+        parser = _Parser(text, start, features)
+        parser.skip_ws()
+        if parser.pos >= parser.n:
+            return NO_VALUE
+        return parser.value(0)
+    finally:
+        sys.setrecursionlimit(limit)
