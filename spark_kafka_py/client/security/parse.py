@@ -216,6 +216,14 @@ def _parse_oauthbearer(kafka: Mapping[str, str], opts: Mapping[str, str]) -> Sas
             "Option 'kafka.sasl.oauthbearer.token.provider' must be 'module:function', "
             f"got {provider!r}"
         )
+    # librdkafka's name: confluent-kafka passes it to its oauth_cb as the only argument
+    argument = kafka.get("sasl.oauthbearer.config")
+    argument = str(argument) if argument is not None else None
+    if argument is not None and provider is None:
+        raise ConfigError(
+            "Option 'kafka.sasl.oauthbearer.config' is the argument of the function named by "
+            "kafka.sasl.oauthbearer.token.provider, which is not set"
+        )
     claims: tuple[tuple[str, Any], ...] | None = None
     lifetime = 3600
     if unsecured:
@@ -233,6 +241,7 @@ def _parse_oauthbearer(kafka: Mapping[str, str], opts: Mapping[str, str]) -> Sas
         "OAUTHBEARER",
         token=Secret(token.strip()) if token is not None else None,
         token_provider=provider.strip() if provider is not None else None,
+        token_provider_argument=Secret(argument) if argument is not None else None,
         token_endpoint_url=endpoint,
         client_id=client_id,
         client_secret=Secret(client_secret) if client_secret else None,
