@@ -262,6 +262,14 @@ def test_the_argument_option_is_parsed_secret_and_needs_a_provider() -> None:
     }
 
 
+def test_aws_msk_iam_mechanism_points_to_the_provider() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_security_options({**_BASE, "sasl.mechanism": "AWS_MSK_IAM"})
+    text = str(info.value)
+    assert "kafka.sasl.mechanism" in text and "AWS_MSK_IAM" in text
+    assert "aws_msk_iam_sasl_signer.MSKAuthTokenProvider:generate_auth_token" in text
+
+
 # ------------------------------------------------------------------- AWS MSK IAM's own signer
 
 _MSK_SIGNER = "aws_msk_iam_sasl_signer"

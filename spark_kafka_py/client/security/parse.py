@@ -71,9 +71,16 @@ def _parse_sasl(kafka: Mapping[str, str]) -> SaslConfig:
     raw = option_value(kafka, "sasl.mechanism") or "GSSAPI"
     mechanism = raw.strip().upper()
     if mechanism not in SASL_MECHANISMS:
+        hint = ""
+        if mechanism == "AWS_MSK_IAM":  # aws-msk-iam-auth's Java mechanism
+            hint = (
+                "; for AWS MSK IAM use OAUTHBEARER with kafka.sasl.oauthbearer.token.provider="
+                "aws_msk_iam_sasl_signer.MSKAuthTokenProvider:generate_auth_token and the "
+                "region in kafka.sasl.oauthbearer.config (docs/security.md, AWS MSK (IAM))"
+            )
         raise ConfigError(
             f"Option 'kafka.sasl.mechanism' must be one of {', '.join(SASL_MECHANISMS)}, "
-            f"got {raw!r}"
+            f"got {raw!r}{hint}"
         )
     jaas_text = option_value(kafka, "sasl.jaas.config")
     jaas = parse_jaas_config(jaas_text) if jaas_text is not None else None
