@@ -1059,7 +1059,7 @@ class Gssapi(SaslMechanism):
         if earlier is not None:
             earlier.join(max(0.0, deadline - time.monotonic()))
             if earlier.is_alive():
-                raise self._failure(self._kdc_silent("an earlier attempt still waits"), stage)
+                raise self._failure(self._kdc_silent(True), stage)
         outcome: list[Any] = []
 
         def run() -> None:
@@ -1074,7 +1074,7 @@ class Gssapi(SaslMechanism):
         if worker.is_alive():
             with _kdc_lock:
                 _kdc_waits[key] = worker
-            raise self._failure(self._kdc_silent("no answer"), stage)
+            raise self._failure(self._kdc_silent(False), stage)
         with _kdc_lock:
             if _kdc_waits.get(key) is earlier:
                 _kdc_waits.pop(key, None)
@@ -1087,11 +1087,12 @@ class Gssapi(SaslMechanism):
         self._layers = bool(self._ctx.complete)
         return bytes(token)
 
-    def _kdc_silent(self, what: str) -> str:
+    def _kdc_silent(self, earlier: bool) -> str:
         return (
-            f"{what} from the KDC within {self._timeout_ms} ms "
-            "(kafka.socket.connection.setup.timeout.ms): the KDCs the Kerberos configuration "
-            "names for the realm accept no connection or do not answer"
+            f"no answer from the KDC within {self._timeout_ms} ms "
+            "(kafka.socket.connection.setup.timeout.ms)"
+            + (" (an earlier attempt with these credentials still waits for it)" if earlier else "")
+            + ": the KDCs the Kerberos configuration names for the realm do not answer"
         )
 
     def respond(self, challenge: bytes) -> bytes | None:
