@@ -710,8 +710,8 @@ def token_refresh_ms(obtained_ms: float, expiry_ms: float, jitter: float | None 
     token's lifetime, but no later than ``REFRESH_BUFFER_MS`` (5 min) before its expiry and
     no sooner than ``REFRESH_MIN_PERIOD_MS`` (1 min) after it was obtained. A token whose
     lifetime is shorter than both together (6 min; a test's seconds-long token) is refreshed
-    at 80-85% of its lifetime, as the Java client does. An
-    MSK IAM token (15 min) is thus replaced 10 min after it was signed, 5 min before expiry.
+    at 80-85% of its lifetime, as the Java client does. An MSK IAM token (15 min) is thus
+    replaced 10 min after it was signed, 5 min before its expiry.
 
     Args:
         obtained_ms: when the provider returned the token, epoch ms.
