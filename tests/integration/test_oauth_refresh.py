@@ -21,6 +21,7 @@ import base64
 import http.server
 import itertools
 import json
+import os
 import threading
 import time
 import urllib.request
@@ -56,7 +57,8 @@ PROVIDER = "tests.integration.test_oauth_refresh:fetch_token"
 
 def fetch_token(url: str) -> tuple[str, int]:
     """The token provider: a token from the endpoint at ``url``, with its expiry (epoch ms)."""
-    with urllib.request.urlopen(url, timeout=10) as response:
+    request = urllib.request.Request(url, headers={"X-Caller-Pid": str(os.getpid())})
+    with urllib.request.urlopen(request, timeout=10) as response:
         body = json.loads(response.read())
     return body["token"], body["expiry_ms"]
 
@@ -66,6 +68,7 @@ class _Issued:
     at_ms: int
     expiry_ms: int
     token: str
+    pid: int  # of the process that called the provider
 
 
 @dataclass
@@ -86,7 +89,8 @@ def endpoint() -> Iterator[_Endpoint]:
             now = time.time()
             token = unsecured_jws({"sub": "alice"}, LIFETIME_S, now=now)
             expiry_ms = (int(now) + LIFETIME_S) * 1000  # the token's exp claim, in ms
-            state.issued.append(_Issued(int(now * 1000), expiry_ms, token))
+            pid = int(self.headers.get("X-Caller-Pid", "0"))
+            state.issued.append(_Issued(int(now * 1000), expiry_ms, token, pid))
             data = json.dumps({"token": token, "expiry_ms": expiry_ms}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -266,13 +270,12 @@ def test_producer_and_consumer_keep_working_across_token_lifetimes(
 def test_streaming_query_runs_across_token_lifetimes(
     kafka: SecureKafka, endpoint: _Endpoint, spark: SparkSession, tmp_path: Any
 ) -> None:
-    """A streaming query (driver and Python workers authenticating with the provider) reads
-    what our producer writes during four token lifetimes: every record arrives, the query
-    never fails, and the endpoint kept issuing tokens throughout (each before the previous
-    one expired: the driver's and the workers' connections re-authenticated)."""
+    """A streaming query (its Python workers authenticating with the provider) reads what
+    our producer writes, a batch every 0.5 s, during four token lifetimes once the query
+    runs: every record arrives, the query never fails, the workers called the provider
+    themselves and kept getting fresh tokens for several token lifetimes."""
     topic = f"oauth-stream-{uuid.uuid4().hex[:8]}"
     create_topic(kafka.plaintext_bootstrap, topic, 1)
-    start_ms = int(time.time() * 1000)
     reader = spark.readStream.format("pykafka").option(
         "kafka.bootstrap.servers", kafka.bootstrap("REAUTH")
     )
@@ -290,19 +293,9 @@ def test_streaming_query_runs_across_token_lifetimes(
         .trigger(processingTime="500 milliseconds")
         .start()
     )
-    try:
-        client = ClientConfig.from_bootstrap(kafka.plaintext_bootstrap, request_timeout_ms=20_000)
-        n = 0
-        now_ms = int(time.time() * 1000)
-        with KafkaProducer(ProducerSettings(client, linger_ms=0)) as producer:
-            end = time.monotonic() + 4 * LIFETIME_S
-            while time.monotonic() < end:
-                values = pa.array([f"s{i}".encode() for i in range(n, n + 20)], pa.binary())
-                producer.append(topic, 0, None, values, None, now_ms)
-                producer.flush()
-                n += 20
-                time.sleep(0.5)
-        deadline = time.monotonic() + 120
+
+    def rows_within(n: int, seconds: float) -> int:
+        deadline = time.monotonic() + seconds
         count = 0
         while time.monotonic() < deadline:
             assert query.exception() is None, query.exception()
@@ -310,11 +303,40 @@ def test_streaming_query_runs_across_token_lifetimes(
             if count >= n:
                 break
             time.sleep(0.5)
+        return int(count)
+
+    try:
+        client = ClientConfig.from_bootstrap(kafka.plaintext_bootstrap, request_timeout_ms=20_000)
+        now_ms = int(time.time() * 1000)
+        with KafkaProducer(ProducerSettings(client, linger_ms=0)) as producer:
+            producer.append(topic, 0, None, pa.array([b"s0"], pa.binary()), None, now_ms)
+            producer.flush()
+            assert rows_within(1, 180) == 1, "the query started and read the first record"
+            start_ms = int(time.time() * 1000)
+            n = 1
+            end = time.monotonic() + 4 * LIFETIME_S
+            while time.monotonic() < end:
+                values = pa.array([f"s{i}".encode() for i in range(n, n + 20)], pa.binary())
+                producer.append(topic, 0, None, values, None, now_ms)
+                producer.flush()
+                n += 20
+                time.sleep(0.5)
+        assert rows_within(n, 120) == n
         rows = sorted(r.v for r in spark.sql(f"SELECT v FROM {name}").collect())
         assert rows == sorted(f"s{i}" for i in range(n))
         assert query.exception() is None
     finally:
         query.stop()
     issued = endpoint.since(start_ms)
-    assert issued, "the provider was called"
-    assert issued[-1].at_ms - issued[0].at_ms >= 2 * LIFETIME_S * 1000, "tokens kept coming"
+    by_process: dict[int, list[_Issued]] = {}
+    for token in issued:
+        by_process.setdefault(token.pid, []).append(token)
+    seen = {  # for failure messages: when each process got tokens, and their expiry, ms
+        pid: [(t.at_ms - start_ms, t.expiry_ms - start_ms) for t in ts]
+        for pid, ts in by_process.items()
+    }
+    workers = {pid: ts for pid, ts in by_process.items() if pid != os.getpid()}
+    assert workers, f"Spark's Python workers called the provider themselves: {seen}"
+    # some process kept authenticating with fresh tokens for several token lifetimes
+    spans = [ts[-1].at_ms - ts[0].at_ms for ts in by_process.values()]
+    assert max(spans) >= 2 * LIFETIME_S * 1000, seen
