@@ -646,7 +646,15 @@ OPTIONS: tuple[Option, ...] = (
     _opt("kafka.sasl.oauthbearer.token", "password", None, "a static OAuth bearer token",
          {SECURITY}, secret=True, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token.provider", "string", None,
-         "`module:function` returning a token", {SECURITY}, spark="ours only"),
+         "`module:function` returning a token string (called at every authentication) or a "
+         "`(token, expiry_ms)` tuple, expiry in epoch ms, as AWS MSK IAM's "
+         "`generate_auth_token` returns (the token is then reused until 80-85% of its "
+         "lifetime, at most until 5 min before expiry, and never sent expired); importable "
+         "on the executors too", {SECURITY}, spark="ours only"),
+    _opt("kafka.sasl.oauthbearer.config", "password", None,
+         "the token provider's only argument, e.g. the AWS region for MSK IAM (librdkafka's "
+         "name: confluent-kafka passes it to `oauth_cb`); without it the provider is called "
+         "with no argument", {SECURITY}, secret=True, spark="ours only"),
     _opt("kafka.sasl.oauthbearer.token.endpoint.url", "string", None,
          "OAuth token endpoint for the client-credentials grant (KIP-768): `https://` (or "
          "listed in the next option), or `file:`; redirects are refused", {SECURITY}),

@@ -336,7 +336,10 @@ class KafkaClient:
             return None
         from spark_kafka_py.client.sasl import authenticate  # loaded only for SASL clients
 
-        return lambda exchange, broker: authenticate(exchange, sasl, broker, host=host)
+        timeout_ms = self.config.connect_timeout_ms  # bounds the wait for a KDC too
+        return lambda exchange, broker: authenticate(
+            exchange, sasl, broker, host=host, timeout_ms=timeout_ms
+        )
 
     def connection(self, node_id: int) -> BrokerConnection:
         """The (lazily opened) connection to broker ``node_id``.

@@ -46,6 +46,7 @@ import json
 import logging
 import math
 import os
+import random
 import re
 import secrets
 import socket
@@ -75,6 +76,7 @@ from spark_kafka_py.protocol.messages.sasl_handshake import (
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "KDC_TIMEOUT_MS",
     "OAUTH_MAX_RESPONSE_BYTES",
     "SCRAM_MAX_ITERATIONS",
     "SCRAM_MAX_MESSAGE_BYTES",
@@ -89,6 +91,7 @@ __all__ = [
     "mechanism_for",
     "oauth_token",
     "printable_excerpt",
+    "token_refresh_ms",
 ]
 
 #: Kafka's SCRAM iteration bounds: ``ScramMechanism`` gives both SCRAM-SHA-256 and
@@ -681,34 +684,189 @@ def _client_credentials_token(config: SaslConfig) -> tuple[str, float]:
     return token, _expires_in(body.get("expires_in"), url)
 
 
+#: The option naming the token provider, for messages.
+PROVIDER_OPTION = "kafka.sasl.oauthbearer.token.provider"
+#: The option whose text is passed to the provider, for messages.
+PROVIDER_ARGUMENT_OPTION = "kafka.sasl.oauthbearer.config"
+
+#: Refresh of a provider's expiring tokens: Kafka's Java client's login refresh
+#: (``ExpiringCredentialRefreshingLogin``, KIP-255) with its defaults:
+#: ``sasl.login.refresh.window.factor`` 0.8, ``sasl.login.refresh.window.jitter`` 0.05,
+#: ``sasl.login.refresh.min.period.seconds`` 60, ``sasl.login.refresh.buffer.seconds`` 300.
+REFRESH_WINDOW_FACTOR = 0.8
+REFRESH_WINDOW_JITTER = 0.05
+REFRESH_MIN_PERIOD_MS = 60_000
+REFRESH_BUFFER_MS = 300_000
+#: An expiry below this (1973-03-03 in epoch ms) is taken for seconds, not milliseconds.
+_EPOCH_MS_FLOOR = 100_000_000_000
+
+
+def token_refresh_ms(obtained_ms: float, expiry_ms: float, jitter: float | None = None) -> float:
+    """When (epoch ms) a token obtained at ``obtained_ms`` and expiring at ``expiry_ms`` (epoch
+    ms) is replaced, as Kafka's Java client's login refresh computes it
+    (``ExpiringCredentialRefreshingLogin.refreshMs``, KIP-255), with its defaults.
+
+    At ``REFRESH_WINDOW_FACTOR`` (0.8) plus up to ``REFRESH_WINDOW_JITTER`` (0.05) of the
+    token's lifetime, but no later than ``REFRESH_BUFFER_MS`` (5 min) before its expiry and
+    no sooner than ``REFRESH_MIN_PERIOD_MS`` (1 min) after it was obtained. A token whose
+    lifetime is shorter than both together (6 min; a test's seconds-long token) is refreshed
+    at 80-85% of its lifetime, as the Java client does. An MSK IAM token (15 min) is thus
+    replaced 10 min after it was signed, 5 min before its expiry.
+
+    Args:
+        obtained_ms: when the provider returned the token, epoch ms.
+        expiry_ms: the token's expiry, epoch ms.
+        jitter: the jitter fraction in [0, 1) (default: random, per token).
+    """
+    draw = random.random() if jitter is None else jitter
+    pct = REFRESH_WINDOW_FACTOR + REFRESH_WINDOW_JITTER * draw
+    lifetime = expiry_ms - obtained_ms
+    if obtained_ms + REFRESH_MIN_PERIOD_MS + REFRESH_BUFFER_MS > expiry_ms:
+        return obtained_ms + lifetime * pct
+    proposed = min(obtained_ms + lifetime * pct, expiry_ms - REFRESH_BUFFER_MS)
+    return max(proposed, obtained_ms + REFRESH_MIN_PERIOD_MS)
+
+
+def _load_provider(spec: str) -> Any:
+    module_name, _, attr = spec.partition(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"Option '{PROVIDER_OPTION}': cannot load {spec!r}: {exc}") from None
+    if not callable(target):
+        raise ConfigError(
+            f"Option '{PROVIDER_OPTION}': {spec} is a {type(target).__name__}, not a function"
+        )
+    return target
+
+
+def _provided_token(config: SaslConfig) -> tuple[str, int | None]:
+    """Call the provider once: ``(token, expiry epoch ms or None)``.
+
+    Raises:
+        ConfigError: the provider cannot be loaded, or returned neither a non-empty token
+            string nor a ``(token, expiry_ms)`` pair with an ``int`` expiry in epoch ms.
+        KafkaApiError: SASL_AUTHENTICATION_FAILED: the provider raised (chained).
+    """
+    spec = config.token_provider
+    assert spec is not None
+    provider = _load_provider(spec)
+    argument = config.token_provider_argument
+    try:
+        result = provider() if argument is None else provider(argument.reveal_str())
+    except Exception as exc:
+        called = f"{spec}()" if argument is None else f"{spec}(<{PROVIDER_ARGUMENT_OPTION}>)"
+        raise _auth_failed(
+            "OAUTHBEARER",
+            f"token provider {called} (option '{PROVIDER_OPTION}') raised "
+            f"{type(exc).__name__}: {printable_excerpt(str(exc), 200)}",
+        ) from exc
+
+    def bad(what: str) -> ConfigError:
+        return ConfigError(
+            f"Option '{PROVIDER_OPTION}': {spec} returned {what}; expected a non-empty token "
+            "string, or a (token, expiry_ms) tuple with the expiry in epoch milliseconds, as "
+            "aws_msk_iam_sasl_signer's generate_auth_token returns"
+        )
+
+    expiry: int | None = None
+    if isinstance(result, (tuple, list)):
+        if len(result) != 2:
+            raise bad(f"a {type(result).__name__} of {len(result)} items")
+        result, expiry = result
+        if not isinstance(expiry, int) or isinstance(expiry, bool):
+            raise bad(f"an expiry of type {type(expiry).__name__}, not int")
+        if expiry < _EPOCH_MS_FLOOR:
+            raise bad(
+                f"the expiry {expiry}, which is seconds, not milliseconds, since the epoch "
+                "(confluent-kafka's oauth_cb returns seconds)"
+            )
+    if not isinstance(result, str) or not result:
+        raise bad("an empty string" if isinstance(result, str) else type(result).__name__)
+    if not _B64TOKEN.fullmatch(result):
+        raise bad("a token with characters a bearer token cannot have (RFC 6750 b64token)")
+    return result, expiry
+
+
+class _ProvidedTokens:
+    """Expiring tokens of token providers, per process, by provider and argument.
+
+    A token returned with its expiry is reused until :func:`token_refresh_ms`; a token past
+    its expiry is never returned. One thread at a time calls a given provider; the others
+    wait for its token.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._locks: dict[tuple[str, Any], threading.Lock] = {}
+        self._tokens: dict[tuple[str, Any], tuple[str, int, float]] = {}
+        #: how many times each provider was called (diagnostics and tests)
+        self.calls: dict[tuple[str, Any], int] = {}
+
+    def get(self, config: SaslConfig) -> str:
+        assert config.token_provider is not None
+        key = (config.token_provider, config.token_provider_argument)
+        with self._lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            now = time.time() * 1000
+            cached = self._tokens.get(key)
+            if cached is not None and now < cached[2] and now < cached[1]:
+                return cached[0]
+            expired_at = 0
+            for attempt in (1, 2):
+                self.calls[key] = self.calls.get(key, 0) + 1
+                token, expiry = _provided_token(config)
+                now = time.time() * 1000
+                if expiry is None:
+                    self._tokens.pop(key, None)
+                    return token
+                if expiry > now:
+                    self._tokens[key] = (token, expiry, token_refresh_ms(now, expiry))
+                    return token
+                expired_at = expiry
+                log.warning(
+                    "token provider %s returned a token that expired %d ms ago (attempt %d)",
+                    config.token_provider,
+                    now - expiry,
+                    attempt,
+                )
+            raise _auth_failed(
+                "OAUTHBEARER",
+                f"token provider {config.token_provider} (option '{PROVIDER_OPTION}') "
+                f"returned an expired token twice (expiry {expired_at} epoch ms, "
+                f"{int(now - expired_at)} ms ago); an expired token is never sent (check the "
+                "provider's credentials and this machine's clock)",
+            )
+
+
+_PROVIDED = _ProvidedTokens()
+
+
 def oauth_token(config: SaslConfig) -> str:
     """The OAUTHBEARER token to send now: static, from the provider, the endpoint, or unsecured.
 
+    A provider (``kafka.sasl.oauthbearer.token.provider``, called with
+    ``kafka.sasl.oauthbearer.config`` as its only argument when that is set) returns either a
+    token string, then it is called at every authentication and re-authentication, or a
+    ``(token, expiry_ms)`` pair (expiry in epoch ms, what
+    ``aws_msk_iam_sasl_signer.MSKAuthTokenProvider.generate_auth_token`` returns), then the
+    token is reused by this process until :func:`token_refresh_ms` and never sent past its
+    expiry.
+
     Raises:
-        ConfigError: the provider cannot be imported or returned something other than a
-            non-empty string.
-        KafkaApiError: the token endpoint failed.
+        ConfigError: the provider cannot be imported or returned something else than a
+            non-empty token (RFC 6750 ``b64token``) or a ``(token, int expiry_ms)`` pair.
+        KafkaApiError: SASL_AUTHENTICATION_FAILED: the provider raised (chained, naming the
+            option and the provider), or returned an expired token twice; the token endpoint
+            failed.
     """
     if config.token is not None:
         return config.token.reveal_str()
     if config.token_provider is not None:
-        module_name, _, attr = config.token_provider.partition(":")
-        try:
-            target: Any = importlib.import_module(module_name)
-            for part in attr.split("."):
-                target = getattr(target, part)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(
-                f"Option 'kafka.sasl.oauthbearer.token.provider': cannot load "
-                f"{config.token_provider!r}: {exc}"
-            ) from None
-        token = target()
-        if not isinstance(token, str) or not token:
-            raise ConfigError(
-                f"Option 'kafka.sasl.oauthbearer.token.provider': {config.token_provider} "
-                f"returned {type(token).__name__}, expected a non-empty token string"
-            )
-        return token
+        return _PROVIDED.get(config)
     if config.token_endpoint_url is not None:
         return _TOKENS.get(config)
     assert config.unsecured_claims is not None
@@ -749,6 +907,14 @@ def kerberos_host(host: str) -> str:
     except OSError:
         return host
 
+
+#: How long (ms) the first GSSAPI step may wait for the KDC when the caller gives no bound:
+#: the Java client's default ``socket.connection.setup.timeout.ms``.
+KDC_TIMEOUT_MS = 10_000
+#: Threads still waiting for a KDC after their caller gave up, by credentials
+#: (see :meth:`Gssapi.initial`).
+_kdc_waits: dict[str, threading.Thread] = {}
+_kdc_lock = threading.Lock()
 
 #: The ``KRB5_CONFIG`` this process set from a driver's settings (None: never set here).
 _krb5_conf_set: str | None = None
@@ -799,18 +965,25 @@ class Gssapi(SaslMechanism):
             "no security layer".
     """
 
-    def __init__(self, config: SaslConfig, host: str, broker: str = "the broker") -> None:
+    def __init__(
+        self,
+        config: SaslConfig,
+        host: str,
+        broker: str = "the broker",
+        timeout_ms: int = KDC_TIMEOUT_MS,
+    ) -> None:
         gssapi = _gssapi_module()
         _use_krb5_conf(config.krb5_conf, config.krb5_conf_given)
         self._gssapi = gssapi
         self._config = config
         self._broker = broker
+        self._timeout_ms = timeout_ms
         self.service = f"{config.kerberos_service_name}@{kerberos_host(host)}"
         self._done = False
         self._layers = False
         self._ctx: Any = None
 
-    def _failure(self, exc: Exception, stage: str) -> KerberosError:
+    def _failure(self, exc: Exception | str, stage: str) -> KerberosError:
         c = self._config
         if c.keytab is not None:
             source = f"keytab {c.keytab!r} (kafka.sasl.jaas.config keyTab)"
@@ -849,23 +1022,78 @@ class Gssapi(SaslMechanism):
             store = {"ccache": c.ticket_cache}
         return gssapi.Credentials(name=name, usage="initiate", store=store or None)
 
-    def initial(self) -> bytes:
+    def _first_step(self) -> tuple[Any, bytes]:
+        """The security context and its first token: the step that asks the KDC for tickets
+        (a TGT from the keytab unless cached, then the broker's service ticket)."""
         gssapi = self._gssapi
         flags = [
             gssapi.RequirementFlag.mutual_authentication,
             gssapi.RequirementFlag.integrity,
         ]
-        try:
-            creds = self._credentials()
-            target = gssapi.Name(self.service, gssapi.NameType.hostbased_service)
-            self._ctx = gssapi.SecurityContext(
-                name=target, creds=creds, usage="initiate", flags=flags
-            )
-            token = self._ctx.step()
-        except gssapi.exceptions.GSSError as exc:
-            raise self._failure(exc, "getting a service ticket") from None
+        creds = self._credentials()
+        target = gssapi.Name(self.service, gssapi.NameType.hostbased_service)
+        ctx = gssapi.SecurityContext(name=target, creds=creds, usage="initiate", flags=flags)
+        return ctx, bytes(ctx.step() or b"")
+
+    def initial(self) -> bytes:
+        """The first GSS-API token, asking the KDC for tickets within ``timeout_ms``.
+
+        MIT's library has no bound of its own on one request before release 1.22
+        (``request_timeout``): a KDC that accepts the connection and never answers keeps it
+        waiting 10 s per KDC on TCP, then retries over UDP, about 27 s per ticket (measured
+        with 1.20: 54 s for a keytab login). The step therefore runs in a thread of its own;
+        past ``timeout_ms`` the connection fails, and the thread, left to finish, is the only
+        one for these credentials: a later attempt waits for it instead of starting another.
+
+        Raises:
+            KerberosError: no credentials, an unknown service, no answer from the KDC within
+                ``timeout_ms`` (naming ``kafka.socket.connection.setup.timeout.ms``).
+        """
+        gssapi = self._gssapi
+        c = self._config
+        key = f"{c.kerberos_principal}|{c.keytab}|{c.ticket_cache}|{os.environ.get('KRB5_CONFIG')}"
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        stage = "getting a service ticket"
+        with _kdc_lock:
+            earlier = _kdc_waits.get(key)
+        if earlier is not None:
+            earlier.join(max(0.0, deadline - time.monotonic()))
+            if earlier.is_alive():
+                raise self._failure(self._kdc_silent(True), stage)
+        outcome: list[Any] = []
+
+        def run() -> None:
+            try:
+                outcome.append(self._first_step())
+            except BaseException as exc:  # handed to the waiting caller below
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, name="spark-kafka-py-kdc", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            with _kdc_lock:
+                _kdc_waits[key] = worker
+            raise self._failure(self._kdc_silent(False), stage)
+        with _kdc_lock:
+            if _kdc_waits.get(key) is earlier:
+                _kdc_waits.pop(key, None)
+        result = outcome[0]
+        if isinstance(result, gssapi.exceptions.GSSError):
+            raise self._failure(result, stage) from None
+        if isinstance(result, BaseException):
+            raise result
+        self._ctx, token = result
         self._layers = bool(self._ctx.complete)
-        return bytes(token or b"")
+        return bytes(token)
+
+    def _kdc_silent(self, earlier: bool) -> str:
+        return (
+            f"no answer from the KDC within {self._timeout_ms} ms "
+            "(kafka.socket.connection.setup.timeout.ms)"
+            + (" (an earlier attempt with these credentials still waits for it)" if earlier else "")
+            + ": the KDCs the Kerberos configuration names for the realm do not answer"
+        )
 
     def respond(self, challenge: bytes) -> bytes | None:
         gssapi = self._gssapi
@@ -910,10 +1138,14 @@ class Gssapi(SaslMechanism):
 
 
 def mechanism_for(
-    config: SaslConfig, host: str | None = None, broker: str = "the broker"
+    config: SaslConfig,
+    host: str | None = None,
+    broker: str = "the broker",
+    timeout_ms: int | None = None,
 ) -> SaslMechanism:
     """A fresh :class:`SaslMechanism` for one authentication with ``config``; GSSAPI needs
-    the broker's ``host`` (its service principal names it)."""
+    the broker's ``host`` (its service principal names it) and waits for the KDC at most
+    ``timeout_ms`` (default :data:`KDC_TIMEOUT_MS`)."""
     if config.mechanism == "PLAIN":
         assert config.username is not None and config.password is not None
         return Plain(config.username, config.password.reveal_str())
@@ -930,12 +1162,17 @@ def mechanism_for(
     if config.mechanism == "GSSAPI":
         if host is None:
             raise ValueError("GSSAPI needs the broker's host")
-        return Gssapi(config, host, broker)
+        return Gssapi(config, host, broker, KDC_TIMEOUT_MS if timeout_ms is None else timeout_ms)
     raise ValueError(f"unsupported SASL mechanism {config.mechanism}")  # parse rejects these
 
 
 def authenticate(
-    exchange: Exchange, config: SaslConfig, broker: str, *, host: str | None = None
+    exchange: Exchange,
+    config: SaslConfig,
+    broker: str,
+    *,
+    host: str | None = None,
+    timeout_ms: int | None = None,
 ) -> int:
     """Authenticate the connection behind ``exchange`` (SaslHandshake v1 + SaslAuthenticate).
 
@@ -944,6 +1181,8 @@ def authenticate(
         config: the SASL settings.
         broker: the broker's description for messages (``"broker 1 at host:port"``).
         host: the broker's host as connected (GSSAPI: the service principal's host).
+        timeout_ms: GSSAPI: how long to wait for the KDC (the client's
+            ``socket.connection.setup.timeout.ms``; default :data:`KDC_TIMEOUT_MS`).
 
     Returns:
         the session lifetime in ms the broker returned (KIP-368), 0 for none.
@@ -955,7 +1194,7 @@ def authenticate(
         KafkaProtocolError: a malformed server token (naming the broker).
         KerberosError: GSSAPI credentials or tickets could not be had (see :class:`Gssapi`).
     """
-    mechanism = mechanism_for(config, host, broker)
+    mechanism = mechanism_for(config, host, broker, timeout_ms)
     handshake = exchange(SaslHandshakeRequest(mechanism=config.mechanism))
     if handshake.error_code == UNSUPPORTED_SASL_MECHANISM:
         shown = [printable_excerpt(m, 64) for m in handshake.mechanisms[:_MAX_MECHANISMS_SHOWN]]

@@ -10,7 +10,8 @@ with a SASL/GSSAPI listener, its own Kerberos being the JVM's.
   controller) and ``GSSAPI`` (``SASL_PLAINTEXT``, mechanisms GSSAPI and SCRAM-SHA-512, the
   latter for delegation tokens), advertised as ``localhost`` so clients ask for the ticket of
   ``kafka/localhost@EXAMPLE.COM``; delegation tokens are enabled
-  (``delegation.token.secret.key``), with ``token_expiry_ms`` as their expiry time.
+  (``delegation.token.secret.key``), with ``token_expiry_ms`` as their expiry time, and,
+  with ``reauth_ms``, ``connections.max.reauth.ms`` on the GSSAPI listener (KIP-368).
 
 Client settings for our client: :meth:`KerberizedKafka.client_options` (``kafka.``-prefixed
 options a query takes); for Kafka's Java tools: :meth:`KerberizedKafka.java_client_properties`
@@ -47,6 +48,9 @@ class KerberizedKafka:
         token_expiry_ms: ``delegation.token.expiry.time.ms`` (renewal needed before), ms.
         token_max_lifetime_ms: ``delegation.token.max.lifetime.ms``, ms.
         ticket_lifetime_s: the KDC's longest ticket, seconds.
+        reauth_ms: ``connections.max.reauth.ms`` of the GSSAPI listener (KIP-368), ms: the
+            broker closes a connection that has not re-authenticated within it; None (the
+            broker's default, 0) for never.
     """
 
     def __init__(
@@ -56,8 +60,10 @@ class KerberizedKafka:
         token_expiry_ms: int = 24 * 3600 * 1000,
         token_max_lifetime_ms: int = 7 * 24 * 3600 * 1000,
         ticket_lifetime_s: int = 3600,
+        reauth_ms: int | None = None,
     ) -> None:
         self.kdc = LocalKdc(ticket_lifetime_s=ticket_lifetime_s)
+        self.reauth_ms = reauth_ms
         self.heap = heap
         self.token_expiry_ms = token_expiry_ms
         self.token_max_lifetime_ms = token_max_lifetime_ms
@@ -177,7 +183,7 @@ class KerberizedKafka:
         """The broker's ``server.properties`` overrides."""
         broker_jaas = self.jaas(f"{SERVICE}/localhost")
         pre = "listener.name.gssapi."
-        return {
+        props = {
             "listeners": (
                 "PLAINTEXT://127.0.0.1:${broker_port},CONTROLLER://127.0.0.1:${controller_port},"
                 f"GSSAPI://127.0.0.1:{self.gssapi_port}"
@@ -199,3 +205,6 @@ class KerberizedKafka:
             "delegation.token.max.lifetime.ms": str(self.token_max_lifetime_ms),
             "delegation.token.expiry.check.interval.ms": "1000",
         }
+        if self.reauth_ms is not None:
+            props[pre + "connections.max.reauth.ms"] = str(self.reauth_ms)
+        return props

@@ -116,8 +116,11 @@ class SaslConfig:
         mechanism: one of :data:`SASL_MECHANISMS`.
         username, password: for PLAIN and SCRAM-SHA-256/512.
         token: a static OAUTHBEARER token (a compact JWS).
-        token_provider: ``"module:callable"``; the callable (no arguments) returns a token
-            string, called at each (re-)authentication (OAUTHBEARER).
+        token_provider: ``"module:callable"`` (OAUTHBEARER); the callable returns a token
+            string (then it is called at each (re-)authentication) or a ``(token,
+            expiry_ms)`` pair (the token is then reused until near its expiry).
+        token_provider_argument: the provider's only argument
+            (``sasl.oauthbearer.config``), or None to call it without arguments.
         token_endpoint_url, client_id, client_secret, scope: the OAuth client-credentials
             flow of KIP-768 (OAUTHBEARER).
         unsecured_claims: claims of an unsecured JWS built by the client, from the
@@ -145,6 +148,7 @@ class SaslConfig:
     password: Secret | None = None
     token: Secret | None = None
     token_provider: str | None = None
+    token_provider_argument: Secret | None = None
     token_endpoint_url: str | None = None
     client_id: str | None = None
     client_secret: Secret | None = None

@@ -71,9 +71,16 @@ def _parse_sasl(kafka: Mapping[str, str]) -> SaslConfig:
     raw = option_value(kafka, "sasl.mechanism") or "GSSAPI"
     mechanism = raw.strip().upper()
     if mechanism not in SASL_MECHANISMS:
+        hint = ""
+        if mechanism == "AWS_MSK_IAM":  # aws-msk-iam-auth's Java mechanism
+            hint = (
+                "; for AWS MSK IAM use OAUTHBEARER with kafka.sasl.oauthbearer.token.provider="
+                "aws_msk_iam_sasl_signer.MSKAuthTokenProvider:generate_auth_token and the "
+                "region in kafka.sasl.oauthbearer.config (docs/security.md, AWS MSK (IAM))"
+            )
         raise ConfigError(
             f"Option 'kafka.sasl.mechanism' must be one of {', '.join(SASL_MECHANISMS)}, "
-            f"got {raw!r}"
+            f"got {raw!r}{hint}"
         )
     jaas_text = option_value(kafka, "sasl.jaas.config")
     jaas = parse_jaas_config(jaas_text) if jaas_text is not None else None
@@ -216,6 +223,14 @@ def _parse_oauthbearer(kafka: Mapping[str, str], opts: Mapping[str, str]) -> Sas
             "Option 'kafka.sasl.oauthbearer.token.provider' must be 'module:function', "
             f"got {provider!r}"
         )
+    # librdkafka's name: confluent-kafka passes it to its oauth_cb as the only argument
+    argument = kafka.get("sasl.oauthbearer.config")
+    argument = str(argument) if argument is not None else None
+    if argument is not None and provider is None:
+        raise ConfigError(
+            "Option 'kafka.sasl.oauthbearer.config' is the argument of the function named by "
+            "kafka.sasl.oauthbearer.token.provider, which is not set"
+        )
     claims: tuple[tuple[str, Any], ...] | None = None
     lifetime = 3600
     if unsecured:
@@ -233,6 +248,7 @@ def _parse_oauthbearer(kafka: Mapping[str, str], opts: Mapping[str, str]) -> Sas
         "OAUTHBEARER",
         token=Secret(token.strip()) if token is not None else None,
         token_provider=provider.strip() if provider is not None else None,
+        token_provider_argument=Secret(argument) if argument is not None else None,
         token_endpoint_url=endpoint,
         client_id=client_id,
         client_secret=Secret(client_secret) if client_secret else None,
