@@ -275,16 +275,13 @@ def test_aws_msk_iam_mechanism_points_to_the_provider() -> None:
 _MSK_SIGNER = "aws_msk_iam_sasl_signer"
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec(_MSK_SIGNER) is None,
-    reason="aws-msk-iam-sasl-signer-python is not installed (not a dependency)",
-)
 def test_msk_iam_signer_serves_as_the_provider_without_a_wrapper(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """AWS's signer, given as the provider with the region as argument: SigV4 presigning is
     local, so static (made-up) credentials from the environment suffice. Its token is the
-    base64url of a presigned ``kafka-cluster:Connect`` URL valid 900 s; ours is reused."""
+    base64url of a presigned ``kafka-cluster:Connect`` URL valid 900 s; ours is reused.
+    (The signer is in the test extra, not a dependency of the package.)"""
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ROLE_ARN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
