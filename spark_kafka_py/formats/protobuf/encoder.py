@@ -252,7 +252,7 @@ def _scalar_writer(fd: FieldDescriptor, arrow: pa.DataType, path: str) -> Writer
 
         def by_number(a: pa.Array) -> list[Any]:
             out: list[Any] = []
-            for i, v in enumerate(a.to_pylist()):
+            for i, v in enumerate(_int_values(a)):  # a date32: its day number
                 if v is None:
                     out.append(None)
                     continue
@@ -606,9 +606,14 @@ def _list_parts(a: pa.Array) -> tuple[pa.Array, list[int]]:
     """A list (or map) array's values, null lists skipped, and each row's bounds in them
     (``bounds[i]..bounds[i+1]``; a null row: empty)."""
     if isinstance(a, pa.MapArray):  # as a list of (key, value) entries
+        # keys and items are the whole children, offsets the slice's: rebased to the first
+        # entry (Arrow takes no null mask with offsets that are a slice)
+        offsets = a.offsets
+        start = offsets[0].as_py() if len(offsets) else 0
         entries = pa.StructArray.from_arrays([a.keys, a.items], names=["key", "value"])
+        entries = entries.slice(start, (offsets[-1].as_py() - start) if len(offsets) else 0)
         mask = a.is_null() if a.null_count else None
-        a = pa.ListArray.from_arrays(a.offsets, entries, mask=mask)
+        a = pa.ListArray.from_arrays(pc.subtract(offsets, start), entries, mask=mask)
     values = a.flatten()
     lengths = pc.list_value_length(a).fill_null(0).to_numpy(zero_copy_only=False)
     bounds = np.zeros(len(a) + 1, dtype=np.int64)
