@@ -2,11 +2,11 @@
 # cython: initializedcheck=False, nonecheck=False
 """Accelerated twin of :class:`spark_kafka_py.formats.protobuf.encoder.ProtobufEncoder` (Cython).
 
-Same input, same bytes as the pure-Python reference (:mod:`spark_kafka_py.formats.protobuf.encoder`):
-the Protobuf wire format ("Encoding", protobuf.dev/programming-guides/encoding: varints,
-zig-zag, fixed 32/64-bit little-endian, length-delimited) written straight from the Arrow
-buffers of a struct column, fields in field-number order, with the reference's rules for
-every (field, Arrow type) pair it accepts:
+Same input, same bytes as the pure-Python reference
+(:mod:`spark_kafka_py.formats.protobuf.encoder`): the Protobuf wire format ("Encoding",
+protobuf.dev/programming-guides/encoding: varints, zig-zag, fixed 32/64-bit little-endian,
+length-delimited) written straight from the Arrow buffers of a struct column, fields in
+field-number order, with the reference's rules for every (field, Arrow type) pair it accepts:
 
 - bool; int8/16/32 and date32 into the 32-bit integer kinds and enums (by number, checked
   against the enum's numbers), int64 and the narrower ones into the 64-bit kinds, int64 into
@@ -40,8 +40,9 @@ How: the plan is a tree of nodes built once per (message, Arrow type). Each call
 tree to the column's arrays (validity bitmaps, offsets and values, with each array's offset, so
 sliced arrays are read in place) and writes every row's message into one growable C buffer
 (a message or packed field's length is written after its body, the body moved when the length
-takes more than one byte), with ``int32`` offsets and a validity bitmap, wrapped into one
-``binary`` array by ``pyarrow.Array.from_buffers``. No Python object is made per value.
+takes more than one byte), with ``int32`` offsets and a validity bitmap, wrapped (not copied)
+into one ``binary`` array by ``pyarrow.Array.from_buffers``. No Python object is made per
+value.
 
 Type stub: ``_encode_accel.pyi``.
 """
@@ -49,6 +50,7 @@ Type stub: ``_encode_accel.pyi``.
 import threading
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.object cimport PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdint cimport INT32_MAX
 from libc.stdlib cimport free, malloc, realloc
@@ -112,6 +114,16 @@ cdef class Buf:
             raise MemoryError()
         self.data = grown
         self.cap = cap
+        return 0
+
+    cdef int trim(self) except -1:
+        """The allocation cut to the bytes in use (none: kept)."""
+        cdef uint8_t* cut
+        if 0 < self.size < self.cap:
+            cut = <uint8_t*>realloc(self.data, self.size)
+            if cut != NULL:
+                self.data = cut
+                self.cap = self.size
         return 0
 
     cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
@@ -650,6 +662,21 @@ cdef class MessageNode(Node):
 
     cdef list fields
     cdef list columns
+    cdef PyObject** slots  # the fields, borrowed (``fields`` holds them)
+    cdef Py_ssize_t count
+
+    def __dealloc__(self):
+        free(self.slots)
+
+    cdef int seal(self) except -1:
+        cdef Py_ssize_t k
+        self.count = len(self.fields)
+        self.slots = <PyObject**>malloc(max(1, self.count) * sizeof(PyObject*))
+        if self.slots == NULL:
+            raise MemoryError()
+        for k in range(self.count):
+            self.slots[k] = <PyObject*>self.fields[k]
+        return 0
 
     cdef int bind(self, object array) except -1:
         cdef Field f
@@ -659,9 +686,9 @@ cdef class MessageNode(Node):
         return 0
 
     cdef int body(self, Buf out, Py_ssize_t i) except -1:
-        cdef Field f
-        for f in self.fields:
-            f.emit(out, i)
+        cdef Py_ssize_t k
+        for k in range(self.count):
+            (<Field>self.slots[k]).emit(out, i)
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
@@ -670,7 +697,7 @@ cdef class MessageNode(Node):
         return out.end(start)
 
 
-# -- the planner ------------------------------------------------------------------------------------
+# -- the planner ----------------------------------------------------------------------------------
 
 
 _INT32_TYPES = {
@@ -731,6 +758,7 @@ cdef class _Planner:
         planned.sort(key=lambda p: p[0])
         node.fields = [p[2] for p in planned]
         node.columns = [p[1] for p in planned]
+        node.seal()
         return node
 
     cdef Field field(self, fd, arrow):
@@ -829,7 +857,8 @@ cdef class _Planner:
             t == FieldDescriptor.TYPE_BYTES and is_binary
         ):
             binary = BinaryNode()
-            binary.width = 8 if pa.types.is_large_string(arrow) or pa.types.is_large_binary(arrow) else 4
+            large = pa.types.is_large_string(arrow) or pa.types.is_large_binary(arrow)
+            binary.width = 8 if large else 4
             binary.text = is_text
             return binary
         if t == FieldDescriptor.TYPE_ENUM and is_text:
@@ -894,7 +923,7 @@ cdef class _Planner:
         return node
 
 
-# -- the plan ----------------------------------------------------------------------------------------
+# -- the plan -------------------------------------------------------------------------------------
 
 
 cdef class EncodePlan:
@@ -962,11 +991,16 @@ cdef class EncodePlan:
                 if _bit(validity, offset + i):
                     bits[i >> 3] |= <uint8_t>(1 << (i & 7))
             validity_buffer = pa.py_buffer(bitmap)
-        data = PyBytes_FromStringAndSize(<char*>out.data, out.size)
+        # the payloads' buffer handed to Arrow as it is (``out`` kept alive by it), trimmed
+        if out.size == 0:
+            data = pa.py_buffer(b"")
+        else:
+            out.trim()
+            data = pa.foreign_buffer(<size_t>out.data, out.size, base=out)
         return pa.Array.from_buffers(
             pa.binary(),
             n,
-            [validity_buffer, pa.py_buffer(offsets_bytes), pa.py_buffer(data)],
+            [validity_buffer, pa.py_buffer(offsets_bytes), data],
             null_count=null_count,
         )
 
