@@ -49,6 +49,8 @@ Type stub: ``_encode_accel.pyi``.
 
 import threading
 
+from spark_kafka_py._cutil cimport address, bit, grow, valid_utf8
+
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -105,16 +107,7 @@ cdef class Buf:
         free(self.data)
 
     cdef int grow(self, Py_ssize_t need) except -1:
-        cdef Py_ssize_t cap = self.cap * 2 if self.cap else 4096
-        cdef uint8_t* grown
-        while cap < need:
-            cap *= 2
-        grown = <uint8_t*>realloc(self.data, cap)
-        if grown == NULL:
-            raise MemoryError()
-        self.data = grown
-        self.cap = cap
-        return 0
+        return grow(&self.data, &self.cap, need, 4096)
 
     cdef int trim(self) except -1:
         """The allocation cut to the bytes in use (none: kept)."""
@@ -186,59 +179,6 @@ cdef class Buf:
         return 0
 
 
-cdef inline const uint8_t* _address(object buffer):
-    if buffer is None:
-        return NULL
-    return <const uint8_t*><size_t>buffer.address
-
-
-cdef inline bint _bit(const uint8_t* bits, Py_ssize_t i) noexcept:
-    return (bits[i >> 3] >> (i & 7)) & 1
-
-
-cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t size) noexcept nogil:
-    """Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF
-    (what Python's decoder accepts, which the reference runs)."""
-    cdef Py_ssize_t i = 0
-    cdef uint8_t c, c1
-    while i < size:
-        c = s[i]
-        if c < 0x80:
-            i += 1
-            continue
-        if c < 0xC2 or c > 0xF4:
-            return False
-        if c < 0xE0:
-            if i + 1 >= size or (s[i + 1] & 0xC0) != 0x80:
-                return False
-            i += 2
-            continue
-        if i + 1 >= size:
-            return False
-        c1 = s[i + 1]
-        if c < 0xF0:
-            if (c1 & 0xC0) != 0x80:
-                return False
-            if c == 0xE0 and c1 < 0xA0:
-                return False
-            if c == 0xED and c1 > 0x9F:
-                return False
-            if i + 2 >= size or (s[i + 2] & 0xC0) != 0x80:
-                return False
-            i += 3
-            continue
-        if (c1 & 0xC0) != 0x80:
-            return False
-        if c == 0xF0 and c1 < 0x90:
-            return False
-        if c == 0xF4 and c1 > 0x8F:
-            return False
-        if i + 3 >= size or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-            return False
-        i += 4
-    return True
-
-
 #: The payloads of an implicit-presence field's zero: one, four or eight zero bytes (0, false,
 #: an empty string, +0.0; -0.0's bits differ).
 cdef uint8_t _ZERO_BYTES[8]
@@ -263,7 +203,7 @@ cdef class Node:
     cdef int bind(self, object array) except -1:
         self.array = array
         self.offset = array.offset
-        self.validity = _address(array.buffers()[0]) if array.null_count else NULL
+        self.validity = address(array.buffers()[0]) if array.null_count else NULL
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
@@ -271,7 +211,7 @@ cdef class Node:
 
 
 cdef inline bint _valid(Node node, Py_ssize_t i) noexcept:
-    return node.validity == NULL or _bit(node.validity, node.offset + i)
+    return node.validity == NULL or bit(node.validity, node.offset + i)
 
 
 cdef class BoolNode(Node):
@@ -279,11 +219,11 @@ cdef class BoolNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.bits = _address(array.buffers()[1])
+        self.bits = address(array.buffers()[1])
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        return out.byte(1 if _bit(self.bits, self.offset + i) else 0)
+        return out.byte(1 if bit(self.bits, self.offset + i) else 0)
 
 
 #: Sources of integers.
@@ -325,7 +265,7 @@ cdef class IntNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.values = _address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
     cdef bint known(self, int64_t v) noexcept:
@@ -403,7 +343,7 @@ cdef class FloatNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.values = _address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
@@ -432,8 +372,8 @@ cdef class BinaryNode(Node):
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
         buffers = array.buffers()
-        self.offsets = _address(buffers[1])
-        self.data = _address(buffers[2])
+        self.offsets = address(buffers[1])
+        self.data = address(buffers[2])
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
@@ -456,7 +396,7 @@ cdef class BinaryNode(Node):
                 if self.sizes[k] == size and memcmp(names + self.starts[k], p, size) == 0:
                     return out.varint(<uint64_t>self.numbers[k])
             _refuse("not a value name of the enum")
-        if self.text and not _valid_utf8(p, size):
+        if self.text and not valid_utf8(p, size):
             _refuse("a string that is not UTF-8")
         out.varint(<uint64_t>size)
         return out.put(p, size)
@@ -472,7 +412,7 @@ cdef class TimeNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.values = _address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
@@ -573,8 +513,8 @@ cdef class RepeatedField(Field):
         self.array = array
         self.offset = array.offset
         buffers = array.buffers()
-        self.validity = _address(buffers[0]) if array.null_count else NULL
-        self.offsets = _address(buffers[1])
+        self.validity = address(buffers[0]) if array.null_count else NULL
+        self.offsets = address(buffers[1])
         return self.element.bind(array.values)
 
     cdef int emit(self, Buf out, Py_ssize_t i) except -1:
@@ -582,7 +522,7 @@ cdef class RepeatedField(Field):
         cdef int64_t lo, hi, k
         cdef Py_ssize_t start
         cdef Node element = self.element
-        if self.validity != NULL and not _bit(self.validity, j):
+        if self.validity != NULL and not bit(self.validity, j):
             return 0
         if self.width == 4:
             lo = (<const int32_t*>self.offsets)[j]
@@ -626,8 +566,8 @@ cdef class MapField(Field):
         self.array = array
         self.offset = array.offset
         buffers = array.buffers()
-        self.validity = _address(buffers[0]) if array.null_count else NULL
-        self.offsets = _address(buffers[1])
+        self.validity = address(buffers[0]) if array.null_count else NULL
+        self.offsets = address(buffers[1])
         entries = array.values
         self.key.bind(entries.field(0))
         return self.value.bind(entries.field(1))
@@ -636,7 +576,7 @@ cdef class MapField(Field):
         cdef Py_ssize_t j = self.offset + i
         cdef int64_t lo, hi, k
         cdef Py_ssize_t start
-        if self.validity != NULL and not _bit(self.validity, j):
+        if self.validity != NULL and not bit(self.validity, j):
             return 0
         lo = (<const int32_t*>self.offsets)[j]
         hi = (<const int32_t*>self.offsets)[j + 1]
@@ -964,13 +904,13 @@ cdef class EncodePlan:
         offsets[0] = 0
         null_count = array.null_count
         if null_count:
-            validity = _address(array.buffers()[0])
+            validity = address(array.buffers()[0])
         offset = array.offset
         with self.lock:
             root.bind(array)
             try:
                 for i in range(n):
-                    if validity != NULL and not _bit(validity, offset + i):
+                    if validity != NULL and not bit(validity, offset + i):
                         offsets[i + 1] = <int32_t>out.size
                         continue
                     out.put(pre_data, pre_size)
@@ -988,7 +928,7 @@ cdef class EncodePlan:
             bits = <uint8_t*>PyBytes_AS_STRING(bitmap)
             memset(bits, 0, (n + 7) >> 3)
             for i in range(n):
-                if _bit(validity, offset + i):
+                if bit(validity, offset + i):
                     bits[i >> 3] |= <uint8_t>(1 << (i & 7))
             validity_buffer = pa.py_buffer(bitmap)
         # the payloads' buffer handed to Arrow as it is (``out`` kept alive by it), trimmed
