@@ -36,6 +36,8 @@ _PROTOBUF_PYX = "spark_kafka_py/formats/protobuf/_accel.pyx"
 #: The accelerated Protobuf encoder (``spark_kafka_py.formats.protobuf._encode_accel``),
 #: optional the same way: without it ``ProtobufEncoder`` runs its pure-Python plan.
 _PROTOBUF_ENCODE_PYX = "spark_kafka_py/formats/protobuf/_encode_accel.pyx"
+# The formats' extensions cimport the inline helpers of ``spark_kafka_py/_cutil.pxd`` (found
+# from the checkout's root, where this runs; compiled into each of them, not a module itself).
 
 
 def _flag(name: str) -> bool:

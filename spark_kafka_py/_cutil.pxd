@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Inline C helpers shared by the Cython twins (``cimport``-ed, compiled into each of them).
 
-- :func:`valid_utf8`: strict UTF-8 (RFC 3629), as Python's decoder and Spark read it;
+- :func:`valid_utf8`: strict UTF-8 (RFC 3629), what Python's strict decoder accepts;
 - :func:`address`, :func:`bit`: an Arrow buffer's address and one bit of a validity bitmap
   (Arrow columnar format: LSB first);
 - :func:`grow`: a malloc'd byte buffer grown by doubling (the ``Buf`` classes' allocator);

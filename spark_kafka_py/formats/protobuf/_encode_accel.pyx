@@ -120,9 +120,16 @@ cdef class Buf:
         return 0
 
     cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
+        cdef Py_ssize_t k
+        cdef uint8_t* p
         if self.size + size > self.cap:
             self.grow(self.size + size)
-        memcpy(self.data + self.size, src, size)
+        p = self.data + self.size
+        if size <= 8:  # tags, fixed-width values, short strings: no call
+            for k in range(size):
+                p[k] = (<const uint8_t*>src)[k]
+        else:
+            memcpy(p, src, size)
         self.size += size
         return 0
 
@@ -179,10 +186,14 @@ cdef class Buf:
         return 0
 
 
-#: The payloads of an implicit-presence field's zero: one, four or eight zero bytes (0, false,
-#: an empty string, +0.0; -0.0's bits differ).
-cdef uint8_t _ZERO_BYTES[8]
-memset(_ZERO_BYTES, 0, 8)
+cdef inline bint _zeros(const uint8_t* p, Py_ssize_t size) noexcept:
+    """``size`` zero bytes at ``p``: the payload of an implicit-presence field's zero when one,
+    four or eight bytes long (0, false, an empty string, +0.0; -0.0's bits differ)."""
+    cdef Py_ssize_t k
+    for k in range(size):
+        if p[k]:
+            return False
+    return True
 
 
 cdef inline int _refuse(str reason) except -1:
@@ -492,7 +503,7 @@ cdef class SingularField(Field):
         if self.implicit:
             size = out.size - start - self.tag_size
             p = out.data + start + self.tag_size
-            if (size == 1 or size == 4 or size == 8) and memcmp(p, _ZERO_BYTES, size) == 0:
+            if (size == 1 or size == 4 or size == 8) and _zeros(p, size):
                 out.size = start
         return 0
 
@@ -873,6 +884,7 @@ cdef class EncodePlan:
     cdef object _arrow_type
     cdef object lock
     cdef object empty
+    cdef Py_ssize_t per_row  # the last call's bytes per row: the next buffer's first size
 
     @property
     def arrow_type(self):
@@ -899,6 +911,8 @@ cdef class EncodePlan:
         cdef MessageNode root = self.root
         cdef int32_t* offsets
         cdef uint8_t* bits
+        if self.per_row and n:
+            grow(&out.data, &out.cap, n * (self.per_row + 1), 4096)
         offsets_bytes = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
         offsets = <int32_t*>PyBytes_AS_STRING(offsets_bytes)
         offsets[0] = 0
@@ -922,6 +936,8 @@ cdef class EncodePlan:
                 raise Fallback(i, refused.args[0]) from None
             finally:
                 root.bind(self.empty)  # no array kept alive between calls
+        if n:
+            self.per_row = out.size // n
         validity_buffer = None
         if null_count:
             bitmap = PyBytes_FromStringAndSize(NULL, (n + 7) >> 3)
