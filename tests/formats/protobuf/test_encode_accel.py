@@ -617,3 +617,21 @@ def test_decimal256_runs_the_pure_plan() -> None:
     assert enc.implementation == "pure"
     (b,) = enc.encode(pa.array([{"u64": Decimal(5)}], type=t)).to_pylist()
     assert _cls(ALL).FromString(b).u64 == 5
+
+
+def test_one_encoder_shared_between_threads() -> None:
+    """The compiled plan binds a column's buffers under a lock: threads encoding different
+    columns with one encoder each get their own column's messages."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    t = pa.struct([("i64", pa.int64()), ("rst", pa.list_(pa.string()))])
+    enc = ProtobufEncoder(_SCHEMA, ALL, t)
+    assert enc.implementation == "accel"
+    pure = ProtobufEncoder(_SCHEMA, ALL, t, accelerate=False)
+    columns = [
+        pa.array([{"i64": k * 1000 + i, "rst": [str(k)] * (i % 4)} for i in range(2000)], t)
+        for k in range(8)
+    ]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda c: enc.encode(c).to_pylist(), columns * 3))
+    assert got == [pure.encode(c).to_pylist() for c in columns * 3]
