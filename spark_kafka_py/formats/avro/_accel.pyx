@@ -59,6 +59,8 @@ from libc.string cimport memcpy, memset
 
 import pyarrow as pa
 
+from spark_kafka_py._cutil cimport bitmap_bytes, grow, valid_utf8
+
 from spark_kafka_py.formats.errors import AvroDecodeError
 
 __all__ = ["AccelPlan", "plan"]
@@ -107,19 +109,8 @@ cdef class Buf:
         free(self.data)
 
     cdef inline int reserve(self, Py_ssize_t extra) except -1:
-        cdef Py_ssize_t need = self.size + extra
-        cdef Py_ssize_t cap
-        cdef uint8_t* grown
-        if need <= self.cap:
-            return 0
-        cap = self.cap * 2 if self.cap else 256
-        while cap < need:
-            cap *= 2
-        grown = <uint8_t*>realloc(self.data, cap)
-        if grown == NULL:
-            raise MemoryError()
-        self.data = grown
-        self.cap = cap
+        if self.size + extra > self.cap:
+            return grow(&self.data, &self.cap, self.size + extra, 256)
         return 0
 
     cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
@@ -149,14 +140,7 @@ cdef class Buf:
 
 cdef object _bitmap(Buf valid, Py_ssize_t n):
     """Arrow's validity bitmap (LSB first) of ``n`` validity bytes; empties ``valid``."""
-    cdef Py_ssize_t size = (n + 7) >> 3
-    out = PyBytes_FromStringAndSize(NULL, size)
-    cdef uint8_t* bits = <uint8_t*>PyBytes_AS_STRING(out)
-    memset(bits, 0, size)
-    cdef Py_ssize_t i
-    for i in range(n):
-        if valid.data[i]:
-            bits[i >> 3] |= <uint8_t>(1 << (i & 7))
+    out = bitmap_bytes(valid.data, n)
     valid.size = 0
     return pa.py_buffer(out)
 
@@ -222,49 +206,6 @@ cdef inline Py_ssize_t _sized(const uint8_t* b, Py_ssize_t n, Py_ssize_t* at) ex
     if size > n - at[0]:
         raise _Bad(f"truncated: a length of {size} bytes runs past the end", start)
     return <Py_ssize_t>size
-
-
-cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t size) noexcept nogil:
-    """Strict UTF-8 (RFC 3629, as Python's ``bytes.decode("utf-8")``): no overlong forms, no
-    surrogates (U+D800-DFFF), nothing above U+10FFFF."""
-    cdef Py_ssize_t i = 0
-    cdef uint8_t c, c1
-    while i < size:
-        c = s[i]
-        if c < 0x80:
-            i += 1
-            continue
-        if c < 0xC2 or c > 0xF4:
-            return False
-        if c < 0xE0:
-            if i + 1 >= size or (s[i + 1] & 0xC0) != 0x80:
-                return False
-            i += 2
-            continue
-        if i + 1 >= size:
-            return False
-        c1 = s[i + 1]
-        if c < 0xF0:
-            if (c1 & 0xC0) != 0x80:
-                return False
-            if c == 0xE0 and c1 < 0xA0:
-                return False
-            if c == 0xED and c1 > 0x9F:
-                return False
-            if i + 2 >= size or (s[i + 2] & 0xC0) != 0x80:
-                return False
-            i += 3
-            continue
-        if (c1 & 0xC0) != 0x80:
-            return False
-        if c == 0xF0 and c1 < 0x90:
-            return False
-        if c == 0xF4 and c1 > 0x8F:
-            return False
-        if i + 3 >= size or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-            return False
-        i += 4
-    return True
 
 
 # -- nodes: one per reader Arrow array ---------------------------------------------------------
@@ -517,7 +458,7 @@ cdef class SizedNode(Node):
     cdef Py_ssize_t read(self, const uint8_t* b, Py_ssize_t n, Py_ssize_t pos) except -1:
         cdef Py_ssize_t start = pos
         cdef Py_ssize_t size = _sized(b, n, &pos)
-        if self.check_text and not _valid_utf8(b + pos, size):
+        if self.check_text and not valid_utf8(b + pos, size):
             raise _Bad("invalid UTF-8 in a string", start)
         self.data.put(b + pos, size)
         if self.data.size > INT32_MAX:
@@ -789,7 +730,7 @@ cdef class MapNode(ListNode):
                 raise _Bad(f"truncated: a block of {items} items runs past the end", start)
             for i in range(items):
                 size = _sized(b, n, &pos)
-                if not _valid_utf8(b + pos, size):
+                if not valid_utf8(b + pos, size):
                     raise _Bad("invalid UTF-8 in a string", pos + size)
                 keys.data.put(b + pos, size)
                 if keys.data.size > INT32_MAX:

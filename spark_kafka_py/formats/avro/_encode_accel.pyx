@@ -38,6 +38,8 @@ Type stub: ``_encode_accel.pyi``.
 
 import threading
 
+from spark_kafka_py._cutil cimport address, bit, grow
+
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdint cimport INT32_MAX, INT64_MAX
@@ -112,16 +114,7 @@ cdef class Buf:
         free(self.data)
 
     cdef int grow(self, Py_ssize_t need) except -1:
-        cdef Py_ssize_t cap = self.cap * 2 if self.cap else 4096
-        cdef uint8_t* grown
-        while cap < need:
-            cap *= 2
-        grown = <uint8_t*>realloc(self.data, cap)
-        if grown == NULL:
-            raise MemoryError()
-        self.data = grown
-        self.cap = cap
-        return 0
+        return grow(&self.data, &self.cap, need, 4096)
 
     cdef inline int reserve(self, Py_ssize_t extra) except -1:
         if self.size + extra > self.cap:
@@ -158,16 +151,6 @@ cdef class Buf:
         return 0
 
 
-cdef inline const uint8_t* _address(object buffer):
-    if buffer is None:
-        return NULL
-    return <const uint8_t*><size_t>buffer.address
-
-
-cdef inline bint _bit(const uint8_t* bits, Py_ssize_t i) noexcept:
-    return (bits[i >> 3] >> (i & 7)) & 1
-
-
 cdef bytes _varint_bytes(int64_t value):
     cdef Buf b = Buf()
     b.varint(value)
@@ -192,14 +175,14 @@ cdef class Node:
     cdef int bind(self, object array) except -1:
         self.array = array
         self.offset = array.offset
-        self.validity = _address(array.buffers()[0]) if array.null_count else NULL
+        self.validity = address(array.buffers()[0]) if array.null_count else NULL
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
         return 0
 
     cdef int write(self, Buf out, Py_ssize_t i) except -1:
-        if self.validity != NULL and not _bit(self.validity, self.offset + i):
+        if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_reason is not None:
                 raise _Misfit(self.path, self.null_reason)
             return 0
@@ -240,11 +223,11 @@ cdef class BoolNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.bits = _address(array.buffers()[1])
+        self.bits = address(array.buffers()[1])
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        return out.byte(1 if _bit(self.bits, self.offset + i) else 0)
+        return out.byte(1 if bit(self.bits, self.offset + i) else 0)
 
 
 #: Integer kinds of the values buffer.
@@ -269,7 +252,7 @@ cdef class IntNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.values = _address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
     cdef inline ske_int128 raw(self, Py_ssize_t i) noexcept:
@@ -325,7 +308,7 @@ cdef class FloatNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.values = _address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
@@ -359,10 +342,10 @@ cdef class BinaryNode(Node):
         Node.bind(self, array)
         buffers = array.buffers()
         if self.width == 0:
-            self.data = _address(buffers[1])
+            self.data = address(buffers[1])
         else:
-            self.offsets = _address(buffers[1])
-            self.data = _address(buffers[2])
+            self.offsets = address(buffers[1])
+            self.data = address(buffers[2])
         return 0
 
     cdef inline const uint8_t* span(self, Py_ssize_t i, Py_ssize_t* size) noexcept:
@@ -411,7 +394,7 @@ cdef class DecimalNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.values = _address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
     cdef int put(self, Buf out, Py_ssize_t i) except -1:
@@ -524,7 +507,7 @@ cdef class ListNode(Node):
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.offsets = _address(array.buffers()[1])
+        self.offsets = address(array.buffers()[1])
         values = array.values
         if self.keys is not None:
             self.keys.bind(values.field(0))
@@ -550,7 +533,7 @@ cdef class ListNode(Node):
             out.varint(end - start)
             for k in range(start, end):
                 if keys is not None:
-                    if keys.validity != NULL and not _bit(keys.validity, keys.offset + k):
+                    if keys.validity != NULL and not bit(keys.validity, keys.offset + k):
                         raise _Misfit(self.items_path, "a null map key")
                     p = keys.span(k, &size)
                     out.varint(size)
@@ -573,7 +556,7 @@ cdef class UnionNode(Node):
         return 0
 
     cdef int write(self, Buf out, Py_ssize_t i) except -1:
-        if self.validity != NULL and not _bit(self.validity, self.offset + i):
+        if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_bytes is None:
                 raise _Misfit(self.path, "a null where the union has no null branch")
             return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
@@ -599,12 +582,12 @@ cdef class MemberUnionNode(Node):
     cdef int write(self, Buf out, Py_ssize_t i) except -1:
         cdef Node member
         cdef bytes index
-        if self.validity != NULL and not _bit(self.validity, self.offset + i):
+        if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_bytes is None:
                 raise _Misfit(self.path, "a null where the union has no null branch")
             return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
         for n, member in enumerate(self.members):
-            if member.validity == NULL or _bit(member.validity, member.offset + i):
+            if member.validity == NULL or bit(member.validity, member.offset + i):
                 index = self.index_bytes[n]
                 out.put(PyBytes_AS_STRING(index), PyBytes_GET_SIZE(index))
                 return member.put(out, i)
@@ -931,14 +914,14 @@ cdef class EncodePlan:
         offsets[0] = 0
         null_count = n if all_null else array.null_count
         if null_count and not all_null:
-            validity = _address(array.buffers()[0])
+            validity = address(array.buffers()[0])
         offset = array.offset
         i = 0
         with self.lock:
             root.bind(array)
             try:
                 for i in range(n):
-                    if all_null or (validity != NULL and not _bit(validity, offset + i)):
+                    if all_null or (validity != NULL and not bit(validity, offset + i)):
                         offsets[i + 1] = <int32_t>out.size
                         continue
                     out.put(pre_data, pre_size)
@@ -957,7 +940,7 @@ cdef class EncodePlan:
             memset(bits, 0, (n + 7) >> 3)
             if not all_null:
                 for i in range(n):
-                    if _bit(validity, offset + i):
+                    if bit(validity, offset + i):
                         bits[i >> 3] |= <uint8_t>(1 << (i & 7))
             validity_buffer = pa.py_buffer(bitmap)
         data = PyBytes_FromStringAndSize(<char*>out.data, out.size)

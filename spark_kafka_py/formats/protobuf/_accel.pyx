@@ -48,6 +48,8 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
 import pyarrow as pa
+
+from spark_kafka_py._cutil cimport bitmap_bytes, grow, valid_utf8
 from google.protobuf.descriptor import FieldDescriptor
 
 __all__ = ["MAX_DEPTH", "AccelPlan", "Fallback", "plan"]
@@ -90,19 +92,8 @@ cdef class Buf:
         free(self.data)
 
     cdef inline int reserve(self, Py_ssize_t extra) except -1:
-        cdef Py_ssize_t need = self.size + extra
-        cdef Py_ssize_t cap
-        cdef uint8_t* grown
-        if need <= self.cap:
-            return 0
-        cap = self.cap * 2 if self.cap else 256
-        while cap < need:
-            cap *= 2
-        grown = <uint8_t*>realloc(self.data, cap)
-        if grown == NULL:
-            raise MemoryError()
-        self.data = grown
-        self.cap = cap
+        if self.size + extra > self.cap:
+            return grow(&self.data, &self.cap, self.size + extra, 256)
         return 0
 
     cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
@@ -144,14 +135,7 @@ cdef class Buf:
 
 cdef object _bitmap(Buf valid, Py_ssize_t n):
     """Arrow's validity bitmap (LSB first) of ``n`` validity bytes; empties ``valid``."""
-    cdef Py_ssize_t size = (n + 7) >> 3
-    out = PyBytes_FromStringAndSize(NULL, size)
-    cdef uint8_t* bits = <uint8_t*>PyBytes_AS_STRING(out)
-    memset(bits, 0, size)
-    cdef Py_ssize_t i
-    for i in range(n):
-        if valid.data[i]:
-            bits[i >> 3] |= <uint8_t>(1 << (i & 7))
+    out = bitmap_bytes(valid.data, n)
     valid.size = 0
     return pa.py_buffer(out)
 
@@ -273,48 +257,6 @@ cdef Py_ssize_t _skip(
             pos = _skip(b, pos, end, <uint32_t>(tag >> 3), inner, depth + 1)
     _bad("bad wire type")
     return -1
-
-
-cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t size) noexcept nogil:
-    """Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF."""
-    cdef Py_ssize_t i = 0
-    cdef uint8_t c, c1
-    while i < size:
-        c = s[i]
-        if c < 0x80:
-            i += 1
-            continue
-        if c < 0xC2 or c > 0xF4:
-            return False
-        if c < 0xE0:
-            if i + 1 >= size or (s[i + 1] & 0xC0) != 0x80:
-                return False
-            i += 2
-            continue
-        if i + 1 >= size:
-            return False
-        c1 = s[i + 1]
-        if c < 0xF0:
-            if (c1 & 0xC0) != 0x80:
-                return False
-            if c == 0xE0 and c1 < 0xA0:
-                return False
-            if c == 0xED and c1 > 0x9F:
-                return False
-            if i + 2 >= size or (s[i + 2] & 0xC0) != 0x80:
-                return False
-            i += 3
-            continue
-        if (c1 & 0xC0) != 0x80:
-            return False
-        if c == 0xF0 and c1 < 0x90:
-            return False
-        if c == 0xF4 and c1 > 0x8F:
-            return False
-        if i + 3 >= size or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-            return False
-        i += 4
-    return True
 
 
 # -- nodes: one per output Arrow array -----------------------------------------------------------
@@ -527,7 +469,7 @@ cdef class SizedNode(PNode):
 
     cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
         cdef Py_ssize_t start = <Py_ssize_t>o.v
-        if self.text and not _valid_utf8(b + start, o.end - start):
+        if self.text and not valid_utf8(b + start, o.end - start):
             _bad("string not UTF-8")
         return self.put_bytes(b + start, o.end - start)
 
@@ -539,7 +481,7 @@ cdef class SizedNode(PNode):
 
     cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
         cdef Py_ssize_t start = <Py_ssize_t>o.v
-        if self.text and not _valid_utf8(b + start, o.end - start):
+        if self.text and not valid_utf8(b + start, o.end - start):
             _bad("string not UTF-8")
         return 0
 

@@ -33,15 +33,28 @@ Type mismatches are found once, at construction
 values that do not fit (an unknown enum name, a null list element, an out-of-range unsigned)
 raise :class:`~spark_kafka_py.formats.errors.ProtobufEncodeError` naming the row and path.
 Sans-I/O.
+
+Acceleration: :meth:`ProtobufEncoder.encode` (the sink's and ``to_protobuf``'s path) runs the
+plan of the optional Cython extension :mod:`spark_kafka_py.formats.protobuf._encode_accel`
+when it was built (``setup.py``) and supports the pair (its module docstring lists what it
+does not), with the same bytes (``tests/formats/protobuf/test_encode_accel.py`` compares both).
+A batch it refuses (a value that does not fit, a string that is not UTF-8, a time Arrow's safe
+cast refuses) is encoded by this module's plan, whose bytes or error are therefore the ones
+given. ``SPARK_KAFKA_PY_PURE=1`` or ``ProtobufEncoder(..., accelerate=False)`` keeps this
+module's plan; ``ProtobufEncoder.implementation`` says which (``"accel"`` or ``"pure"``). The
+accelerated plan binds a column's buffers under a lock for the length of a call, so an encoder
+may be shared between threads.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -51,6 +64,9 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor  # type: igno
 from spark_kafka_py.formats.errors import ProtobufEncodeError, ProtobufSchemaError
 from spark_kafka_py.formats.protobuf.descriptors import ProtobufSchema
 from spark_kafka_py.formats.protobuf.types import ProtobufOptions
+
+if TYPE_CHECKING:
+    from spark_kafka_py.formats.protobuf._encode_accel import EncodePlan
 
 __all__ = ["ProtobufEncoder", "encode_protobuf"]
 
@@ -236,7 +252,7 @@ def _scalar_writer(fd: FieldDescriptor, arrow: pa.DataType, path: str) -> Writer
 
         def by_number(a: pa.Array) -> list[Any]:
             out: list[Any] = []
-            for i, v in enumerate(a.to_pylist()):
+            for i, v in enumerate(_int_values(a)):  # a date32: its day number
                 if v is None:
                     out.append(None)
                     continue
@@ -590,9 +606,14 @@ def _list_parts(a: pa.Array) -> tuple[pa.Array, list[int]]:
     """A list (or map) array's values, null lists skipped, and each row's bounds in them
     (``bounds[i]..bounds[i+1]``; a null row: empty)."""
     if isinstance(a, pa.MapArray):  # as a list of (key, value) entries
+        # keys and items are the whole children, offsets the slice's: rebased to the first
+        # entry (Arrow takes no null mask with offsets that are a slice)
+        offsets = a.offsets
+        start = offsets[0].as_py() if len(offsets) else 0
         entries = pa.StructArray.from_arrays([a.keys, a.items], names=["key", "value"])
+        entries = entries.slice(start, (offsets[-1].as_py() - start) if len(offsets) else 0)
         mask = a.is_null() if a.null_count else None
-        a = pa.ListArray.from_arrays(a.offsets, entries, mask=mask)
+        a = pa.ListArray.from_arrays(pc.subtract(offsets, start), entries, mask=mask)
     values = a.flatten()
     lengths = pc.list_value_length(a).fill_null(0).to_numpy(zero_copy_only=False)
     bounds = np.zeros(len(a) + 1, dtype=np.int64)
@@ -647,6 +668,12 @@ class ProtobufEncoder:
         arrow_type: the column's Arrow type (a struct).
         options: spark-protobuf's options (none changes what is written; kept for symmetry
             with the decoder).
+        accelerate: use the compiled plan for :meth:`encode` when built and supported (see
+            the module's docstring); False: always this module's plan.
+
+    Attributes:
+        implementation: ``"accel"`` (the compiled plan, this module's for batches it
+            refuses) or ``"pure"``.
 
     Raises:
         ProtobufSchemaError: the type does not fit the message (naming the field's path:
@@ -661,6 +688,8 @@ class ProtobufEncoder:
         descriptor: Descriptor,
         arrow_type: pa.DataType,
         options: ProtobufOptions | None = None,
+        *,
+        accelerate: bool = True,
     ) -> None:
         self.schema = schema
         self.descriptor = descriptor
@@ -673,6 +702,11 @@ class ProtobufEncoder:
                 descriptor.full_name,
             )
         self._plan = _MessagePlan(descriptor, arrow_type, descriptor.full_name, 0)
+        # after the reference's plan: its schema errors are the ones raised
+        self._accel: EncodePlan | None = None
+        if accelerate and _ACCEL is not None:
+            self._accel = _ACCEL.plan(descriptor, arrow_type)
+        self.implementation = "pure" if self._accel is None else "accel"
 
     def encode_list(self, array: pa.Array, prefix: bytes = b"") -> list[bytes | None]:
         """Each row's message bytes (``prefix`` first, e.g. a registry framing), None for a
@@ -683,6 +717,15 @@ class ProtobufEncoder:
         """
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
+        if self._accel is not None:
+            try:
+                return self._accel.encode(array, prefix).to_pylist()  # type: ignore[no-any-return]
+            except _ACCEL.Fallback:  # type: ignore[union-attr]
+                pass  # this module's plan decides: its bytes or its error
+        return self._encode_list(array, prefix)
+
+    def _encode_list(self, array: pa.Array, prefix: bytes) -> list[bytes | None]:
+        """:meth:`encode_list` on this module's plan (``array`` not chunked)."""
         try:
             bodies = self._plan.bodies(array)
         except _Bad:
@@ -692,8 +735,19 @@ class ProtobufEncoder:
         return bodies
 
     def encode(self, array: pa.Array, prefix: bytes = b"") -> pa.Array:
-        """The column's rows as a ``binary`` array of messages (see :meth:`encode_list`)."""
-        return pa.array(self.encode_list(array, prefix), type=pa.binary())
+        """The column's rows as a ``binary`` array of messages (see :meth:`encode_list`).
+
+        Raises:
+            ProtobufEncodeError: a value does not fit (its row, the field's path, why).
+        """
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        if self._accel is not None:
+            try:
+                return self._accel.encode(array, prefix)
+            except _ACCEL.Fallback:  # type: ignore[union-attr]
+                pass  # this module's plan decides: its bytes or its error
+        return pa.array(self._encode_list(array, prefix), type=pa.binary())
 
     def _locate(self, array: pa.Array) -> ProtobufEncodeError:
         """The first row that does not fit (encoded alone, row by row: the error path only)."""
@@ -703,6 +757,20 @@ class ProtobufEncoder:
             except _Bad as e:
                 return ProtobufEncodeError(i, e.path, e.reason)
         raise AssertionError("a batch failed, but none of its rows alone")  # pragma: no cover
+
+
+def _load_accel() -> ModuleType | None:
+    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
+    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from spark_kafka_py.formats.protobuf import _encode_accel
+    except ImportError:
+        return None
+    return _encode_accel
+
+
+_ACCEL: Final = _load_accel()
 
 
 def encode_protobuf(
