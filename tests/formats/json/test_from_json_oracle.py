@@ -14,7 +14,7 @@ it takes the document: not for :data:`SCHEMA`, which has a map; its map-less par
 ``PERMISSIVE`` row has a corrupt record; that this is Spark's ``FAILFAST`` rule too is checked
 on one document of each kind (:data:`FAILFAST_SAMPLE`, one Spark job each).
 
-Differences kept (strict xfails, :data:`DIFFERENCES`): none with the default options (the
+Differences kept: none with the default options (the
 single-quoted documents and the bare ``-INF``, ``+INF``, ``+Infinity`` tokens of Jackson's
 default features, once differences, are in :data:`DOCS`; ``Inf``, ``-Inf``, ``-NaN``,
 ``INF`` are malformed for both, and pyarrow, which would read the first three, never sees
@@ -247,9 +247,6 @@ DOCS: list[str | None] = [
     "true",
 ]
 
-#: Documents where ours differs from from_json on purpose (see the module docstring).
-DIFFERENCES: list[tuple[str, str]] = []
-
 #: One document of each kind, run through Spark's FAILFAST (one job each).
 FAILFAST_SAMPLE: list[str | None] = [
     '{"a": 1, "b": 2}',
@@ -445,16 +442,6 @@ def test_spark_failfast_matches_permissive_corrupt_record(
     else:
         assert not corrupt
         decode_json(pa.array([doc]), SCHEMA)
-
-
-@pytest.mark.parametrize(
-    ("doc", "reason"),
-    [pytest.param(d, r, marks=pytest.mark.xfail(strict=True, reason=r)) for d, r in DIFFERENCES],
-)
-def test_known_differences(utc_spark: SparkSession, doc: str, reason: str) -> None:
-    (theirs,) = _theirs(utc_spark, [doc], "PERMISSIVE")
-    (ours,) = _ours(decode_json(pa.array([doc]), SCHEMA, mode="PERMISSIVE"))
-    assert ours == theirs, reason
 
 
 def test_struct_type() -> None:
