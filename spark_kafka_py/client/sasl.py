@@ -875,6 +875,10 @@ def oauth_token(config: SaslConfig) -> str:
 
 # ---------------------------------------------------------------------------------- GSSAPI
 
+#: MIT Kerberos messages of a clock out of step with the KDC's or the broker's: a skew past
+#: ``clockskew`` (KRB_AP_ERR_SKEW), or tickets that are already expired by this host's clock.
+_CLOCK_SIGNS = ("Clock skew too great", "Ticket expired", "Ticket not yet valid")
+
 #: RFC 4752 section 3.3: the security-layer bit "no security layer".
 _GSSAPI_NO_SECURITY_LAYER = 0x01
 
@@ -993,6 +997,13 @@ class Gssapi(SaslMechanism):
             source = "the default ticket cache (KRB5CCNAME)"
         who = c.kerberos_principal or "the ticket cache's default principal"
         text = printable_excerpt(str(exc), 400)
+        if any(sign in text for sign in _CLOCK_SIGNS):
+            text += (
+                " (tickets just obtained that are expired or out of time: this host's clock "
+                "may differ from the KDC's or the broker's by more than the allowed skew, "
+                "krb5.conf's clockskew, 5 minutes by default; check their time "
+                "synchronisation, e.g. NTP)"
+            )
         return KerberosError(
             f"Kerberos (SASL GSSAPI) failed {stage} with {self._broker}: principal {who} "
             f"(kafka.sasl.jaas.config principal), credentials from {source}, broker service "

@@ -11,8 +11,10 @@ naming the option and the principal, never the keytab's content.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Mapping
@@ -249,6 +251,51 @@ def test_spark_batch_stream_and_exactly_once_sink_through_gssapi(
     assert sorted((r.key, r.value) for r in java) == sorted(
         (f"k{i}".encode(), f"streamed-kerberos-{i}".encode()) for i in range(N)
     )
+
+
+_SKEWED_CLIENT = """
+import json, sys
+from spark_kafka_py.client.cluster import ClientConfig, KafkaClient
+from spark_kafka_py.client.security import parse_security_options
+from spark_kafka_py.errors import KerberosError
+bootstrap, options = sys.argv[1], json.loads(sys.argv[2])
+config = ClientConfig.from_bootstrap(
+    bootstrap, security=parse_security_options(options), request_timeout_ms=20_000
+)
+try:
+    with KafkaClient(config) as client:
+        client.metadata([])
+    print(json.dumps({"ok": True}))
+except KerberosError as exc:
+    print(json.dumps({"error": "KerberosError", "message": str(exc)}))
+"""
+
+
+def test_clock_two_hours_ahead_of_the_kdc(krb: KerberizedKafka) -> None:
+    """A client whose clock runs 2 h ahead (``faketime``, from Debian's package: the real
+    process under libfaketime): the KDC's tickets (1 h) are expired by its clock, a
+    KerberosError naming the principal and saying to check the clocks. The control, the same
+    client at the real time, reads metadata."""
+    options = _kafka_opts(krb.client_options("app"))
+    env = {**os.environ, "KRB5_CONFIG": str(krb.krb5_conf)}
+
+    def run(*prefix: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [*prefix, sys.executable, "-c", _SKEWED_CLIENT, krb.bootstrap, json.dumps(options)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    assert run() == {"ok": True}
+    skewed = run("faketime", "-f", "+2h")
+    assert skewed["error"] == "KerberosError", skewed
+    message = skewed["message"]
+    assert krb.principal("app") in message and "kafka.sasl.jaas.config" in message
+    assert "Ticket expired" in message and "clock" in message, message
 
 
 # ---------------------------------------------------------------------------- a hostile broker
