@@ -160,8 +160,26 @@ class Credentials:
     expiry_timestamp_ms: int
     token: DelegationToken = dataclasses.field(repr=False)
 
-    def apply(self, config: ClientConfig) -> ClientConfig:
-        """``config`` with its SASL login replaced by the token's (TLS settings kept)."""
+    def apply(self, config: ClientConfig, *, now_ms: int | None = None) -> ClientConfig:
+        """``config`` with its SASL login replaced by the token's (TLS settings kept).
+
+        Raises:
+            KafkaApiError: DELEGATION_TOKEN_EXPIRED: the token's expiry as handed out has
+                passed (a task started or retried long after its planning; a streaming write
+                past its token's max lifetime), naming the token id and what to do, rather
+                than the brokers' bare SASL failure.
+        """
+        now = _now_ms() if now_ms is None else now_ms
+        if now >= self.expiry_timestamp_ms:
+            raise KafkaApiError(
+                DELEGATION_TOKEN_EXPIRED,
+                f"for the tasks of a query with 'delegationToken'='true': token "
+                f"{self.token_id} expired at {self.expiry_timestamp_ms} ms since the epoch "
+                f"(now {now}); a read gets a new token at its next planning (retry the batch "
+                "read, or let the streaming query restart), a streaming write keeps the token "
+                "of its start up to its max lifetime: restart the query",
+                "",
+            )
         security = dataclasses.replace(config.security, sasl=self.sasl)
         if security.protocol.upper() not in ("SASL_PLAINTEXT", "SASL_SSL"):
             # a mutual-TLS driver login: the token needs SASL over the same TLS

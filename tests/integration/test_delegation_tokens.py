@@ -142,7 +142,7 @@ def test_the_driver_renews_then_replaces_the_token(krb: KerberizedKafka) -> None
     time.sleep(max(0.0, cut + 4.5 - time.time()))
     assert _authenticates(krb, renewed) is None
     control_credentials = tokens.Credentials(
-        control.token_id, token_sasl_config(control), 0, control
+        control.token_id, token_sasl_config(control), control.expiry_timestamp_ms, control
     )
     refused = _authenticates(krb, control_credentials)
     assert refused is not None and "SASL_AUTHENTICATION_FAILED" in str(refused)

@@ -133,10 +133,19 @@ def _claims(token: bytes) -> dict[str, Any]:
     return dict(json.loads(base64.urlsafe_b64decode(payload + b"=" * (-len(payload) % 4))))
 
 
+#: How late past the old token's expiry the next may be fetched, ms. The provider is called
+#: when a connection needs a token: a re-authentication comes at 85-95% of the session (the
+#: token's remaining life, whole seconds of ``exp``: 3-4 s here), on the connection's next
+#: request (every 0.2 s in the tests), so on a loaded machine it may land just past the old
+#: token's expiry. What must never happen, an expired token sent, is asserted on its own.
+REFRESH_SLACK_MS = 1_000
+
+
 def _assert_refreshed_before_expiry(issued: list[_Issued]) -> None:
-    """Each token but the last was followed by a newer one issued before it expired."""
+    """Each token but the last was followed by a newer one, issued before it expired or
+    within :data:`REFRESH_SLACK_MS` of that."""
     for older, newer in itertools.pairwise(issued):
-        assert newer.at_ms < older.expiry_ms, (older, newer)
+        assert newer.at_ms < older.expiry_ms + REFRESH_SLACK_MS, (older, newer)
 
 
 # ----------------------------------------------------------------------------- one connection
@@ -147,8 +156,8 @@ def test_one_connection_reauthenticates_with_fresh_tokens(
 ) -> None:
     """Four token lifetimes of requests on one connection: the same socket throughout, a
     re-authentication per token lifetime, every token it sent still valid when sent (read
-    from the SaslAuthenticate requests themselves), the provider called again before each
-    token expired, and no more often than the refresh rule asks."""
+    from the SaslAuthenticate requests themselves), the provider called again by each
+    token's expiry (within REFRESH_SLACK_MS), and no more often than the refresh rule asks."""
     config = parse_security_options(_options(endpoint)).sasl
     assert config is not None
     sent: list[tuple[int, int]] = []  # (sent at, token exp), ms

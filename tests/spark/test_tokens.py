@@ -9,6 +9,7 @@ Expected times are written out from the rules: Spark's renewal ratio 0.75
 from __future__ import annotations
 
 import pickle
+import time
 
 import pytest
 from pyspark.sql.datasource import InputPartition
@@ -79,7 +80,24 @@ GSSAPI = {
 
 def _credentials(mechanism: str = "SCRAM-SHA-512") -> tokens.Credentials:
     token = _token()
-    return tokens.Credentials(token.token_id, token_sasl_config(token, mechanism), 0, token)
+    expiry = int(time.time() * 1000) + H  # valid for the test's hour
+    return tokens.Credentials(token.token_id, token_sasl_config(token, mechanism), expiry, token)
+
+
+def test_an_expired_token_is_a_typed_error_at_the_task() -> None:
+    """A task started (or retried) after its token's expiry: DELEGATION_TOKEN_EXPIRED naming
+    the token and what to do, before any connection."""
+    from spark_kafka_py.client.cluster import ClientConfig
+    from spark_kafka_py.errors import KafkaApiError
+
+    credentials = _credentials()
+    config = ClientConfig.from_bootstrap("h:1")
+    with pytest.raises(KafkaApiError) as info:
+        credentials.apply(config, now_ms=credentials.expiry_timestamp_ms)
+    assert info.value.name == "DELEGATION_TOKEN_EXPIRED"
+    assert "tok-1" in str(info.value) and "restart the query" in str(info.value)
+    assert "AQEB" not in str(info.value)
+    credentials.apply(config, now_ms=credentials.expiry_timestamp_ms - 1)  # still valid
 
 
 def test_a_task_reads_with_the_token_not_the_drivers_login() -> None:
