@@ -156,19 +156,10 @@ def kerberized_kafka() -> Iterator[KerberizedKafka]:
 
     Raises (as a test ERROR): KdcError / BrokerStartError.
     """
-    from spark_kafka_py.testing.kerberos import KerberizedKafka
+    from spark_kafka_py.testing.kerberos import KerberizedKafka, krb5_config
 
-    kafka = KerberizedKafka().start()
-    before = os.environ.get("KRB5_CONFIG")
-    os.environ["KRB5_CONFIG"] = str(kafka.krb5_conf)
-    try:
+    with KerberizedKafka() as kafka, krb5_config(kafka.krb5_conf):
         yield kafka
-    finally:
-        if before is None:
-            os.environ.pop("KRB5_CONFIG", None)
-        else:
-            os.environ["KRB5_CONFIG"] = before
-        kafka.stop()
 
 
 @pytest.fixture()

@@ -23,15 +23,33 @@ MIT Kerberos's ``kdc.conf``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
 from spark_kafka_py.testing.broker import LocalKafkaCluster, _free_ports
 from spark_kafka_py.testing.kdc import LocalKdc
 
-__all__ = ["CLIENTS", "SERVICE", "KerberizedKafka"]
+__all__ = ["CLIENTS", "SERVICE", "KerberizedKafka", "krb5_config"]
+
+
+@contextlib.contextmanager
+def krb5_config(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Point this process's MIT Kerberos at ``path`` (``KRB5_CONFIG``) inside the ``with``
+    block; the previous value (or its absence) comes back after it."""
+    before = os.environ.get("KRB5_CONFIG")
+    os.environ["KRB5_CONFIG"] = str(path)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("KRB5_CONFIG", None)
+        else:
+            os.environ["KRB5_CONFIG"] = before
+
 
 #: The broker's Kerberos service name (``sasl.kerberos.service.name``).
 SERVICE = "kafka"

@@ -31,7 +31,7 @@ from spark_kafka_py.consumer.settings import ConsumerSettings
 from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import ConfigError, KafkaError, KerberosError
 from spark_kafka_py.testing.kdc import LocalKdc
-from spark_kafka_py.testing.kerberos import KerberizedKafka
+from spark_kafka_py.testing.kerberos import KerberizedKafka, krb5_config
 from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce, read_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -183,9 +183,7 @@ def test_unreachable_kdc(krb: KerberizedKafka, tmp_path: Path) -> None:
         conf = dead.krb5_conf.read_text()
     # the KDC is stopped now: its port refuses connections
     (tmp_path / "krb5.conf").write_text(conf)
-    before = os.environ["KRB5_CONFIG"]
-    os.environ["KRB5_CONFIG"] = str(tmp_path / "krb5.conf")
-    try:
+    with krb5_config(tmp_path / "krb5.conf"):
         options = {
             **krb.client_options("app"),
             "kafka.sasl.jaas.config": (
@@ -196,8 +194,6 @@ def test_unreachable_kdc(krb: KerberizedKafka, tmp_path: Path) -> None:
         started = time.monotonic()
         err = _metadata_error(krb, options)
         elapsed = time.monotonic() - started
-    finally:
-        os.environ["KRB5_CONFIG"] = before
     assert isinstance(err, KerberosError), repr(err)
     assert f"app@{dead.realm}" in str(err)
     assert elapsed < 60, elapsed
@@ -410,9 +406,7 @@ def test_delegation_token_created_with_kerberos_authenticates_without_it(
     assert secret not in repr(token) and token.hmac_bytes().hex() not in repr(token)
 
     (tmp_path / "no-realm.conf").write_text("[libdefaults]\n")
-    before = os.environ["KRB5_CONFIG"]
-    os.environ["KRB5_CONFIG"] = str(tmp_path / "no-realm.conf")
-    try:
+    with krb5_config(tmp_path / "no-realm.conf"):
         options = {
             "kafka.security.protocol": "SASL_PLAINTEXT",
             "kafka.sasl.mechanism": "SCRAM-SHA-512",
@@ -430,6 +424,4 @@ def test_delegation_token_created_with_kerberos_authenticates_without_it(
             ),
         }
         err = _metadata_error(krb, plain)
-    finally:
-        os.environ["KRB5_CONFIG"] = before
     assert "SASL_AUTHENTICATION_FAILED" in str(err) and secret not in str(err)

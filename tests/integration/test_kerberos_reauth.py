@@ -16,7 +16,6 @@ principal.
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import threading
@@ -39,7 +38,7 @@ from spark_kafka_py.consumer.types import TopicPartition
 from spark_kafka_py.errors import KafkaConnectionError, KafkaError, KerberosError
 from spark_kafka_py.protocol.messages.metadata import MetadataRequest
 from spark_kafka_py.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from spark_kafka_py.testing.kerberos import KerberizedKafka
+from spark_kafka_py.testing.kerberos import KerberizedKafka, krb5_config
 from spark_kafka_py.testing.tools import ProducedRecord, create_topic, produce
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -50,17 +49,8 @@ REAUTH_MS = 3000
 
 @pytest.fixture(scope="module")
 def krb() -> Iterator[KerberizedKafka]:
-    kafka = KerberizedKafka(reauth_ms=REAUTH_MS).start()
-    before = os.environ.get("KRB5_CONFIG")
-    os.environ["KRB5_CONFIG"] = str(kafka.krb5_conf)
-    try:
+    with KerberizedKafka(reauth_ms=REAUTH_MS) as kafka, krb5_config(kafka.krb5_conf):
         yield kafka
-    finally:
-        if before is None:
-            os.environ.pop("KRB5_CONFIG", None)
-        else:
-            os.environ["KRB5_CONFIG"] = before
-        kafka.stop()
 
 
 def _client_opts(options: Mapping[str, str]) -> dict[str, str]:
