@@ -69,6 +69,7 @@ __all__ = [
     "NoSuitableJavaError",
     "RegistryStartError",
     "apicurio_distribution",
+    "confluent_conf",
     "find_java",
     "registry_answers",
 ]
@@ -550,3 +551,15 @@ class ApicurioRegistry:
     def __repr__(self) -> str:
         where = self.url if self.port else "not started"
         return f"ApicurioRegistry({self.version}, {where})"
+
+
+#: Seconds each HTTP request of confluent-kafka's registry client may take (its default is no
+#: limit: a request the registry never answers hung a test for 600 s once; with a limit the
+#: client's own retries, ``max.retries``, take over).
+CONFLUENT_TIMEOUT_S = 20
+
+
+def confluent_conf(url: str) -> dict[str, object]:
+    """The configuration of confluent-kafka's ``SchemaRegistryClient`` (an oracle in the
+    tests) for the registry at ``url``: with a request timeout, :data:`CONFLUENT_TIMEOUT_S`."""
+    return {"url": url, "timeout": CONFLUENT_TIMEOUT_S}

@@ -84,6 +84,7 @@ from spark_kafka_py.formats import framing
 from spark_kafka_py.formats.avro import AvroDecoder, AvroEncoder, decode_framed, parse_schema
 from spark_kafka_py.formats.avro.types import to_spark
 from spark_kafka_py.schema_registry import LruCache, SchemaRegistryClient, parse_settings
+from spark_kafka_py.testing.registry import confluent_conf
 
 UTC = datetime.timezone.utc
 
@@ -430,7 +431,7 @@ def _context(topic: str, headers: list[tuple[str, bytes]] | None = None) -> Seri
 @pytest.fixture()
 def confluent(schema_registry: str) -> ConfluentRegistry:
     """confluent-kafka's registry client (its own cache, per test)."""
-    return ConfluentRegistry({"url": schema_registry})
+    return ConfluentRegistry(confluent_conf(schema_registry))
 
 
 @pytest.fixture()

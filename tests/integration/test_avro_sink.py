@@ -31,6 +31,7 @@ from pyspark.sql import SparkSession
 
 from spark_kafka_py.schema_registry.client import SchemaRegistryClient
 from spark_kafka_py.schema_registry.settings import parse_settings
+from spark_kafka_py.testing.registry import confluent_conf
 
 pytestmark = pytest.mark.integration
 
@@ -110,7 +111,7 @@ def end_offset(bootstrap: str, topic: str, partition: int = 0) -> int:
 
 
 def deserialize(url: str, topic: str, data: bytes | None, field: str = MessageField.VALUE) -> Any:
-    return AvroDeserializer(ConfluentRegistry({"url": url}))(
+    return AvroDeserializer(ConfluentRegistry(confluent_conf(url)))(
         data, SerializationContext(topic, field)
     )
 

@@ -22,6 +22,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_kafka_py.testing.registry import confluent_conf
 from spark_kafka_py.testing.tools import ProducedRecord, produce
 
 pytestmark = pytest.mark.integration
@@ -63,7 +64,7 @@ ORDERS: list[dict[str, Any]] = [
 
 
 def _serialize(url: str, topic: str, docs: list[dict[str, Any]]) -> list[bytes]:
-    serializer = JSONSerializer(json.dumps(ORDER_SCHEMA), ConfluentRegistry({"url": url}))
+    serializer = JSONSerializer(json.dumps(ORDER_SCHEMA), ConfluentRegistry(confluent_conf(url)))
     context = SerializationContext(topic, MessageField.VALUE)
     out = []
     for doc in docs:
@@ -241,7 +242,7 @@ def test_sink_registers_and_confluent_reads(
         b'"tags":["a",null],"score":2.5}'
     )
     deserializer = JSONDeserializer(
-        None, schema_registry_client=ConfluentRegistry({"url": schema_registry})
+        None, schema_registry_client=ConfluentRegistry(confluent_conf(schema_registry))
     )
     context = SerializationContext(topic, MessageField.VALUE)
     assert [deserializer(v, context) for v in values] == [

@@ -20,6 +20,7 @@ from google.protobuf.message import Message
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_kafka_py.formats.protobuf import compile_proto, parse_descriptor_set
+from spark_kafka_py.testing.registry import confluent_conf
 from spark_kafka_py.testing.tools import read_all
 
 pytestmark = pytest.mark.integration
@@ -171,7 +172,7 @@ def test_framed_values_read_by_confluents_deserializer(
     items = df.selectExpr("get(value.items, 0) AS value")
     _write(items, kafka_bootstrap, topic, **options)
     got = [v for _, v in _records(kafka_bootstrap, topic)]
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = SchemaRegistryClient(confluent_conf(schema_registry))
     latest = registry.get_latest_version(f"{topic}-value")
     assert latest.schema.schema_type == "PROTOBUF"
     Item = _cls(descriptor_set, "sink.Order.Item")

@@ -39,6 +39,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from spark_kafka_py.spark.functions import from_protobuf
+from spark_kafka_py.testing.registry import confluent_conf
 from spark_kafka_py.testing.tools import ProducedRecord, produce
 
 pytestmark = pytest.mark.integration
@@ -178,7 +179,7 @@ def _expected(message: Message) -> dict[str, Any]:
 
 def _serializer(registry: str, cls: type[Message]) -> ProtobufSerializer:
     return ProtobufSerializer(
-        cls, ConfluentRegistry({"url": registry}), {"use.deprecated.format": False}
+        cls, ConfluentRegistry(confluent_conf(registry)), {"use.deprecated.format": False}
     )
 
 

@@ -20,6 +20,7 @@ from spark_kafka_py.formats.protobuf import (
     parse_base64_file_descriptor,
     parse_proto,
 )
+from spark_kafka_py.testing.registry import confluent_conf
 
 NESTED = """
 syntax = "proto3";
@@ -86,7 +87,7 @@ def nested() -> ProtobufSchema:
 def confluent(schema_registry: str) -> Iterator[object]:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
-    yield SchemaRegistryClient({"url": schema_registry})
+    yield SchemaRegistryClient(confluent_conf(schema_registry))
 
 
 @pytest.mark.integration
