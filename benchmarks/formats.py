@@ -5,62 +5,74 @@
 pool of 10,000 distinct payloads cycled) of the same 10-field shape as the Avro benchmark
 (:data:`benchmarks.avro.SCHEMA`, values from :func:`benchmarks.avro.sample_records`) is written
 by Kafka's Java producer to 2 partitions of one broker (``--bootstrap-servers``, else a local
-one); then local[2] reads each route into the ``noop`` sink: one warm-up read each (its row
-count checked), then ``--repeat`` alternating timed reads; records/s of the medians and the
-ratio ours / route (> 1: ours faster). Before timing, every route that runs is collected on the
-first 500 records of each partition and compared row for row with ours.
+one), in the schema registry's framing: each format's schema is registered under
+``<topic>-value`` in one registry (``--schema-registry-url``, else a local Apicurio) and every
+value carries its id (Confluent's wire format: magic byte ``0``, the 4-byte id, for Protobuf the
+message indexes, here the single byte ``0``, then the payload). Then local[2] reads each route
+into the ``noop`` sink: one warm-up read each (its row count checked), then ``--repeat``
+alternating timed reads; records/s of the medians and the ratio ours / route (> 1: ours
+faster). Before timing, every route that runs is collected on the first 500 records of each
+partition and compared row for row with ours.
 
-JSON (plain documents, no registry framing; :data:`JSON_DDL`): ``id INT, seq BIGINT, score
-DOUBLE, name STRING, origin STRUCT<zone: INT, host: STRING>, tags ARRAY<INT>, note STRING``
-(every third null), ``at TIMESTAMP`` (ISO 8601 text with milliseconds and ``Z``), ``amount
-DOUBLE`` (the Avro decimal(10, 2) as a JSON number: our JSON reader has no decimal type),
-``ok BOOLEAN``; one compact document per value (``json.dumps``), about 200 bytes.
+JSON (:data:`JSON_SCHEMA`, a JSON Schema; read as :data:`JSON_DDL`): ``id``, ``seq``
+(``integer``: ``BIGINT``), ``score`` (``number``: ``DOUBLE``), ``name`` (``string``),
+``origin`` (an object of ``zone``, ``host``), ``tags`` (an array of integers), ``note``
+(``["string", "null"]``, every third null), ``at`` (``format: date-time``: ``TIMESTAMP``; ISO
+8601 text with milliseconds and ``Z``), ``amount`` (the Avro decimal(10, 2) as a JSON number:
+``DOUBLE``), ``ok`` (``boolean``); one compact document per value (``json.dumps``), about 200
+bytes.
 
-- ours: ``format("pykafka")``, ``valueFormat=json``, ``valueSchema`` = :data:`JSON_DDL`;
-- the JVM route: ``format("kafka")`` + ``from_json(CAST(value AS STRING), JSON_DDL)``;
-- the Python route: ``format("kafka")`` + ``mapInArrow`` with Python's ``json.loads`` per
-  value (``at`` by ``datetime.fromisoformat``), then ``pa.array`` of the struct.
-  confluent-kafka's ``JSONDeserializer`` is not used: it requires the registry's framing
-  (magic byte and schema id) and these are plain documents.
+- ours: ``format("pykafka")``, ``valueFormat=json`` and ``schema.registry.url``: the struct
+  from the subject's JSON Schema, the framing stripped by the source;
+- the JVM route: ``format("kafka")`` + ``from_json(CAST(substring(value, 6) AS STRING),
+  JSON_DDL)`` (the framing stripped in SQL, as Spark users do without a registry-aware
+  reader);
+- the Python route: ``format("kafka")`` + ``mapInArrow`` with confluent-kafka's
+  ``JSONDeserializer`` per value (its registry client on the same registry, the schema
+  fetched by the id in the framing), ``at`` by ``datetime.fromisoformat``, then ``pa.array``
+  of the struct. The deserializer runs with ``validate=False``: its default validates every
+  document against the JSON Schema with ``jsonschema``, about 8x slower per document (the
+  decode-alone table has both), which ours does not do either (``from_json`` does not
+  validate); the ratio against the route without validation is the harder one.
 
-Protobuf (:data:`PROTO`, message ``bench.Event``, compiled by
-:func:`spark_kafka_py.formats.protobuf.compile_proto`; payloads serialized by the protobuf
-package, about 75 bytes): the same fields, ``note`` a proto3 ``optional string``, ``origin``
-a message, ``tags`` ``repeated int32``, ``at`` a ``google.protobuf.Timestamp`` (milliseconds),
-``amount`` the decimal's unscaled value (cents, ``int64``: Protobuf has no decimal).
+Protobuf (:data:`PROTO`, message ``bench.Event``, registered as ``.proto`` text; payloads
+serialized by the protobuf package, about 75 bytes plus 6 of framing): the same fields,
+``note`` a proto3 ``optional string``, ``origin`` a message, ``tags`` ``repeated int32``,
+``at`` a ``google.protobuf.Timestamp`` (milliseconds), ``amount`` the decimal's unscaled value
+(cents, ``int64``: Protobuf has no decimal).
 
-- ours: ``format("pykafka")``, ``valueFormat=protobuf``, ``messageName=bench.Event``,
-  ``descriptorSet`` = the compiled set in base64; reported as not run, with the reason, when
-  this checkout's source has no ``valueFormat=protobuf`` yet;
+- ours: ``format("pykafka")``, ``valueFormat=protobuf``, ``schema.registry.url`` and
+  ``messageName=bench.Event``: the reader schema from the registry (compiled from its
+  ``.proto`` text), the framing and message indexes checked per record; reported as not run,
+  with the reason, when this checkout's source has no ``valueFormat=protobuf`` yet;
 - the JVM route (spark-protobuf's ``from_protobuf``): not run: spark-protobuf's jar is not
   served to this machine (the row says so; no number is made up);
-- the Python route: ``format("kafka")`` + ``mapInArrow`` with the protobuf package's
-  ``FromString`` per value and the message's fields read into a dict as spark-protobuf maps
-  them (a proto3 field without presence at its default value is null; ``Timestamp`` to
+- the Python route: ``format("kafka")`` + ``mapInArrow`` with confluent-kafka's
+  ``ProtobufDeserializer`` per value (the framing and message indexes read by it, the message
+  parsed by the protobuf package) and the message's fields read into a dict as spark-protobuf
+  maps them (a proto3 field without presence at its default value is null; ``Timestamp`` to
   microseconds), then ``pa.array`` of the struct. (This hand-written reading is faster than
   ``MessageToDict``, which writes 64-bit integers and timestamps as strings to be converted
   again; so the ratio against it is the harder one.)
 
-Also, per format, the decoder alone (no Spark, no Kafka) on the same values (at most
+Also, per format, the decoders alone (no Spark, no Kafka) on the same values (at most
 200,000): ours (:class:`~spark_kafka_py.formats.json.decode.JsonDecoder` over a ``binary``
-Arrow column; :class:`~spark_kafka_py.formats.protobuf.decoder.ProtobufDecoder` over the
-payloads) against the per-record Python route above, arrays checked equal on the first
-2,000 values first.
+Arrow column of the documents; :class:`~spark_kafka_py.formats.protobuf.decoder.ProtobufDecoder`
+over the messages) against confluent-kafka's deserializers over the framed values (a
+``mock://`` registry client in process, so no network) and the hand-written per-record routes
+(Python's ``json.loads``; the protobuf package's ``FromString``), arrays checked equal on the
+first 2,000 values first.
 
 Usage::
 
     python3 -m benchmarks.formats [--format json|protobuf|both] [--records 5000000]
-        [--repeat 1] [--bootstrap-servers HOST:PORT] [--json FILE]
+        [--repeat 1] [--bootstrap-servers HOST:PORT] [--schema-registry-url URL] [--json FILE]
     spark-kafka-py bench formats [--format json] [--records 500000] [--repeat 1]
-
-``--schema-registry-url`` is accepted (the ``bench`` command shares it with ``avro``) but not
-used: both formats are read as plain payloads here.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import json
 import statistics
@@ -113,15 +125,37 @@ _PRODUCE_CHUNK = 500_000
 
 #: The JSON documents' Spark schema (``valueSchema`` and ``from_json``'s schema).
 JSON_DDL = (
-    "id INT, seq BIGINT, score DOUBLE, name STRING, origin STRUCT<zone: INT, host: STRING>, "
-    "tags ARRAY<INT>, note STRING, at TIMESTAMP, amount DOUBLE, ok BOOLEAN"
+    "id BIGINT, seq BIGINT, score DOUBLE, name STRING, origin STRUCT<zone: BIGINT, host: STRING>, "
+    "tags ARRAY<BIGINT>, note STRING, at TIMESTAMP, amount DOUBLE, ok BOOLEAN"
 )
+#: The JSON documents' JSON Schema (draft-07), registered for the topic; ours reads it as
+#: :data:`JSON_DDL` (docs/formats.md, "Types: JSON Schema to Spark").
+JSON_SCHEMA: dict[str, Any] = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Event",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "seq": {"type": "integer"},
+        "score": {"type": "number"},
+        "name": {"type": "string"},
+        "origin": {
+            "type": "object",
+            "properties": {"zone": {"type": "integer"}, "host": {"type": "string"}},
+        },
+        "tags": {"type": "array", "items": {"type": "integer"}},
+        "note": {"type": ["string", "null"]},
+        "at": {"type": "string", "format": "date-time"},
+        "amount": {"type": "number"},
+        "ok": {"type": "boolean"},
+    },
+}
 #: :data:`JSON_DDL` as Spark's JSON (``StructType.fromDDL(JSON_DDL).jsonValue()``), for the
 #: decoder alone without a Spark session.
 JSON_SPARK_TYPE: dict[str, Any] = {
     "type": "struct",
     "fields": [
-        {"name": "id", "type": "integer", "nullable": True, "metadata": {}},
+        {"name": "id", "type": "long", "nullable": True, "metadata": {}},
         {"name": "seq", "type": "long", "nullable": True, "metadata": {}},
         {"name": "score", "type": "double", "nullable": True, "metadata": {}},
         {"name": "name", "type": "string", "nullable": True, "metadata": {}},
@@ -130,7 +164,7 @@ JSON_SPARK_TYPE: dict[str, Any] = {
             "type": {
                 "type": "struct",
                 "fields": [
-                    {"name": "zone", "type": "integer", "nullable": True, "metadata": {}},
+                    {"name": "zone", "type": "long", "nullable": True, "metadata": {}},
                     {"name": "host", "type": "string", "nullable": True, "metadata": {}},
                 ],
             },
@@ -139,7 +173,7 @@ JSON_SPARK_TYPE: dict[str, Any] = {
         },
         {
             "name": "tags",
-            "type": {"type": "array", "elementType": "integer", "containsNull": True},
+            "type": {"type": "array", "elementType": "long", "containsNull": True},
             "nullable": True,
             "metadata": {},
         },
@@ -150,16 +184,12 @@ JSON_SPARK_TYPE: dict[str, Any] = {
     ],
 }
 
-#: The Protobuf schema (the same ten fields).
+#: The Protobuf schema (the same ten fields). ``Event`` comes first, so its message indexes in
+#: the framing are ``[0]``, the single byte ``0`` (Confluent's short form for the first message).
 PROTO = """syntax = "proto3";
 package bench;
 
 import "google/protobuf/timestamp.proto";
-
-message Origin {
-  int32 zone = 1;
-  string host = 2;
-}
 
 message Event {
   int32 id = 1;
@@ -173,6 +203,11 @@ message Event {
   int64 amount = 9;  // decimal(10, 2) as its unscaled value (cents)
   bool ok = 10;
 }
+
+message Origin {
+  int32 zone = 1;
+  string host = 2;
+}
 """
 #: The message read.
 MESSAGE = "bench.Event"
@@ -180,10 +215,10 @@ MESSAGE = "bench.Event"
 #: Row names.
 JSON_OURS = "pykafka valueFormat=json"
 JSON_JVM = "kafka + from_json (JVM)"
-JSON_PYTHON = "kafka + mapInArrow(json.loads)"
+JSON_PYTHON = "kafka + mapInArrow(confluent JSONDeserializer)"
 PB_OURS = "pykafka valueFormat=protobuf"
 PB_JVM = "kafka + from_protobuf (JVM)"
-PB_PYTHON = "kafka + mapInArrow(protobuf FromString)"
+PB_PYTHON = "kafka + mapInArrow(confluent ProtobufDeserializer)"
 #: Why the JVM Protobuf route is not run.
 PB_JVM_NOT_RUN = "not run: spark-protobuf's jar is not served to this machine (Maven 404)"
 
@@ -245,9 +280,19 @@ def protobuf_values(records: int, seed: int = 26) -> list[bytes]:
 # ------------------------------------------------------------------------ the Python routes
 
 
+def frame(schema_id: int, payload: bytes, *, protobuf: bool = False) -> bytes:
+    """``payload`` in the registry's framing (Confluent's wire format): magic byte ``0``, the
+    4-byte big-endian ``schema_id``, for Protobuf the message indexes of the first message
+    (the single byte ``0``), then ``payload``."""
+    from spark_kafka_py.formats import framing
+
+    return framing.build(schema_id, b"\x00" + payload if protobuf else payload)
+
+
 def json_python_route(arrow_type: pa.DataType) -> Callable[[Sequence[bytes | None]], pa.Array]:
-    """The per-record Python route of JSON: ``json.loads`` per value, ``at`` parsed by
-    ``datetime.fromisoformat``, then ``pa.array(rows, arrow_type)``."""
+    """The hand-written per-record Python route of JSON over plain documents: ``json.loads``
+    per value, ``at`` parsed by ``datetime.fromisoformat``, then ``pa.array(rows,
+    arrow_type)``."""
 
     def run(values: Sequence[bytes | None]) -> pa.Array:
         loads = json.loads
@@ -267,51 +312,109 @@ def json_python_route(arrow_type: pa.DataType) -> Callable[[Sequence[bytes | Non
     return run
 
 
-def protobuf_python_route(
-    descriptor_set: bytes, arrow_type: pa.DataType
+def json_confluent_route(
+    client: Any, arrow_type: pa.DataType, *, validate: bool = False
 ) -> Callable[[Sequence[bytes | None]], pa.Array]:
-    """The per-record Python route of Protobuf: the protobuf package's ``FromString`` per
-    value, the fields read into a dict as spark-protobuf maps them (a proto3 field without
-    presence at its default value is null, ``note`` by its presence, an empty ``tags`` an
-    empty array, ``at`` as microseconds), then ``pa.array(rows, arrow_type)``."""
+    """The Python route of JSON over framed values: confluent-kafka's ``JSONDeserializer``
+    per value (``client``, a confluent-kafka ``SchemaRegistryClient``, gives the schema of the
+    framing's id; ``validate``: the deserializer's option of that name, checking each
+    document against it), ``at`` parsed by ``datetime.fromisoformat``, then ``pa.array(rows,
+    arrow_type)``."""
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    deserialize = JSONDeserializer(None, schema_registry_client=client, conf={"validate": validate})
+    ctx = SerializationContext("bench", MessageField.VALUE)
+
+    def run(values: Sequence[bytes | None]) -> pa.Array:
+        iso = datetime.fromisoformat
+        rows: list[Any] = []
+        for v in values:
+            if v is None:
+                rows.append(None)
+                continue
+            d = deserialize(v, ctx)
+            at = d.get("at")
+            if at is not None:
+                d["at"] = iso(at)
+            rows.append(d)
+        return pa.array(rows, type=arrow_type)
+
+    return run
+
+
+def _message_class(descriptor_set: bytes) -> Any:
+    """The protobuf package's class of ``bench.Event`` from the compiled descriptor set."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     pool = descriptor_pool.DescriptorPool()
     fds = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set)
     for f in fds.file:
         pool.Add(f)
-    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(MESSAGE))
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(MESSAGE))
+
+
+def _event_row(m: Any) -> dict[str, Any]:
+    """A parsed ``bench.Event`` as spark-protobuf maps it: a proto3 field without presence at
+    its default value is null, ``note`` by its presence, an empty ``tags`` an empty array,
+    ``at`` as microseconds."""
+    origin = None
+    if m.HasField("origin"):
+        o = m.origin
+        origin = {"zone": o.zone or None, "host": o.host or None}
+    at = None
+    if m.HasField("at"):
+        at = m.at.seconds * 1_000_000 + m.at.nanos // 1000
+    return {
+        "id": m.id or None,
+        "seq": m.seq or None,
+        "score": m.score or None,
+        "name": m.name or None,
+        "origin": origin,
+        "tags": list(m.tags),
+        "note": m.note if m.HasField("note") else None,
+        "at": at,
+        "amount": m.amount or None,
+        "ok": m.ok or None,
+    }
+
+
+def protobuf_python_route(
+    descriptor_set: bytes, arrow_type: pa.DataType
+) -> Callable[[Sequence[bytes | None]], pa.Array]:
+    """The hand-written per-record Python route of Protobuf over plain messages: the protobuf
+    package's ``FromString`` per value, the fields read as :func:`_event_row`, then
+    ``pa.array(rows, arrow_type)``."""
+    parse = _message_class(descriptor_set).FromString
 
     def run(values: Sequence[bytes | None]) -> pa.Array:
-        parse = cls.FromString
-        rows: list[Any] = []
-        for v in values:
-            if v is None:
-                rows.append(None)
-                continue
-            m = parse(v)
-            origin = None
-            if m.HasField("origin"):
-                o = m.origin
-                origin = {"zone": o.zone or None, "host": o.host or None}
-            at = None
-            if m.HasField("at"):
-                at = m.at.seconds * 1_000_000 + m.at.nanos // 1000
-            rows.append(
-                {
-                    "id": m.id or None,
-                    "seq": m.seq or None,
-                    "score": m.score or None,
-                    "name": m.name or None,
-                    "origin": origin,
-                    "tags": list(m.tags),
-                    "note": m.note if m.HasField("note") else None,
-                    "at": at,
-                    "amount": m.amount or None,
-                    "ok": m.ok or None,
-                }
-            )
-        return pa.array(rows, type=arrow_type)
+        return pa.array(
+            [None if v is None else _event_row(parse(v)) for v in values], type=arrow_type
+        )
+
+    return run
+
+
+def protobuf_confluent_route(
+    descriptor_set: bytes, arrow_type: pa.DataType
+) -> Callable[[Sequence[bytes | None]], pa.Array]:
+    """The Python route of Protobuf over framed values: confluent-kafka's
+    ``ProtobufDeserializer`` of ``bench.Event`` per value (it reads the framing and the
+    message indexes and parses the message; no registry needed), the fields read as
+    :func:`_event_row`, then ``pa.array(rows, arrow_type)``."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    deserialize = ProtobufDeserializer(
+        _message_class(descriptor_set), {"use.deprecated.format": False}
+    )
+    ctx = SerializationContext("bench", MessageField.VALUE)
+
+    def run(values: Sequence[bytes | None]) -> pa.Array:
+        return pa.array(
+            [None if v is None else _event_row(deserialize(v, ctx)) for v in values],
+            type=arrow_type,
+        )
 
     return run
 
@@ -342,12 +445,46 @@ def _time(
     return results
 
 
+#: Row names of the decode-alone tables.
+DECODE_JSON_OURS = "pykafka JsonDecoder"
+DECODE_JSON_CONFLUENT = "confluent JSONDeserializer (validate=False)"
+DECODE_JSON_VALIDATE = "confluent JSONDeserializer (validate=True, its default)"
+DECODE_JSON_LOADS = "json.loads + pa.array"
+DECODE_PB_OURS = "pykafka ProtobufDecoder"
+DECODE_PB_CONFLUENT = "confluent ProtobufDeserializer"
+DECODE_PB_FROMSTRING = "FromString + pa.array"
+
+
+def _mock_registry(name: str, schema: str, schema_type: str) -> tuple[Any, int]:
+    """confluent-kafka's in-process registry client (``mock://``) holding ``schema`` under
+    ``<name>-value``, and the id it gave."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    client = SchemaRegistryClient.new_client({"url": f"mock://{name}"})
+    return client, client.register_schema(f"{name}-value", Schema(schema, schema_type))
+
+
+def _checked(
+    name: str,
+    systems: list[tuple[str, Callable[[Any], pa.Array]]],
+    inputs: dict[str, Any],
+) -> None:
+    """Every system's array on the first :data:`CHECKED` inputs equals the first system's."""
+    first, run = systems[0]
+    expected = run(inputs[first][:CHECKED])
+    for other, run in systems[1:]:
+        if not run(inputs[other][:CHECKED]).equals(expected):
+            raise SystemExit(f"{name} decode alone: {other} and {first} differ")
+
+
 def bench_json_decode(
     records: int, repeat: int = 1, log: Callable[[str], None] = lambda m: None
 ) -> list[FormatResult]:
     """The JSON decoders alone over the same ``records`` documents: ours
-    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts) and
-    the Python route (:func:`json_python_route` over the list of bytes).
+    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts),
+    confluent-kafka's ``JSONDeserializer`` over the framed documents without and with its
+    validation (:func:`json_confluent_route`, an in-process ``mock://`` registry), and the
+    hand-written route (:func:`json_python_route` over the list of bytes).
 
     Raises:
         SystemExit: the arrays differ on the first :data:`CHECKED` values.
@@ -356,24 +493,31 @@ def bench_json_decode(
 
     values = json_values(records)
     decoder = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST")
-    python = json_python_route(decoder.arrow_type)
-    ours_name, python_name = "pykafka JsonDecoder", "json.loads + pa.array"
-    head = values[:CHECKED]
-    if not decoder.decode(pa.array(head, pa.binary())).equals(python(head)):
-        raise SystemExit("JSON decode alone: ours and the Python route differ")
+    client, schema_id = _mock_registry("bench-json", json.dumps(JSON_SCHEMA), "JSON")
+    framed = [frame(schema_id, v) for v in values]
     systems: list[tuple[str, Callable[[Any], pa.Array]]] = [
-        (ours_name, decoder.decode),
-        (python_name, python),
+        (DECODE_JSON_OURS, decoder.decode),
+        (DECODE_JSON_CONFLUENT, json_confluent_route(client, decoder.arrow_type)),
+        (DECODE_JSON_VALIDATE, json_confluent_route(client, decoder.arrow_type, validate=True)),
+        (DECODE_JSON_LOADS, json_python_route(decoder.arrow_type)),
     ]
-    inputs = {ours_name: pa.array(values, pa.binary()), python_name: values}
+    inputs = {
+        DECODE_JSON_OURS: pa.array(values, pa.binary()),
+        DECODE_JSON_CONFLUENT: framed,
+        DECODE_JSON_VALIDATE: framed,
+        DECODE_JSON_LOADS: values,
+    }
+    _checked("JSON", systems, inputs)
     return _time(systems, inputs, records, repeat, log)
 
 
 def bench_protobuf_decode(
     records: int, repeat: int = 1, log: Callable[[str], None] = lambda m: None
 ) -> list[FormatResult]:
-    """The Protobuf decoders alone over the same ``records`` payloads: ours
-    (``ProtobufDecoder.decode``) and the Python route (:func:`protobuf_python_route`).
+    """The Protobuf decoders alone over the same ``records`` messages: ours
+    (``ProtobufDecoder.decode`` of the messages), confluent-kafka's ``ProtobufDeserializer``
+    over the framed messages (:func:`protobuf_confluent_route`) and the hand-written route
+    (:func:`protobuf_python_route`).
 
     Raises:
         SystemExit: the arrays differ on the first :data:`CHECKED` values.
@@ -382,17 +526,16 @@ def bench_protobuf_decode(
 
     schema, descriptor, data = _proto_schema()
     values = protobuf_values(records)
+    framed = [frame(1, v, protobuf=True) for v in values]
     decoder = ProtobufDecoder(schema, descriptor)
-    python = protobuf_python_route(data, decoder.arrow_type)
-    ours_name, python_name = "pykafka ProtobufDecoder", "FromString + pa.array"
-    head = values[:CHECKED]
-    if not decoder.decode(head).equals(python(head)):
-        raise SystemExit("Protobuf decode alone: ours and the Python route differ")
     systems: list[tuple[str, Callable[[Any], pa.Array]]] = [
-        (ours_name, decoder.decode),
-        (python_name, python),
+        (DECODE_PB_OURS, decoder.decode),
+        (DECODE_PB_CONFLUENT, protobuf_confluent_route(data, decoder.arrow_type)),
+        (DECODE_PB_FROMSTRING, protobuf_python_route(data, decoder.arrow_type)),
     ]
-    return _time(systems, {ours_name: values, python_name: values}, records, repeat, log)
+    inputs = {DECODE_PB_OURS: values, DECODE_PB_CONFLUENT: framed, DECODE_PB_FROMSTRING: values}
+    _checked("Protobuf", systems, inputs)
+    return _time(systems, inputs, records, repeat, log)
 
 
 # ------------------------------------------------------------------------------- Spark
@@ -511,17 +654,17 @@ def _load(spark: Any, fmt: str, options: dict[str, str]) -> Any:
     return reader.load()
 
 
-def _json_routes(spark: Any) -> dict[str, Callable[[dict[str, str]], Any]]:
-    from pyspark.sql.functions import col, from_json
+def _json_routes(spark: Any, url: str) -> dict[str, Callable[[dict[str, str]], Any]]:
+    from pyspark.sql.functions import col, expr, from_json
     from pyspark.sql.pandas.types import to_arrow_type
     from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
     def ours(options: dict[str, str]) -> Any:
-        df = _load(spark, "pykafka", {**options, "valueFormat": "json", "valueSchema": JSON_DDL})
+        df = _load(spark, "pykafka", {**options, "valueFormat": "json", "schema.registry.url": url})
         return df.select("partition", "offset", col("value").alias("v"))
 
     def jvm(options: dict[str, str]) -> Any:
-        value = from_json(col("value").cast("string"), JSON_DDL).alias("v")
+        value = from_json(expr("substring(value, 6)").cast("string"), JSON_DDL).alias("v")
         return _load(spark, "kafka", options).select("partition", "offset", value)
 
     struct = StructType.fromDDL(JSON_DDL)
@@ -533,7 +676,15 @@ def _json_routes(spark: Any) -> dict[str, Callable[[dict[str, str]], Any]]:
             StructField("v", struct),
         ]
     )
-    decode = _map_in_arrow(lambda: json_python_route(arrow_type))
+
+    def make() -> Callable[[Sequence[bytes | None]], pa.Array]:
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+
+        from spark_kafka_py.testing.registry import confluent_conf
+
+        return json_confluent_route(SchemaRegistryClient(confluent_conf(url)), arrow_type)
+
+    decode = _map_in_arrow(make)
 
     def python(options: dict[str, str]) -> Any:
         df = _load(spark, "kafka", options).select("partition", "offset", "value")
@@ -543,7 +694,7 @@ def _json_routes(spark: Any) -> dict[str, Callable[[dict[str, str]], Any]]:
 
 
 def _protobuf_routes(
-    spark: Any, descriptor_set: bytes, ours_runs: bool
+    spark: Any, url: str, descriptor_set: bytes, ours_runs: bool
 ) -> dict[str, Callable[[dict[str, str]], Any]]:
     from pyspark.sql.pandas.types import from_arrow_type
     from pyspark.sql.types import IntegerType, LongType, StructField, StructType
@@ -554,7 +705,6 @@ def _protobuf_routes(
     schema = parse_descriptor_set(descriptor_set, main="bench.proto")
     arrow_type = ProtobufDecoder(schema, schema.message(MESSAGE)).arrow_type
     struct = from_arrow_type(arrow_type)
-    encoded = base64.b64encode(descriptor_set).decode()
     routes: dict[str, Callable[[dict[str, str]], Any]] = {}
     if ours_runs:
 
@@ -565,8 +715,8 @@ def _protobuf_routes(
                 {
                     **options,
                     "valueFormat": "protobuf",
+                    "schema.registry.url": url,
                     "messageName": MESSAGE,
-                    "descriptorSet": encoded,
                 },
             )
             return df.select("partition", "offset", df["value"].alias("v"))
@@ -579,7 +729,7 @@ def _protobuf_routes(
             StructField("v", struct),
         ]
     )
-    decode = _map_in_arrow(lambda: protobuf_python_route(descriptor_set, arrow_type))
+    decode = _map_in_arrow(lambda: protobuf_confluent_route(descriptor_set, arrow_type))
 
     def python(options: dict[str, str]) -> Any:
         df = _load(spark, "kafka", options).select("partition", "offset", "value")
@@ -607,22 +757,33 @@ def bench_formats(
     repeat: int = 1,
     *,
     bootstrap: str | None = None,
+    registry_url: str | None = None,
     log: Callable[[str], None] = lambda m: None,
 ) -> list[FormatReport]:
     """Run the benchmark of each of ``formats`` (``json``, ``protobuf``): the decode-alone
-    table, then the topic and the Spark reads (see the module docstring).
+    table, then the topic and the Spark reads (see the module docstring). One broker
+    (``bootstrap``, else a local one) and one registry (``registry_url``, else a local
+    Apicurio) for the run.
 
     Raises:
         SystemExit: two routes' rows differ, or a read's row count is not ``records``.
     """
     from benchmarks.harness import local_broker
     from spark_kafka_py.discovery import ensure_registered
+    from spark_kafka_py.schema_registry.client import Schema, SchemaRegistryClient
+    from spark_kafka_py.testing.registry import ApicurioRegistry
     from spark_kafka_py.testing.spark import local_spark_session
 
     reports: list[FormatReport] = []
     decode_n = min(records, DECODE_RECORDS)
     with contextlib.ExitStack() as stack:
         bs = stack.enter_context(local_broker(bootstrap))
+        if registry_url is None:
+            t0 = time.perf_counter()
+            registry_url = stack.enter_context(ApicurioRegistry()).url
+            log(f"Apicurio registry at {registry_url} in {time.perf_counter() - t0:.1f} s")
+        client = SchemaRegistryClient.from_options({"schema.registry.url": registry_url})
+        stack.callback(client.close)
         spark = local_spark_session("spark-kafka-py bench formats", master="local[2]")
         stack.callback(spark.stop)
         ensure_registered(spark)
@@ -632,18 +793,27 @@ def bench_formats(
             not_run: dict[str, str] = {}
             if fmt == "json":
                 decode = bench_json_decode(decode_n, repeat, log)
-                pool = json_values(min(records, POOL))
-                routes = _json_routes(spark)
+                schema_id = client.register(
+                    f"{topic}-value", Schema(json.dumps(JSON_SCHEMA), "JSON")
+                )
+                pool = [frame(schema_id, v) for v in json_values(min(records, POOL))]
+                routes = _json_routes(spark, registry_url)
             else:
                 decode = bench_protobuf_decode(decode_n, repeat, log)
-                pool = protobuf_values(min(records, POOL))
+                schema_id = client.register(f"{topic}-value", Schema(PROTO, "PROTOBUF"))
+                pool = [
+                    frame(schema_id, v, protobuf=True) for v in protobuf_values(min(records, POOL))
+                ]
                 why = _source_reads_protobuf()
                 if why is not None:
                     not_run[PB_OURS] = why
                 not_run[PB_JVM] = PB_JVM_NOT_RUN
-                routes = _protobuf_routes(spark, _proto_schema()[2], why is None)
+                routes = _protobuf_routes(spark, registry_url, _proto_schema()[2], why is None)
             produce_s = _write_topic(bs, topic, pool, records)
-            log(f"{records:,} {fmt} records written to {topic} in {produce_s:.1f} s")
+            log(
+                f"{records:,} {fmt} records written to {topic} in {produce_s:.1f} s "
+                f"(schema id {schema_id})"
+            )
             options = {"kafka.bootstrap.servers": bs, "subscribe": topic}
             results, checked = _spark_read(spark, options, topic, records, repeat, log, routes)
             reports.append(
@@ -687,6 +857,7 @@ def run(args: argparse.Namespace) -> int:
         records,
         repeat,
         bootstrap=getattr(args, "bootstrap_servers", None),
+        registry_url=getattr(args, "schema_registry_url", None),
         log=lambda m: print(m, flush=True),
     )
     env = environment()
@@ -703,8 +874,6 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_report(report))
     print()
-    if getattr(args, "schema_registry_url", None):
-        print("- --schema-registry-url: not used (plain payloads)")
     for k, v in env.items():
         print(f"- {k}: {v}")
     json_path = getattr(args, "json", None)
@@ -758,7 +927,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--json", help="also write the results to this JSON file")
     parser.add_argument("--bootstrap-servers", help="this cluster, not a local broker")
-    parser.add_argument("--schema-registry-url", help="accepted, not used (plain payloads)")
+    parser.add_argument("--schema-registry-url", help="this registry, not a local Apicurio")
     return run(parser.parse_args(argv))
 
 

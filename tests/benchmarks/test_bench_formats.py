@@ -1,8 +1,10 @@
 """``spark-kafka-py bench formats`` end to end at a tiny scale (2,000 records per format).
 
-A smoke test against the shared real broker and real Spark: both formats run, every route
-that can run reports a time, the routes returned the same rows on the checked records (the
-benchmark exits otherwise), and the JVM Protobuf route is reported as not run with its reason.
+A smoke test against the shared real broker, registry and Spark: both formats run, every
+route that can run reports a time, the routes (ours through the registry, the JVM's
+``from_json`` over the stripped framing, confluent-kafka's deserializers) returned the same rows
+on the checked records (the benchmark exits otherwise), and the JVM Protobuf route is reported
+as not run with its reason.
 Timings are never asserted.
 """
 
@@ -33,15 +35,30 @@ def test_documents_are_the_avro_benchmarks_records() -> None:
     assert doc["origin"] == {"zone": msg.origin.zone, "host": msg.origin.host}
     assert round(doc["amount"] * 100) == msg.amount
     assert set(doc) == {f.name for f in descriptor.fields}
+    # the JSON Schema registered for the topic names the same fields
+    assert list(formats.JSON_SCHEMA["properties"]) == list(doc)
+
+
+def test_framing_is_confluents() -> None:
+    # magic byte 0, the id big-endian, and for Protobuf the message indexes [0] (bench.Event
+    # is the file's first message) as the single byte 0
+    assert formats.frame(258, b"{}") == b"\x00\x00\x00\x01\x02{}"
+    assert formats.frame(7, b"\x08\x01", protobuf=True) == b"\x00\x00\x00\x00\x07\x00\x08\x01"
+    from google.protobuf import descriptor_pb2
+
+    files = descriptor_pb2.FileDescriptorSet.FromString(formats._proto_schema()[2]).file
+    bench = next(f for f in files if f.name == "bench.proto")
+    assert [m.name for m in bench.message_type] == ["Event", "Origin"]
 
 
 @pytest.mark.long  # the long-run command (README), not CI's: see pyproject's marker
-def test_bench_formats_tiny(kafka_bootstrap: str, tmp_path: Path) -> None:
+def test_bench_formats_tiny(kafka_bootstrap: str, schema_registry: str, tmp_path: Path) -> None:
     report = tmp_path / "formats.json"
     cmd = [
         sys.executable, "-m", "spark_kafka_py.cli", "bench", "formats",
         "--records", "2000", "--repeat", "1", "--format", "both",
-        "--bootstrap-servers", kafka_bootstrap, "--json", str(report),
+        "--bootstrap-servers", kafka_bootstrap, "--schema-registry-url", schema_registry,
+        "--json", str(report),
     ]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-5000:]
@@ -64,5 +81,16 @@ def test_bench_formats_tiny(kafka_bootstrap: str, tmp_path: Path) -> None:
     assert pb["checked"] == 2 * formats.CHECKED_PER_PARTITION
     for f in (js, pb):
         assert all(r["records"] == 2000 and r["seconds"] > 0 for r in f["spark"])
-        assert len(f["decode"]) == 2 and all(r["seconds"] > 0 for r in f["decode"])
+        assert all(r["seconds"] > 0 for r in f["decode"])
+    assert [r["system"] for r in js["decode"]] == [
+        formats.DECODE_JSON_OURS,
+        formats.DECODE_JSON_CONFLUENT,
+        formats.DECODE_JSON_VALIDATE,
+        formats.DECODE_JSON_LOADS,
+    ]
+    assert [r["system"] for r in pb["decode"]] == [
+        formats.DECODE_PB_OURS,
+        formats.DECODE_PB_CONFLUENT,
+        formats.DECODE_PB_FROMSTRING,
+    ]
     assert "| kafka + from_protobuf (JVM) | - | - | not run:" in out.stdout
