@@ -55,6 +55,12 @@ serialized by the protobuf package, about 75 bytes plus 6 of framing): the same 
   ``MessageToDict``, which writes 64-bit integers and timestamps as strings to be converted
   again; so the ratio against it is the harder one.)
 
+And per format the limit of a Python data source for the format's columns
+(:mod:`benchmarks.limit_source` with ``valueFormat``): the decoded struct in pre-built Arrow
+batches of the row counts ours yields for the topic, no Kafka, no decoding: what PySpark and
+Spark cost to take those columns into the JVM, the most any Python source (ours, or any
+``mapInArrow``) can deliver; its row gives ours / limit.
+
 Also, per format, the decoders alone (no Spark, no Kafka) on the same values (at most
 200,000): ours (:class:`~spark_kafka_py.formats.json.decode.JsonDecoder` over a ``binary``
 Arrow column of the documents; :class:`~spark_kafka_py.formats.protobuf.decoder.ProtobufDecoder`
@@ -219,6 +225,8 @@ JSON_PYTHON = "kafka + mapInArrow(confluent JSONDeserializer)"
 PB_OURS = "pykafka valueFormat=protobuf"
 PB_JVM = "kafka + from_protobuf (JVM)"
 PB_PYTHON = "kafka + mapInArrow(confluent ProtobufDeserializer)"
+JSON_LIMIT = "limit: pre-built Arrow batches of the struct (json)"
+PB_LIMIT = "limit: pre-built Arrow batches of the struct (protobuf)"
 #: Why the JVM Protobuf route is not run.
 PB_JVM_NOT_RUN = "not run: spark-protobuf's jar is not served to this machine (Maven 404)"
 
@@ -606,12 +614,14 @@ def _spark_read(
     repeat: int,
     log: Callable[[str], None],
     routes: dict[str, Callable[[dict[str, str]], Any]],
+    unchecked: dict[str, Callable[[dict[str, str]], Any]] | None = None,
 ) -> tuple[list[FormatResult], int]:
     """Compare every route on the first :data:`CHECKED_PER_PARTITION` records of each
     partition (``partition, offset, v`` rows, the first route's against each other's), then
     one warm-up read each (row count checked) and ``repeat`` alternating timed reads of
     ``v`` into the noop sink. Each route maps options (the topic's, bounded or not) to a
-    DataFrame of ``partition, offset, v``.
+    DataFrame of ``partition, offset, v``. ``unchecked`` routes (the limit: rows that are not
+    the topic's) are timed the same way after ``routes``, without the comparison.
 
     Raises:
         SystemExit: a route's rows differ from the first's, or a read's count is not
@@ -639,6 +649,8 @@ def _spark_read(
         routes[name](topic_options).select("v").write.format("noop").mode("overwrite").save()
         return time.perf_counter() - start
 
+    routes = {**routes, **(unchecked or {})}
+    names = list(routes)
     for name in names:
         log(f"{name}: warm-up {timed(name):.1f} s")
         count = routes[name](topic_options).count()
@@ -739,6 +751,26 @@ def _protobuf_routes(
     return routes
 
 
+def _limit_route(
+    spark: Any, value_format: str, ours_options: dict[str, str]
+) -> Callable[[dict[str, str]], Any]:
+    """The limit of a Python data source for this format's columns
+    (:mod:`benchmarks.limit_source` with ``valueFormat``): pre-built Arrow batches of the
+    decoded struct, in the row counts of the batches ours yields for the topic
+    (:func:`benchmarks.limit_source.pykafka_batches` of ``ours_options``, read here once),
+    so the same tasks, batches and rows reach Spark without Kafka or decoding."""
+    from benchmarks.limit_source import LIMIT_FORMAT, LimitDataSource, pykafka_batches
+
+    spark.dataSource.register(LimitDataSource)
+    batches = json.dumps(pykafka_batches(ours_options))
+
+    def limit(options: dict[str, str]) -> Any:
+        df = _load(spark, LIMIT_FORMAT, {"batches": batches, "valueFormat": value_format})
+        return df.select("partition", "offset", df["value"].alias("v"))
+
+    return limit
+
+
 def _source_reads_protobuf() -> str | None:
     """None when this checkout's source takes ``valueFormat=protobuf``, else why not."""
     from spark_kafka_py import registry
@@ -815,10 +847,30 @@ def bench_formats(
                 f"(schema id {schema_id})"
             )
             options = {"kafka.bootstrap.servers": bs, "subscribe": topic}
-            results, checked = _spark_read(spark, options, topic, records, repeat, log, routes)
+            unchecked: dict[str, Callable[[dict[str, str]], Any]] = {}
+            if fmt == "json" or PB_OURS not in not_run:
+                ours_options = {**options, "schema.registry.url": registry_url}
+                if fmt == "json":
+                    ours_options["valueFormat"] = "json"
+                else:
+                    ours_options.update(valueFormat="protobuf", messageName=MESSAGE)
+                t0 = time.perf_counter()
+                limit = _limit_route(spark, fmt, ours_options)
+                log(f"the limit's batches planned in {time.perf_counter() - t0:.1f} s")
+                unchecked[JSON_LIMIT if fmt == "json" else PB_LIMIT] = limit
+            results, checked = _spark_read(
+                spark, options, topic, records, repeat, log, routes, unchecked
+            )
             reports.append(
                 FormatReport(
-                    fmt, records, results, not_run, decode, checked, produce_s, list(routes)
+                    fmt,
+                    records,
+                    results,
+                    not_run,
+                    decode,
+                    checked,
+                    produce_s,
+                    [*routes, *unchecked],
                 )
             )
     return reports

@@ -26,6 +26,13 @@ Options (all strings, as Spark passes them):
     the ``topic`` column's value (default ``limit``).
 ``keySize``, ``valueSize``
     bytes per key and per value (default 16 and 100, the benchmark data's).
+``valueFormat``
+    ``json`` or ``protobuf``: the ``value`` column is instead the struct that
+    ``format("pykafka")`` gives for :mod:`benchmarks.formats`' topics of that format (the
+    benchmark's records decoded by our decoder once per worker, the pool cycled as in the
+    topic), so a timed read costs what PySpark and Spark cost to take that struct into the
+    JVM: the most any Python source can deliver for the format's columns
+    (:mod:`benchmarks.formats`' limit row). Unset: binary values, as above.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ _TIMESTAMP_US = 1_795_478_400_000_000
 #: ``timestampType`` column: Kafka's ``TimestampType.CREATE_TIME`` id.
 _CREATE_TIME = 0
 
-_cache: dict[tuple[int, int, str], pa.RecordBatch] = {}
+_cache: dict[tuple[int, int, str, str], pa.RecordBatch] = {}
 _cache_lock = threading.Lock()
 
 
@@ -66,31 +73,74 @@ def _binary(rows: int, width: int, seed: int, arrow_type: pa.DataType) -> pa.Arr
     )
 
 
-def build_batch(rows: int, key_size: int, value_size: int, topic: str) -> pa.RecordBatch:
+def build_batch(
+    rows: int, key_size: int, value_size: int, topic: str, value_format: str = ""
+) -> pa.RecordBatch:
     """``rows`` rows in ``format("pykafka")``'s Arrow schema (no headers): a slice of the
-    first rows of one batch cached per process, key size, value size and topic (built again,
-    larger, when more rows are asked for than it has).
+    first rows of one batch cached per process, key size, value size, topic and value format
+    (built again, larger, when more rows are asked for than it has).
 
-    Keys and values are ``key_size`` / ``value_size`` bytes over a 16-letter alphabet, the
-    topic name repeated per row (as our decoder writes it), partition 0, offsets
-    ``0 .. rows - 1``, one CreateTime timestamp.
+    Keys and values are ``key_size`` / ``value_size`` bytes over a 16-letter alphabet (with
+    ``value_format`` ``json`` or ``protobuf``, the values are :func:`format_values`' struct
+    instead), the topic name repeated per row (as our decoder writes it), partition 0,
+    offsets ``0 .. rows - 1``, one CreateTime timestamp.
     """
-    shape = (key_size, value_size, topic)
+    shape = (key_size, value_size, topic, value_format)
     with _cache_lock:
         found = _cache.get(shape)
     if found is None or found.num_rows < rows:
-        found = _build(rows, key_size, value_size, topic)
+        found = _build(rows, key_size, value_size, topic, value_format)
         with _cache_lock:
             if shape not in _cache or _cache[shape].num_rows < rows:
                 _cache[shape] = found
     return found.slice(0, rows)
 
 
-def _build(rows: int, key_size: int, value_size: int, topic: str) -> pa.RecordBatch:
+def format_values(value_format: str, rows: int) -> pa.Array:
+    """``rows`` values of :mod:`benchmarks.formats`' topic of ``value_format`` (``json`` or
+    ``protobuf``: its pool of distinct payloads cycled) decoded into the struct
+    ``format("pykafka")`` reads them as (our ``JsonDecoder`` with the topic's struct; our
+    ``ProtobufDecoder`` of ``bench.Event``).
+
+    Raises:
+        ValueError: another ``value_format``.
+    """
+    from benchmarks import formats
+
+    pool_size = min(rows, formats.POOL)
+    if value_format == "json":
+        from spark_kafka_py.formats.json.decode import JsonDecoder
+
+        pool = JsonDecoder(formats.JSON_SPARK_TYPE).decode(
+            pa.array(formats.json_values(pool_size), pa.binary())
+        )
+    elif value_format == "protobuf":
+        from spark_kafka_py.formats.protobuf.decoder import ProtobufDecoder
+
+        schema, descriptor, _ = formats._proto_schema()
+        pool = ProtobufDecoder(schema, descriptor).decode(formats.protobuf_values(pool_size))
+    else:
+        raise ValueError(f"valueFormat must be json or protobuf, not {value_format!r}")
+    return pool.take(pa.array(np.arange(rows) % pool_size))
+
+
+def value_type(value_format: str) -> pa.DataType:
+    """The Arrow type of :func:`format_values` (``""``: binary)."""
+    return format_values(value_format, 1).type if value_format else pa.binary()
+
+
+def _build(
+    rows: int, key_size: int, value_size: int, topic: str, value_format: str = ""
+) -> pa.RecordBatch:
     name = topic.encode()
+    values = (
+        format_values(value_format, rows)
+        if value_format
+        else _binary(rows, value_size, 2, pa.binary())
+    )
     columns = [
         _binary(rows, key_size, 1, pa.binary()),
-        _binary(rows, value_size, 2, pa.binary()),
+        values,
         pa.Array.from_buffers(
             pa.string(),
             rows,
@@ -105,7 +155,10 @@ def _build(rows: int, key_size: int, value_size: int, topic: str) -> pa.RecordBa
         pa.array(np.full(rows, _TIMESTAMP_US, np.int64)).cast(pa.timestamp("us", tz="UTC")),
         pa.array(np.full(rows, _CREATE_TIME, np.int32)),
     ]
-    return pa.RecordBatch.from_arrays(columns, schema=spark_kafka_schema(False))
+    schema = spark_kafka_schema(False)
+    if value_format:
+        schema = schema.set(1, pa.field("value", values.type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 @dataclass(frozen=True)
@@ -124,6 +177,7 @@ class LimitReader(DataSourceReader):
         self.topic = options.get("topic", "limit")
         self.key_size = int(options.get("keySize", "16"))
         self.value_size = int(options.get("valueSize", "100"))
+        self.value_format = options.get("valueFormat", "")
 
     def partitions(self) -> Sequence[InputPartition]:
         return [LimitPartition(i, tuple(rows)) for i, rows in enumerate(self.batches)]
@@ -131,7 +185,7 @@ class LimitReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, LimitPartition)
         for rows in partition.rows:
-            yield build_batch(rows, self.key_size, self.value_size, self.topic)
+            yield build_batch(rows, self.key_size, self.value_size, self.topic, self.value_format)
 
 
 class LimitDataSource(DataSource):
@@ -142,7 +196,15 @@ class LimitDataSource(DataSource):
         return LIMIT_FORMAT
 
     def schema(self) -> StructType:
-        return kafka_schema(False)
+        value_format = self.options.get("valueFormat", "")
+        if not value_format:
+            return kafka_schema(False)
+        from pyspark.sql.pandas.types import from_arrow_type
+        from pyspark.sql.types import StructField
+
+        fields = list(kafka_schema(False).fields)
+        fields[1] = StructField("value", from_arrow_type(value_type(value_format)))
+        return StructType(fields)
 
     def reader(self, schema: StructType) -> LimitReader:
         return LimitReader(self.options)

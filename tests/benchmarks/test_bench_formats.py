@@ -70,6 +70,7 @@ def test_bench_formats_tiny(kafka_bootstrap: str, schema_registry: str, tmp_path
         formats.JSON_OURS,
         formats.JSON_JVM,
         formats.JSON_PYTHON,
+        formats.JSON_LIMIT,
     ]
     assert js["checked"] == 2 * formats.CHECKED_PER_PARTITION
     pb = by_format["protobuf"]
@@ -77,7 +78,11 @@ def test_bench_formats_tiny(kafka_bootstrap: str, schema_registry: str, tmp_path
     assert pb["not_run"][formats.PB_JVM] == formats.PB_JVM_NOT_RUN
     # ours (valueFormat=protobuf) ran, and returned the Python route's rows
     assert formats.PB_OURS not in pb["not_run"]
-    assert [r["system"] for r in pb["spark"]] == [formats.PB_OURS, formats.PB_PYTHON]
+    assert [r["system"] for r in pb["spark"]] == [
+        formats.PB_OURS,
+        formats.PB_PYTHON,
+        formats.PB_LIMIT,
+    ]
     assert pb["checked"] == 2 * formats.CHECKED_PER_PARTITION
     for f in (js, pb):
         assert all(r["records"] == 2000 and r["seconds"] > 0 for r in f["spark"])
