@@ -477,16 +477,79 @@ cdef int integer_value(const uint8_t* p, Py_ssize_t start, Py_ssize_t end, int64
     return R_OK
 
 
+#: The powers of ten a double holds exactly (10**0 .. 10**22).
+cdef double EXACT_TENS[23]
+for _k in range(23):
+    EXACT_TENS[_k] = float(10 ** _k)
+#: 2**53: every integer up to it is a double exactly.
+cdef uint64_t MAX_EXACT_INT = 9007199254740992
+
+
 cdef int double_value(const uint8_t* p, Py_ssize_t start, Py_ssize_t end, double* out) noexcept nogil:
-    """A number token as a double: C's ``strtod`` on a NUL-terminated copy (glibc's is
-    correctly rounded, as Python's ``float()``); all of the token must be read (a locale whose
-    decimal point is not ``.`` reads less: declined), the result finite."""
+    """A number token (RFC 8259 grammar, checked) as a double, correctly rounded as Python's
+    ``float()``:
+
+    - when its digits, without the point, make an integer ``m`` of at most 19 digits with
+      ``m <= 2**53``, and its decimal exponent ``e`` (the exponent part less the fraction's
+      digits) is within ±22: ``m * 10**e`` or ``m / 10**-e``, one IEEE operation on two
+      exact doubles, hence correctly rounded (Clinger's fast path, "How to read floating
+      point numbers accurately", PLDI 1990);
+    - otherwise C's ``strtod`` on a NUL-terminated copy (glibc's is correctly rounded); all
+      of the token must be read (a locale whose decimal point is not ``.`` reads less:
+      declined).
+
+    A token longer than :data:`MAX_NUMBER` bytes, or a result that is not finite (``1e400``),
+    is declined."""
     cdef char buf[C_MAX_NUMBER + 1]
     cdef char* stop
     cdef Py_ssize_t size = end - start
+    cdef Py_ssize_t i = start
+    cdef bint negative = False
+    cdef bint exp_negative = False
+    cdef uint64_t m = 0
+    cdef int ndigits = 0
+    cdef int64_t e = 0
+    cdef int64_t exp_part = 0
     cdef double x
     if size > C_MAX_NUMBER:
         return R_DECLINE
+    if p[i] == 45:
+        negative = True
+        i += 1
+    while i < end and is_digit(p[i]):
+        m = m * 10 + (p[i] - 48)
+        ndigits += 1
+        i += 1
+        if ndigits > 19:
+            break
+    if ndigits <= 19 and i < end and p[i] == 46:
+        i += 1
+        while i < end and is_digit(p[i]):
+            m = m * 10 + (p[i] - 48)
+            ndigits += 1
+            e -= 1
+            i += 1
+            if ndigits > 19:
+                break
+    if ndigits <= 19 and i < end and (p[i] == 101 or p[i] == 69):
+        i += 1
+        if p[i] == 43:
+            i += 1
+        elif p[i] == 45:
+            exp_negative = True
+            i += 1
+        while i < end and exp_part < 100000:
+            exp_part = exp_part * 10 + (p[i] - 48)
+            i += 1
+        e += -exp_part if exp_negative else exp_part
+    if ndigits <= 19 and i == end and m <= MAX_EXACT_INT and -22 <= e <= 22:
+        x = <double>m
+        if e >= 0:
+            x = x * EXACT_TENS[e]
+        else:
+            x = x / EXACT_TENS[-e]
+        out[0] = -x if negative else x
+        return R_OK
     memcpy(buf, p + start, size)
     buf[size] = 0
     x = strtod(buf, &stop)
@@ -676,6 +739,30 @@ cdef int parse_array(Cur* c, JNode* n, int depth) noexcept nogil:
     return R_OK
 
 
+cdef inline bint same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t size) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(size):
+        if a[k] != b[k]:
+            return False
+    return True
+
+
+cdef inline bint utf8_ok(const uint8_t* s, Py_ssize_t size) noexcept nogil:
+    """Strict UTF-8 (``_cutil.valid_utf8``), ASCII first checked 8 bytes at a time."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t word
+    while i + 8 <= size:
+        memcpy(&word, s + i, 8)
+        if word & 0x8080808080808080ULL:
+            return valid_utf8(s + i, size - i)
+        i += 8
+    while i < size:
+        if s[i] & 0x80:
+            return valid_utf8(s + i, size - i)
+        i += 1
+    return True
+
+
 cdef inline Py_ssize_t find_field(JNode* n, const uint8_t* key, Py_ssize_t size,
                                   Py_ssize_t* hint) noexcept nogil:
     """The schema field named ``key`` (UTF-8 bytes, compared exactly: names match
@@ -686,7 +773,7 @@ cdef inline Py_ssize_t find_field(JNode* n, const uint8_t* key, Py_ssize_t size,
         i = hint[0] + k
         if i >= nf:
             i -= nf
-        if n.name_lens[i] == size and memcmp(n.names[i], key, size) == 0:
+        if n.name_lens[i] == size and same_bytes(<const uint8_t*>n.names[i], key, size):
             hint[0] = i + 1 if i + 1 < nf else 0
             return i
     return -1
@@ -1084,7 +1171,7 @@ cdef class Plan:
                 skip_ws(&cur)
                 if cur.pos == end:
                     continue  # blank: a null row
-                if not valid_utf8(data + start, end - start) or data[cur.pos] != 123:
+                if not utf8_ok(data + start, end - start) or data[cur.pos] != 123:
                     rc = R_DECLINE
                 else:
                     rc = parse_struct(&cur, self.root, 1)
