@@ -72,6 +72,19 @@ U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with S
 ``from_json`` takes a string column, and what ``CAST(value AS STRING)`` then gives Jackson
 is not checked by the oracle.)
 
+Compiled path (when the optional extension :mod:`spark_kafka_py.formats.json._accel` is
+built, for a struct without maps anywhere in it; ``JsonDecoder(..., compiled=False)`` or
+``SPARK_KAFKA_PY_PURE=1`` turn it off): a schema-directed reader in Cython reads the batch's
+Arrow value buffers straight into the result's buffers, without the GIL. It accepts only
+documents it reads with certainty as the per-row path does (strict RFC 8259 JSON, an object
+at the top level and only whitespace after it, every schema field of its own JSON type and in
+range, no key given twice, timestamps ``yyyy-mm-ddThh:mm:ss[.f{1,6}]Z`` and dates
+``yyyy-mm-dd`` when no format is set; ``_accel.pyx`` lists it all) and declines every other
+one: the declined rows are decoded by the per-row path (in row order, with its modes,
+corrupt records and errors: accepted rows are never bad, so ``FAILFAST`` still raises for the
+first bad row) and put back in place. A batch with more than 1/8 of its rows declined goes
+whole to the paths below. ``compiled_rows`` and ``declined_rows`` count the rows.
+
 Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
 maps): when every non-empty document of the batch is a single line that starts with
 ``{`` and ends with ``}``, the batch goes through ``pyarrow.json.read_json`` (one document
