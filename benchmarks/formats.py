@@ -346,26 +346,43 @@ def bench_json_decode(
     records: int, repeat: int = 1, log: Callable[[str], None] = lambda m: None
 ) -> list[FormatResult]:
     """The JSON decoders alone over the same ``records`` documents: ours
-    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts) and
-    the Python route (:func:`json_python_route` over the list of bytes).
+    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts) by its
+    compiled path (``formats/json/_accel.pyx``, when built) and by pyarrow's reader
+    (``compiled=False``), and the Python route (:func:`json_python_route` over the list of
+    bytes).
 
     Raises:
-        SystemExit: the arrays differ on the first :data:`CHECKED` values.
+        SystemExit: the arrays differ on the first :data:`CHECKED` values, or a route of ours
+            did not decode the batch by its own path.
     """
     from spark_kafka_py.formats.json.decode import JsonDecoder
 
     values = json_values(records)
-    decoder = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST")
-    python = json_python_route(decoder.arrow_type)
-    ours_name, python_name = "pykafka JsonDecoder", "json.loads + pa.array"
+    compiled = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST")
+    pyarrow_reader = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST", compiled=False)
+    python = json_python_route(compiled.arrow_type)
+    compiled_name = "pykafka JsonDecoder (compiled)"
+    pyarrow_name = "pykafka JsonDecoder (pyarrow reader)"
+    python_name = "json.loads + pa.array"
     head = values[:CHECKED]
-    if not decoder.decode(pa.array(head, pa.binary())).equals(python(head)):
-        raise SystemExit("JSON decode alone: ours and the Python route differ")
+    expected = python(head)
+    ours = [(pyarrow_name, pyarrow_reader)]
+    if compiled.compiled:
+        ours.insert(0, (compiled_name, compiled))
+    for name, decoder in ours:
+        if not decoder.decode(pa.array(head, pa.binary())).equals(expected):
+            raise SystemExit(f"JSON decode alone: {name} and the Python route differ")
+    if compiled.compiled and (compiled.compiled_batches, compiled.declined_rows) != (1, 0):
+        raise SystemExit("JSON decode alone: the compiled path declined documents")
+    if pyarrow_reader.fast_batches != 1:
+        raise SystemExit("JSON decode alone: pyarrow's reader did not take the batch")
+    column = pa.array(values, pa.binary())
     systems: list[tuple[str, Callable[[Any], pa.Array]]] = [
-        (ours_name, decoder.decode),
-        (python_name, python),
+        (name, decoder.decode) for name, decoder in ours
     ]
-    inputs = {ours_name: pa.array(values, pa.binary()), python_name: values}
+    systems.append((python_name, python))
+    inputs = {name: column for name, _ in ours}
+    inputs[python_name] = values
     return _time(systems, inputs, records, repeat, log)
 
 
