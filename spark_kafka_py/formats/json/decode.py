@@ -352,8 +352,10 @@ class JsonDecoder:
     Attributes:
         arrow_type: the result's Arrow type.
         compiled: whether the compiled path (``_accel``) is used.
-        compiled_batches, fast_batches, slow_batches: how many batches each path decoded
-            (for tests and metrics).
+        fast_batches, slow_batches: how many batches were decoded by a fast path (the
+            compiled path or pyarrow's reader) and by the per-row path alone (for tests and
+            metrics).
+        compiled_batches: of ``fast_batches``, those of the compiled path.
         compiled_rows, declined_rows: the rows of the compiled path's batches it read, and
             those it declined (decoded by the per-row path).
     """
@@ -427,6 +429,7 @@ class JsonDecoder:
             compiled = self._compiled(self._plan, values, on_error)
             if compiled is not None:
                 self.compiled_batches += 1
+                self.fast_batches += 1
                 return compiled
         text = _as_text(values) if self._fast_ok else None
         if text is not None:
