@@ -14,6 +14,8 @@ MAX_DEPTH: int
 MAX_NUMBER: int
 
 class Plan:
-    def decode(self, values: pa.Array, max_declined: int) -> tuple[pa.Array, list[int]] | None: ...
+    def decode(
+        self, values: pa.Array, max_declined: int
+    ) -> tuple[pa.Array, list[int], pa.Array | None] | None: ...
 
 def plan(t: object, corrupt: str | None, timestamps: bool, dates: bool) -> Plan | None: ...

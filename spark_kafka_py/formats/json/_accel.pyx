@@ -55,7 +55,7 @@ string or list column past 2 GiB (32-bit Arrow offsets) makes :meth:`Plan.decode
 Type stub: ``_accel.pyi``.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.float cimport FLT_MAX
 from libc.math cimport INFINITY, copysign, fabs, isfinite
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -78,6 +78,8 @@ DEF C_MAX_DEPTH = 256
 MAX_NUMBER = 64
 DEF C_MAX_NUMBER = 64
 DEF INT32_MAX = 2147483647
+#: A plan's buffers past this (bytes) are freed after each batch; smaller ones are kept.
+DEF RETAINED = 16777216
 cdef extern from "<stdint.h>":
     const int64_t INT64_MIN
     const int64_t INT64_MAX
@@ -235,14 +237,33 @@ cdef inline void set_end_offset(JNode* n, int32_t end) noexcept nogil:
     (<int32_t*>(n.offsets.data + n.offsets.size - 4))[0] = end
 
 
-cdef void reset_node(JNode* n) noexcept nogil:
+cdef int reset_node(JNode* n) noexcept nogil:
+    """``n`` emptied for a batch (strings and lists: their first offset, 0)."""
     n.count = 0
     n.valid.size = 0
     n.data.size = 0
     n.chars.size = 0
     n.offsets.size = 0
     if n.kind == K_ARRAY or n.kind == K_STR or n.kind == K_CORRUPT:
-        put_int32(&n.offsets, 0)  # room reserved in Plan: cannot fail
+        return put_int32(&n.offsets, 0)
+    return R_OK
+
+
+cdef inline void release(CBuf* b) noexcept nogil:
+    """``b``'s memory freed when it is past :data:`RETAINED` (a plan keeps smaller buffers
+    from batch to batch)."""
+    if b.cap > RETAINED:
+        free(b.data)
+        b.data = NULL
+        b.cap = 0
+        b.size = 0
+
+
+cdef void release_large(JNode* n) noexcept nogil:
+    release(&n.valid)
+    release(&n.data)
+    release(&n.chars)
+    release(&n.offsets)
 
 
 cdef void free_node(JNode* n) noexcept nogil:
@@ -1097,8 +1118,10 @@ cdef class Plan:
         ``large_binary``, ``large_string``; nulls allowed).
 
         Returns:
-            ``(array, declined)``: the struct array (one row per value; a declined row null)
-            and the declined rows' indices (ascending); or None: the type is not one of those
+            ``(array, declined, order)``: the struct array (one row per value; a declined row
+            null), the declined rows' indices (ascending) and, when some are declined, the
+            int64 ``take`` indices that put rows decoded apart for them (concatenated after
+            ``array``, in ``declined``'s order) in their places; or None: the type is not one of those
             four, more than ``max_declined`` rows were declined, a string or list column
             would pass 2 GiB, the offsets do not fit the data buffer, or another batch is
             being read.
@@ -1122,6 +1145,7 @@ cdef class Plan:
         cdef Cur cur
         cdef JNode* node
         cdef int rc = R_OK
+        cdef int64_t* positions
         vt = values.type
         if pa.types.is_binary(vt) or pa.types.is_string(vt):
             large = False
@@ -1140,7 +1164,8 @@ cdef class Plan:
         if n and (buffers[1] is None or buffers[1].size < (offset + n + 1) * (8 if large else 4)):
             return None
         for k in range(self.n_nodes):
-            reset_node(self.nodes[k])
+            if reset_node(self.nodes[k]):
+                raise MemoryError()
         self.declined.size = 0
         cur.ts_ok = self.ts_ok
         cur.date_ok = self.date_ok
@@ -1210,7 +1235,23 @@ cdef class Plan:
         array = self._array(self.root)
         ndeclined = self.declined.size // 8
         declined = [(<int64_t*>self.declined.data)[k] for k in range(ndeclined)]
-        return array, declined
+        for k in range(self.n_nodes):
+            release_large(self.nodes[k])
+        if ndeclined == 0:
+            return array, declined, None
+        # ``take`` indices over ``array`` followed by the declined rows' own decoding: row i
+        # from ``array`` unless it is the j-th declined row, then from n + j
+        order = PyBytes_FromStringAndSize(NULL, n * 8)
+        positions = <int64_t*>PyBytes_AS_STRING(order)
+        for row in range(n):
+            positions[row] = row
+        for k in range(ndeclined):
+            positions[(<int64_t*>self.declined.data)[k]] = n + k
+        if self.declined.cap > RETAINED:
+            free(self.declined.data)
+            self.declined.data = NULL
+            self.declined.cap = 0
+        return array, declined, pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(order)])
 
 
 def plan(t, corrupt, bint timestamps, bint dates):

@@ -451,17 +451,14 @@ class JsonDecoder:
         result = plan.decode(values, n // _DECLINED_SHARE)
         if result is None:
             return None
-        array, declined = result
+        array, declined, order = result
         self.compiled_rows += n - len(declined)
         self.declined_rows += len(declined)
-        if not declined:
+        if order is None:
             return array
         rows = self._slow(values.take(pa.array(declined, pa.int64())), on_error, declined)
         # the declined rows (nulls in ``array``) replaced by the per-row path's
-        order = list(range(n))
-        for j, i in enumerate(declined):
-            order[i] = n + j
-        return pa.concat_arrays([array, rows]).take(pa.array(order, pa.int64()))
+        return pa.concat_arrays([array, rows]).take(order)
 
     # -- fast path: pyarrow's reader --
 

@@ -819,9 +819,12 @@ def test_the_reader_takes_binary_and_string_arrays_only() -> None:
     assert plan.decode(pa.array([1, 2]), 0) is None
     result = plan.decode(pa.array([b'{"l": 1}', b"[]"]), 1)
     assert result is not None
-    array, declined = result
+    array, declined, order = result
     assert array.to_pylist() == [{**dict.fromkeys(array.type.names), "l": 1}, None]
     assert declined == [1]
+    assert order is not None and order.to_pylist() == [0, 2]
+    result = plan.decode(pa.array([b'{"l": 2}']), 0)
+    assert result is not None and result[1:] == ([], None)
     assert plan.decode(pa.array([b"[]", b"[]"]), 1) is None  # more declined than allowed
 
 
