@@ -55,6 +55,7 @@ string or list column past 2 GiB (32-bit Arrow offsets) makes :meth:`Plan.decode
 Type stub: ``_accel.pyi``.
 """
 
+from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.float cimport FLT_MAX
 from libc.math cimport INFINITY, copysign, fabs, isfinite
@@ -165,9 +166,34 @@ cdef inline int put_int64(CBuf* b, int64_t v) noexcept nogil:
     return R_OK
 
 
+cdef class Owned:
+    """Memory taken from a :c:type:`CBuf` (freed with this object), read through the buffer
+    protocol: a ``pyarrow.Buffer`` over it copies nothing."""
+
+    cdef uint8_t* data
+    cdef Py_ssize_t size
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, self.data if self.data != NULL else <void*>&self.size,
+                          self.size, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
 cdef object take_buffer(CBuf* b):
-    """The bytes in use as a ``pyarrow.Buffer`` (a copy)."""
-    return pa.py_buffer(PyBytes_FromStringAndSize(<char*>b.data, b.size))
+    """The bytes in use as a ``pyarrow.Buffer`` without a copy: the memory is handed over
+    (``b`` is then empty, without memory)."""
+    cdef Owned owned = Owned.__new__(Owned)
+    owned.data = b.data
+    owned.size = b.size
+    b.data = NULL
+    b.size = 0
+    b.cap = 0
+    return pa.py_buffer(owned)
 
 
 # -- the compiled Spark type ---------------------------------------------------------------------

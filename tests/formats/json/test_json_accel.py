@@ -857,3 +857,23 @@ def test_a_large_batch_with_large_values() -> None:
     docs: list[str | None] = [json.dumps({"s": big, "aa": [[big]] * 3, "l": i}) for i in range(50)]
     compiled = _agree(docs)
     assert compiled.compiled_rows == 50
+
+
+def test_results_stay_intact_when_the_decoder_reads_again() -> None:
+    """The arrays of a batch own their memory: the next batches (small, then past the
+    buffers a plan keeps, then small again) do not change them."""
+    decoder = JsonDecoder(SCHEMA, mode="PERMISSIVE")
+    reference = JsonDecoder(SCHEMA, mode="PERMISSIVE", compiled=False)
+    first_docs = _accepted(41, 40)
+    first = decoder.decode(pa.array([d.encode() for d in first_docs]))
+    want = _rows(reference._slow(pa.array(first_docs), None))
+    big = "y" * 1_000_000
+    for docs in (
+        _accepted(42, 40),
+        [json.dumps({"s": big, "arr": list(range(1000)), "aa": [[big]]})] * 20,
+        _accepted(43, 40),
+    ):
+        out = decoder.decode(pa.array([d.encode() for d in docs]))
+        assert _rows(out) == _rows(reference._slow(pa.array(docs), None))
+        assert _rows(first) == want
+    assert decoder.compiled_batches == 4 and decoder.declined_rows == 0
