@@ -877,3 +877,19 @@ def test_results_stay_intact_when_the_decoder_reads_again() -> None:
         assert _rows(out) == _rows(reference._slow(pa.array(docs), None))
         assert _rows(first) == want
     assert decoder.compiled_batches == 4 and decoder.declined_rows == 0
+
+
+def test_empty_and_all_null_batches() -> None:
+    decoder = JsonDecoder(PLAIN)
+    for values, rows in (
+        (pa.array([], pa.binary()), []),
+        (pa.chunked_array([], pa.binary()), []),
+        (pa.array([None, None], pa.binary()), [None, None]),
+        (pa.nulls(3, pa.string()), [None, None, None]),
+        (pa.array([""], pa.large_string()), [None]),
+    ):
+        out = decoder.decode(values)
+        out.validate(full=True)
+        assert out.type == decoder.arrow_type
+        assert out.to_pylist() == rows
+    assert decoder.compiled_batches == 5
