@@ -1,6 +1,6 @@
 """Type stub of the Cython extension built from ``_accel.pyx`` (optional, see ``setup.py``).
 
-:func:`plan` returns the compiled reader of a struct type, or None when it has a map;
+:func:`plan` returns the compiled reader of a struct type (None: a type it does not read);
 :meth:`Plan.decode` reads a batch of JSON documents into the struct's Arrow array, the rows it
 declines left null and listed (the caller decodes them with the per-row path), or returns None
 when it refuses the batch.
@@ -8,9 +8,10 @@ when it refuses the batch.
 
 import pyarrow as pa
 
-__all__ = ["MAX_DEPTH", "MAX_NUMBER", "Plan", "plan"]
+__all__ = ["MAX_DEPTH", "MAX_MAP_ENTRIES", "MAX_NUMBER", "Plan", "plan"]
 
 MAX_DEPTH: int
+MAX_MAP_ENTRIES: int
 MAX_NUMBER: int
 
 class Plan:

@@ -26,7 +26,9 @@ Accepted (RFC 8259 strict JSON, the top level an object, whitespace only after i
   finite is declined) and ``float`` (the double, then ±inf past ``FLT_MAX`` as
   ``decode._convert`` does, else the C cast, round to nearest as pyarrow's float32
   conversion); ``true``/``false`` into ``boolean``; a string into ``string``; an object into
-  a struct; an array into an array; ``null`` into anything (a null field);
+  a struct; an array into an array; an object into a map (its entries in document order,
+  the names with their escapes read; at most :data:`MAX_MAP_ENTRIES`, no name twice);
+  ``null`` into anything (a null field);
 - a timestamp string ``yyyy-mm-ddThh:mm:ss[.f{1,6}]Z`` (``T`` or a space) and an integer
   of seconds since the epoch (whose microseconds fit 64 bits), when there is no
   ``timestampFormat``; a date string ``yyyy-mm-dd`` when there is no ``dateFormat``; years
@@ -69,7 +71,7 @@ import pyarrow as pa
 
 from spark_kafka_py._cutil cimport address, bit, bitmap_bytes, valid_utf8
 
-__all__ = ["MAX_DEPTH", "MAX_NUMBER", "Plan", "plan"]
+__all__ = ["MAX_DEPTH", "MAX_MAP_ENTRIES", "MAX_NUMBER", "Plan", "plan"]
 
 #: The deepest nesting read here (the top-level object is 1); deeper documents are declined
 #: (the per-row path reads up to ``jackson.MAX_NESTING`` = 1000). Bounds the C recursion.
@@ -79,6 +81,10 @@ DEF C_MAX_DEPTH = 256
 MAX_NUMBER = 64
 DEF C_MAX_NUMBER = 64
 DEF INT32_MAX = 2147483647
+#: The most entries of one map object read here (a key given twice is looked for among the
+#: entries before it); a larger object is declined.
+MAX_MAP_ENTRIES = 64
+DEF C_MAX_MAP_ENTRIES = 64
 #: A plan's buffers past this (bytes) are freed after each batch; smaller ones are kept.
 DEF RETAINED = 16777216
 cdef extern from "<stdint.h>":
@@ -113,6 +119,7 @@ cdef enum:
     K_TS = 11
     K_DATE = 12
     K_CORRUPT = 13  # the corrupt-record field: always null, never matched by a name
+    K_MAP = 14      # fields[0]: the keys (strings), fields[1]: the values
 
 
 # -- growable buffers ----------------------------------------------------------------------------
@@ -237,7 +244,7 @@ cdef int append_null(JNode* n) noexcept nogil:
             if append_null(n.fields[i]):
                 return R_NOMEM
         return R_OK
-    if n.kind == K_ARRAY or n.kind == K_STR or n.kind == K_CORRUPT:
+    if n.kind == K_ARRAY or n.kind == K_STR or n.kind == K_CORRUPT or n.kind == K_MAP:
         last = (<int32_t*>(n.offsets.data + n.offsets.size - 4))[0]
         return put_int32(&n.offsets, last)
     if reserve(&n.data, 8):
@@ -270,7 +277,7 @@ cdef int reset_node(JNode* n) noexcept nogil:
     n.data.size = 0
     n.chars.size = 0
     n.offsets.size = 0
-    if n.kind == K_ARRAY or n.kind == K_STR or n.kind == K_CORRUPT:
+    if n.kind == K_ARRAY or n.kind == K_STR or n.kind == K_CORRUPT or n.kind == K_MAP:
         return put_int32(&n.offsets, 0)
     return R_OK
 
@@ -790,6 +797,78 @@ cdef int parse_array(Cur* c, JNode* n, int depth) noexcept nogil:
     return R_OK
 
 
+cdef int parse_map(Cur* c, JNode* n, int depth) noexcept nogil:
+    """An object at ``c.pos`` into map ``n``'s last (null) slot: its entries in document
+    order (``decode._container``: the names as strings, escapes read, each value converted
+    as the map's value type); ``depth`` is its own nesting. Declined: a name given twice
+    (Python's dict keeps the last value at the first place: the per-row path does it), more
+    than :data:`MAX_MAP_ENTRIES` entries."""
+    cdef JNode* keys = n.fields[0]
+    cdef JNode* vals = n.fields[1]
+    cdef Py_ssize_t first = keys.count
+    cdef Py_ssize_t kstart, klen, j
+    cdef int32_t* offs
+    cdef uint8_t ch
+    cdef int rc
+    if depth > C_MAX_DEPTH:
+        return R_DECLINE
+    c.pos += 1
+    skip_ws(c)
+    if c.pos < c.end and c.p[c.pos] == 125:
+        c.pos += 1
+    else:
+        while True:
+            if c.pos >= c.end or c.p[c.pos] != 34:
+                return R_DECLINE
+            if keys.count - first >= C_MAX_MAP_ENTRIES:
+                return R_DECLINE
+            rc = append_null(keys)
+            if rc:
+                return rc
+            kstart = keys.chars.size
+            rc = scan_string(c, &keys.chars)
+            if rc:
+                return rc
+            if keys.chars.size > INT32_MAX:
+                return R_TOOBIG
+            set_end_offset(keys, <int32_t>keys.chars.size)
+            set_valid(keys)
+            klen = keys.chars.size - kstart
+            offs = <int32_t*>keys.offsets.data
+            for j in range(first, keys.count - 1):
+                if offs[j + 1] - offs[j] == klen and same_bytes(
+                    keys.chars.data + offs[j], keys.chars.data + kstart, klen
+                ):
+                    return R_DECLINE  # a name given twice
+            skip_ws(c)
+            if c.pos >= c.end or c.p[c.pos] != 58:
+                return R_DECLINE
+            c.pos += 1
+            skip_ws(c)
+            rc = append_null(vals)
+            if rc:
+                return rc
+            rc = parse_value(c, vals, depth)
+            if rc:
+                return rc
+            skip_ws(c)
+            if c.pos >= c.end:
+                return R_DECLINE
+            ch = c.p[c.pos]
+            c.pos += 1
+            if ch == 44:
+                skip_ws(c)
+                continue
+            if ch == 125:
+                break
+            return R_DECLINE
+    if keys.count > INT32_MAX:
+        return R_TOOBIG
+    set_end_offset(n, <int32_t>keys.count)
+    set_valid(n)
+    return R_OK
+
+
 cdef inline bint same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t size) noexcept nogil:
     cdef Py_ssize_t k
     for k in range(size):
@@ -914,6 +993,10 @@ cdef int parse_value(Cur* c, JNode* n, int depth) noexcept nogil:
         if ch != 91:
             return R_DECLINE
         return parse_array(c, n, depth + 1)
+    if kind == K_MAP:
+        if ch != 123:
+            return R_DECLINE
+        return parse_map(c, n, depth + 1)
     if kind == K_STR:
         if ch != 34:
             return R_DECLINE
@@ -1076,7 +1159,7 @@ cdef class Plan:
         self._types.append(arrow)
         n.kind = kind
         n.width = width
-        if kind == K_ARRAY or kind == K_STR or kind == K_CORRUPT:
+        if kind == K_ARRAY or kind == K_STR or kind == K_CORRUPT or kind == K_MAP:
             if reserve(&n.offsets, 4):
                 raise MemoryError()
         return n
@@ -1093,8 +1176,17 @@ cdef class Plan:
             n = self._node(K_ARRAY, 0, t.arrow)
             n.element = self._build(t.element, None)
             return n
+        if kind == "map":
+            n = self._node(K_MAP, 0, t.arrow)
+            n.nfields = 2
+            n.fields = <JNode**>calloc(2, sizeof(JNode*))
+            if n.fields == NULL:
+                raise MemoryError()
+            n.fields[0] = self._node(K_STR, 0, pa.string())
+            n.fields[1] = self._build(t.element, None)
+            return n
         if kind != "struct":
-            raise _Unsupported(kind)  # a map: the caller's paths read it
+            raise _Unsupported(kind)
         n = self._node(K_STRUCT, 0, t.arrow)
         nf = len(t.fields)
         n.nfields = nf
@@ -1124,6 +1216,14 @@ cdef class Plan:
         if n.kind == K_STRUCT:
             children = [self._array(n.fields[i]) for i in range(n.nfields)]
             return pa.Array.from_buffers(t, n.count, [validity], children=children)
+        if n.kind == K_MAP:
+            entries = pa.StructArray.from_arrays(
+                [self._array(n.fields[0]), self._array(n.fields[1])],
+                fields=[t.key_field, t.item_field],
+            )
+            return pa.Array.from_buffers(
+                t, n.count, [validity, take_buffer(&n.offsets)], children=[entries]
+            )
         if n.kind == K_ARRAY:
             child = self._array(n.element)
             return pa.Array.from_buffers(
@@ -1281,7 +1381,8 @@ cdef class Plan:
 
 
 def plan(t, corrupt, bint timestamps, bint dates):
-    """The compiled reader of ``t`` (``decode._Type``, a struct), or None when it has a map.
+    """The compiled reader of ``t`` (``decode._Type``, a struct), or None when it has a type
+    not read here (none today: every type ``decode`` compiles is).
 
     Args:
         t: the struct read (fields ``kind``, ``arrow``, ``fields``, ``element``).

@@ -73,12 +73,12 @@ U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with S
 is not checked by the oracle.)
 
 Compiled path (when the optional extension :mod:`spark_kafka_py.formats.json._accel` is
-built, for a struct without maps anywhere in it; ``JsonDecoder(..., compiled=False)`` or
+built, maps included; ``JsonDecoder(..., compiled=False)`` or
 ``SPARK_KAFKA_PY_PURE=1`` turn it off): a schema-directed reader in Cython reads the batch's
 Arrow value buffers straight into the result's buffers, without the GIL. It accepts only
 documents it reads with certainty as the per-row path does (strict RFC 8259 JSON, an object
 at the top level and only whitespace after it, every schema field of its own JSON type and in
-range, no key given twice, timestamps ``yyyy-mm-ddThh:mm:ss[.f{1,6}]Z`` and dates
+range, no key given twice (in a map either), timestamps ``yyyy-mm-ddThh:mm:ss[.f{1,6}]Z`` and dates
 ``yyyy-mm-dd`` when no format is set; ``_accel.pyx`` lists it all) and declines every other
 one: the declined rows are decoded by the per-row path (in row order, with its modes,
 corrupt records and errors: accepted rows are never bad, so ``FAILFAST`` still raises for the
@@ -405,7 +405,7 @@ class JsonDecoder:
         # Arrow's ISO 8601 cast agrees with stringToTimestamp on _ISO_UTC strings only
         self._iso_cast = self._options.timestamp_format is None
         self._plan: Plan | None = None
-        if compiled and _ACCEL is not None and self._fast_ok:
+        if compiled and _ACCEL is not None:
             self._plan = _ACCEL.plan(
                 self._type,
                 self._corrupt,

@@ -37,6 +37,10 @@ def _array(element: object) -> dict[str, object]:
     return {"type": "array", "elementType": element, "containsNull": True}
 
 
+def _map(value: object) -> dict[str, object]:
+    return {"type": "map", "keyType": "string", "valueType": value, "valueContainsNull": True}
+
+
 #: Every leaf type, nested structs, arrays of leaves, of structs and of arrays, the corrupt
 #: record field.
 SCHEMA = _struct(
@@ -54,6 +58,9 @@ SCHEMA = _struct(
     _f("st", _struct(_f("x", "long"), _f("t", "timestamp"), _f("in", _struct(_f("y", "double"))))),
     _f("sa", _array(_struct(_f("x", "long"), _f("s", "string")))),
     _f("aa", _array(_array("string"))),
+    _f("m", _map("long")),
+    _f("ms", _map(_struct(_f("x", "long"), _f("s", "string")))),
+    _f("am", _array(_map("double"))),
     _f("_corrupt_record", "string"),
 )
 #: Without the corrupt-record field.
@@ -83,7 +90,10 @@ def _emit(value: object, rng: random.Random) -> str:
     if isinstance(value, list):
         return "[" + ws + ("," + ws).join(_emit(v, rng) for v in value) + ws + "]"
     assert isinstance(value, dict)
-    items = [f"{json.dumps(k)}{ws}:{ws}{_emit(v, rng)}" for k, v in value.items()]
+    items = [
+        f"{json.dumps(k, ensure_ascii=rng.random() < 0.5)}{ws}:{ws}{_emit(v, rng)}"
+        for k, v in value.items()
+    ]
     return "{" + ws + ("," + ws).join(items) + ws + "}"
 
 
@@ -203,6 +213,15 @@ def good_document(rng: random.Random, temporal: bool = True) -> str:
     maybe(
         "aa", lambda: [rng.choice([None, [], [_text(rng), None]]) for _ in range(rng.randint(0, 3))]
     )
+    maybe("m", lambda: {_text(rng): rng.choice([None, rng.randint(-9, 9)]) for _ in range(3)})
+    maybe(
+        "ms",
+        lambda: {
+            _text(rng): rng.choice([None, {}, {"x": 1, "s": _text(rng)}])
+            for _ in range(rng.randint(0, 3))
+        },
+    )
+    maybe("am", lambda: [rng.choice([None, {}, {"k": _double(rng)}]) for _ in range(2)])
     if rng.random() < 0.3:
         doc["zz"] = _unknown(rng)
     if rng.random() < 0.1:
@@ -356,6 +375,20 @@ DECLINED = [
     '{"dt": 19000}',
     '{"dt": "19000"}',
     '{"dt": "2024-01-02GMT"}',
+    '{"m": {"a": 1, "a": 2}}',  # maps: a name given twice
+    '{"m": {"a": 1, "b": 2, "\\u0061": 3}}',
+    '{"ms": {"a": {}, "a": null}}',
+    '{"m": {"a": "x"}}',  # a value of another type
+    '{"m": {"a": 1.5}}',
+    '{"m": []}',
+    '{"m": 5}',
+    '{"m": "{}"}',
+    '{"am": [{"a": "1"}]}',
+    '{"ms": {"a": 5}}',
+    '{"m": {"\\ud800": 1}}',  # a lone surrogate in a name
+    '{"m": {"a": 1,}}',
+    '{"m": {"a" 1}}',
+    '{"m": {' + ", ".join(f'"k{i}": {i}' for i in range(65)) + "}}",  # past MAX_MAP_ENTRIES
 ]
 #: Valid JSON whose bytes are not UTF-8 (binary input: the per-row path reads it with U+FFFD).
 INVALID_UTF8 = [
@@ -621,15 +654,10 @@ def test_options_agree(raw: dict[str, str], mode: str) -> None:
 
 def test_without_the_extension_or_with_compiled_false() -> None:
     assert not JsonDecoder(SCHEMA, compiled=False).compiled
-    with_map = _struct(
-        _f(
-            "m",
-            {"type": "map", "keyType": "string", "valueType": "long", "valueContainsNull": True},
-        )
-    )
-    decoder = JsonDecoder(with_map)
-    assert not decoder.compiled  # maps: the other paths
+    decoder = JsonDecoder(_struct(_f("m", _map("long"))))
+    assert decoder.compiled  # maps too
     assert decoder.decode(pa.array([b'{"m": {"a": 1}}'])).to_pylist() == [{"m": [("a", 1)]}]
+    assert decoder.compiled_rows == 1
 
 
 def test_the_extension_missing_leaves_the_other_paths(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -800,6 +828,19 @@ def test_strings_and_nesting_written_out() -> None:
     assert row["aa"] == [[], None, ["p", None]]
     assert row["st"] == {"x": None, "t": None, "in": {"y": None}}
     assert row["l"] is None and row["_corrupt_record"] is None
+
+
+def test_maps_written_out() -> None:
+    doc = (
+        '{"m": {"b": 2, "a\\n\\u00e9": null, "": 0}, "ms": {"k": {"s": "v"}, "n": null},'
+        ' "am": [{}, null, {"x": 1e2}]}'
+    )
+    decoder = JsonDecoder(SCHEMA)
+    row = decoder.decode(pa.array([doc.encode()])).to_pylist()[0]
+    assert decoder.compiled_rows == 1
+    assert row["m"] == [("b", 2), ("a\n\u00e9", None), ("", 0)]
+    assert row["ms"] == [("k", {"x": None, "s": "v"}), ("n", None)]
+    assert row["am"] == [[], None, [("x", 100.0)]]
 
 
 def test_null_empty_and_blank_values_are_null_rows() -> None:
