@@ -22,10 +22,10 @@ Accepted (RFC 8259 strict JSON, the top level an object, whitespace only after i
   and the exponent letter);
 - a schema field's value of its own JSON type: an integer token within the Spark type's range
   (``byte``, ``short``, ``integer``, ``long``); an integer or fractional token into
-  ``double`` (``strtod``, correctly rounded as Python's ``float()``; a result that is not
-  finite is declined) and ``float`` (the double, then ±inf past ``FLT_MAX`` as
-  ``decode._convert`` does, else the C cast, round to nearest as pyarrow's float32
-  conversion); ``true``/``false`` into ``boolean``; a string into ``string``; an object into
+  ``double`` (correctly rounded as Python's ``float()``: Clinger's exact fast path, else
+  ``strtod``, see :func:`double_value`; a result that is not finite is declined) and
+  ``float`` (the double, then ±inf past ``FLT_MAX`` as ``decode._convert`` does, else the C
+  cast, round to nearest as pyarrow's conversion of a Python float to float32); ``true``/``false`` into ``boolean``; a string into ``string``; an object into
   a struct; an array into an array; an object into a map (its entries in document order,
   the names with their escapes read; at most :data:`MAX_MAP_ENTRIES`, no name twice);
   ``null`` into anything (a null field);
@@ -53,6 +53,9 @@ Bounds: every read is checked against the value's end; the offsets are checked a
 data buffer (an inconsistent array is refused: :meth:`Plan.decode` returns None); memory grows
 with the output only (linear in the input); recursion is bounded by :data:`MAX_DEPTH`; a
 string or list column past 2 GiB (32-bit Arrow offsets) makes :meth:`Plan.decode` return None.
+The result's value, offset and string buffers are handed to Arrow without a copy; a plan
+keeps its other buffers from batch to batch up to 16 MiB each, and reads one batch at a time
+(a lock: a batch arriving meanwhile gets None, the caller's other paths).
 
 Type stub: ``_accel.pyi``.
 """
