@@ -546,6 +546,53 @@ for _k in range(23):
 cdef uint64_t MAX_EXACT_INT = 9007199254740992
 
 
+cdef extern from *:
+    """
+    #include <math.h>
+    /* m / 10**k (m > 0, 0 <= k <= 19) rounded to the nearest double, ties to even, by exact
+       128-bit integer division: 1 and *out, or 0 where the compiler has no 128-bit integers. */
+    static int skp_ratio_to_double(unsigned long long m, int k, double* out) {
+    #ifdef __SIZEOF_INT128__
+        static const unsigned long long tens[20] = {
+            1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+            100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+            10000000000000ULL, 100000000000000ULL, 1000000000000000ULL,
+            10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL,
+            10000000000000000000ULL};
+        unsigned long long d, mant;
+        unsigned __int128 num, den, q;
+        int lm, ld, s, sticky, half;
+        if (m == 0 || k < 0 || k > 19) return 0;
+        d = tens[k];
+        lm = 64 - __builtin_clzll(m);
+        ld = 64 - __builtin_clzll(d);
+        /* q = floor(m * 2**s / d) lies in [2**53, 2**55) */
+        s = 54 + ld - lm;
+        if (s > 64 || s < -64) return 0;
+        if (s >= 0) { num = (unsigned __int128)m << s; den = d; }
+        else { num = m; den = (unsigned __int128)d << (-s); }
+        q = num / den;
+        sticky = (num % den) != 0;
+        while (q >= ((unsigned __int128)1 << 54)) { sticky |= (int)(q & 1); q >>= 1; s -= 1; }
+        if (q < ((unsigned __int128)1 << 53)) return 0;
+        /* q's top 53 bits, then the round bit, then the sticky remainder */
+        mant = (unsigned long long)(q >> 1);
+        half = (int)(q & 1);
+        if (half && (sticky || (mant & 1))) {
+            mant += 1;
+            if (mant == (1ULL << 53)) { mant = 1ULL << 52; s -= 1; }
+        }
+        *out = ldexp((double)mant, 1 - s);
+        return 1;
+    #else
+        (void)m; (void)k; (void)out;
+        return 0;
+    #endif
+    }
+    """
+    int skp_ratio_to_double(uint64_t m, int k, double* out) noexcept nogil
+
+
 cdef int double_value(const uint8_t* p, Py_ssize_t start, Py_ssize_t end, double* out) noexcept nogil:
     """A number token (RFC 8259 grammar, checked) as a double, correctly rounded as Python's
     ``float()``:
@@ -555,6 +602,10 @@ cdef int double_value(const uint8_t* p, Py_ssize_t start, Py_ssize_t end, double
       digits) is within ±22: ``m * 10**e`` or ``m / 10**-e``, one IEEE operation on two
       exact doubles, hence correctly rounded (Clinger's fast path, "How to read floating
       point numbers accurately", PLDI 1990);
+    - else, when ``m`` has at most 19 digits and ``-19 <= e <= 0``: ``m / 10**-e`` by exact
+      128-bit integer division, rounded to nearest, ties to even, by its remainder
+      (``skp_ratio_to_double``; compilers with ``__int128``), as Python's repr of a double
+      has 17 significant digits, past Clinger's ``2**53``;
     - otherwise C's ``strtod`` on a NUL-terminated copy (glibc's is correctly rounded); all
       of the token must be read (a locale whose decimal point is not ``.`` reads less:
       declined).
@@ -603,14 +654,18 @@ cdef int double_value(const uint8_t* p, Py_ssize_t start, Py_ssize_t end, double
             exp_part = exp_part * 10 + (p[i] - 48)
             i += 1
         e += -exp_part if exp_negative else exp_part
-    if ndigits <= 19 and i == end and m <= MAX_EXACT_INT and -22 <= e <= 22:
-        x = <double>m
-        if e >= 0:
-            x = x * EXACT_TENS[e]
-        else:
-            x = x / EXACT_TENS[-e]
-        out[0] = -x if negative else x
-        return R_OK
+    if ndigits <= 19 and i == end:
+        if m <= MAX_EXACT_INT and -22 <= e <= 22:
+            x = <double>m
+            if e >= 0:
+                x = x * EXACT_TENS[e]
+            else:
+                x = x / EXACT_TENS[-e]
+            out[0] = -x if negative else x
+            return R_OK
+        if -19 <= e <= 0 and skp_ratio_to_double(m, <int>-e, &x):
+            out[0] = -x if negative else x
+            return R_OK
     memcpy(buf, p + start, size)
     buf[size] = 0
     x = strtod(buf, &stop)

@@ -697,6 +697,19 @@ DOUBLES = [
     ("8.98846567431158e307", 8.98846567431158e307),
     ("3.0e-5", 3e-05),
     ("0.000000000000000000000000000001", 1e-30),
+    # 17 to 19 digits (past 2**53): the exact 128-bit division
+    ("0.12345678901234567", 0.12345678901234566),
+    ("1234567890123456789", 1.2345678901234568e18),
+    ("9999999999999999999", 1e19),
+    ("0.9999999999999999999", 1.0),
+    ("4503599627370496.5", 4503599627370496.0),  # halfway: ties to even (down)
+    ("4503599627370497.5", 4503599627370498.0),  # halfway: ties to even (up)
+    ("-4503599627370497.5", -4503599627370498.0),
+    ("9007199254740993.0", 9007199254740992.0),
+    ("9007199254740993.00001", 9007199254740994.0),  # just past halfway: up
+    ("18014398509481985", 18014398509481984.0),  # 2**54 + 1: ties to even (down)
+    ("18014398509481987", 18014398509481988.0),
+    ("0.0000000000000000001", 1e-19),
 ]
 
 #: (token, the float32 value as a double): the double, then ±inf past FLT_MAX, else rounded
@@ -732,6 +745,29 @@ def test_doubles(token: str, value: float) -> None:
     assert decoder.compiled_rows == 1
     assert isinstance(got, float) and got == value
     assert math.copysign(1.0, got) == math.copysign(1.0, value)
+
+
+def test_random_number_tokens_round_as_python() -> None:
+    """Tokens of 1 to 19 digits, some exactly halfway between two doubles (odd multiples of
+    2**-k written in decimal), against Python's ``float()``."""
+    rng = random.Random(13)
+    tokens = []
+    for _ in range(20_000):
+        if rng.random() < 0.3:
+            k = rng.randint(1, 5)
+            digits = str((rng.randint(2**52, 2**56) | 1) * 5**k)[:19]
+        else:
+            n = rng.randint(1, 19)
+            digits = str(rng.randint(10 ** (n - 1) if n > 1 else 0, 10**n - 1))
+        k = rng.randint(0, len(digits))
+        whole = digits[: len(digits) - k].lstrip("0") or "0"
+        token = whole + ("." + digits[len(digits) - k :] if k else "")
+        tokens.append(rng.choice(["", "-"]) + token)
+    decoder = JsonDecoder(PLAIN)
+    values = pa.array([f'{{"d": {t}}}'.encode() for t in tokens])
+    got = decoder.decode(values).field("d").to_pylist()
+    assert decoder.compiled_rows == len(tokens)
+    assert [repr(x) for x in got] == [repr(float(t)) for t in tokens]
 
 
 @pytest.mark.parametrize(("token", "value"), FLOATS)
