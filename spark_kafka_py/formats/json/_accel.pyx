@@ -194,10 +194,11 @@ cdef class Owned:
         pass
 
 
-cdef object take_buffer(CBuf* b):
+cdef object take_buffer(CBuf* b, Py_ssize_t* hint):
     """The bytes in use as a ``pyarrow.Buffer`` without a copy: the memory is handed over
-    (``b`` is then empty, without memory)."""
+    (``b`` is then empty, without memory; ``hint[0]``: the size it had)."""
     cdef Owned owned = Owned.__new__(Owned)
+    hint[0] = b.size
     owned.data = b.data
     owned.size = b.size
     b.data = NULL
@@ -220,6 +221,7 @@ cdef struct JNode:
     uint8_t* seen          # fields met in the object being read (a key given twice: declined)
     JNode* element
     Py_ssize_t count       # rows (slots) written
+    bint row_slot          # one slot per row: the root and the struct fields below it
     CBuf valid             # one byte per slot
     CBuf data              # fixed-width values (booleans one byte each)
     CBuf offsets           # int32, count + 1 of them (strings, lists)
@@ -230,12 +232,15 @@ cdef struct JNode:
     Py_ssize_t s_data
     Py_ssize_t s_offsets
     Py_ssize_t s_chars
+    # sizes of the last batch's data, offsets and strings (handed over to Arrow): the next
+    # batch reserves as much at once instead of growing from nothing
+    Py_ssize_t h_data
+    Py_ssize_t h_offsets
+    Py_ssize_t h_chars
 
 
-cdef int append_null(JNode* n) noexcept nogil:
-    """A null slot at the end of ``n`` (a struct: a null slot in each child, as Arrow's struct
-    children have one slot per struct slot); reading a value then fills it in."""
-    cdef Py_ssize_t i
+cdef inline int append_one(JNode* n) noexcept nogil:
+    """A null slot at the end of ``n`` itself (a struct's children not touched)."""
     cdef int32_t last
     if reserve(&n.valid, 1):
         return R_NOMEM
@@ -243,9 +248,6 @@ cdef int append_null(JNode* n) noexcept nogil:
     n.valid.size += 1
     n.count += 1
     if n.kind == K_STRUCT:
-        for i in range(n.nfields):
-            if append_null(n.fields[i]):
-                return R_NOMEM
         return R_OK
     if n.kind == K_ARRAY or n.kind == K_STR or n.kind == K_CORRUPT or n.kind == K_MAP:
         last = (<int32_t*>(n.offsets.data + n.offsets.size - 4))[0]
@@ -265,6 +267,19 @@ cdef int append_null(JNode* n) noexcept nogil:
     return R_OK
 
 
+cdef int append_null(JNode* n) noexcept nogil:
+    """A null slot at the end of ``n`` (a struct: a null slot in each child, as Arrow's struct
+    children have one slot per struct slot); reading a value then fills it in."""
+    cdef Py_ssize_t i
+    if append_one(n):
+        return R_NOMEM
+    if n.kind == K_STRUCT:
+        for i in range(n.nfields):
+            if append_null(n.fields[i]):
+                return R_NOMEM
+    return R_OK
+
+
 cdef inline void set_valid(JNode* n) noexcept nogil:
     n.valid.data[n.count - 1] = 1
 
@@ -274,7 +289,12 @@ cdef inline void set_end_offset(JNode* n, int32_t end) noexcept nogil:
 
 
 cdef int reset_node(JNode* n) noexcept nogil:
-    """``n`` emptied for a batch (strings and lists: their first offset, 0)."""
+    """``n`` emptied for a batch (strings and lists: their first offset, 0), with the room
+    the last batch used reserved (at most :data:`RETAINED` bytes a buffer)."""
+    if reserve(&n.data, min(n.h_data, RETAINED)) or reserve(&n.chars, min(n.h_chars, RETAINED)):
+        return R_NOMEM
+    if reserve(&n.offsets, min(n.h_offsets, RETAINED)):
+        return R_NOMEM
     n.count = 0
     n.valid.size = 0
     n.data.size = 0
@@ -1280,22 +1300,22 @@ cdef class Plan:
                 fields=[t.key_field, t.item_field],
             )
             return pa.Array.from_buffers(
-                t, n.count, [validity, take_buffer(&n.offsets)], children=[entries]
+                t, n.count, [validity, take_buffer(&n.offsets, &n.h_offsets)], children=[entries]
             )
         if n.kind == K_ARRAY:
             child = self._array(n.element)
             return pa.Array.from_buffers(
-                t, n.count, [validity, take_buffer(&n.offsets)], children=[child]
+                t, n.count, [validity, take_buffer(&n.offsets, &n.h_offsets)], children=[child]
             )
         if n.kind == K_STR or n.kind == K_CORRUPT:
             return pa.Array.from_buffers(
-                t, n.count, [validity, take_buffer(&n.offsets), take_buffer(&n.chars)]
+                t, n.count, [validity, take_buffer(&n.offsets, &n.h_offsets), take_buffer(&n.chars, &n.h_chars)]
             )
         if n.kind == K_BOOL:
             return pa.Array.from_buffers(
                 t, n.count, [validity, pa.py_buffer(bitmap_bytes(n.data.data, n.count))]
             )
-        return pa.Array.from_buffers(t, n.count, [validity, take_buffer(&n.data)])
+        return pa.Array.from_buffers(t, n.count, [validity, take_buffer(&n.data, &n.h_data)])
 
     def decode(self, values, Py_ssize_t max_declined):
         """Read a batch: ``values`` one JSON document per value (``binary``, ``string``,
@@ -1370,6 +1390,8 @@ cdef class Plan:
                 if start < 0 or end < start or end > data_size:
                     rc = R_BADINPUT
                     break
+                # each node's sizes saved (a declined document is undone), and a null slot
+                # in the nodes with one per row (append_null(root), unrolled)
                 for k in range(self.n_nodes):
                     node = self.nodes[k]
                     node.s_count = node.count
@@ -1377,7 +1399,10 @@ cdef class Plan:
                     node.s_data = node.data.size
                     node.s_offsets = node.offsets.size
                     node.s_chars = node.chars.size
-                rc = append_null(self.root)
+                    if node.row_slot:
+                        rc = append_one(node)
+                        if rc:
+                            break
                 if rc:
                     break
                 cur.pos = start
@@ -1438,6 +1463,15 @@ cdef class Plan:
         return array, declined, pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(order)])
 
 
+cdef void mark_row_slots(JNode* n) noexcept nogil:
+    """``row_slot`` for ``n`` and, through struct fields only, the nodes below it."""
+    cdef Py_ssize_t i
+    n.row_slot = True
+    if n.kind == K_STRUCT:
+        for i in range(n.nfields):
+            mark_row_slots(n.fields[i])
+
+
 def plan(t, corrupt, bint timestamps, bint dates):
     """The compiled reader of ``t`` (``decode._Type``, a struct), or None when it has a type
     not read here (none today: every type ``decode`` compiles is).
@@ -1456,6 +1490,7 @@ def plan(t, corrupt, bint timestamps, bint dates):
         return None
     if p.root.kind != K_STRUCT:
         return None
+    mark_row_slots(p.root)
     p.ts_ok = timestamps
     p.date_ok = dates
     return p
