@@ -53,9 +53,10 @@ Bounds: every read is checked against the value's end; the offsets are checked a
 data buffer (an inconsistent array is refused: :meth:`Plan.decode` returns None); memory grows
 with the output only (linear in the input); recursion is bounded by :data:`MAX_DEPTH`; a
 string or list column past 2 GiB (32-bit Arrow offsets) makes :meth:`Plan.decode` return None.
-The result's value, offset and string buffers are handed to Arrow without a copy; a plan
-keeps its other buffers from batch to batch up to 16 MiB each, and reads one batch at a time
-(a lock: a batch arriving meanwhile gets None, the caller's other paths).
+The result's value, offset and string buffers are handed to Arrow without a copy; the rest is
+freed after each batch (a plan holds no memory between batches but its compiled type), and a
+plan reads one batch at a time (a lock: a batch arriving meanwhile gets None, the caller's
+other paths).
 
 Type stub: ``_accel.pyi``.
 """
@@ -88,8 +89,8 @@ DEF INT32_MAX = 2147483647
 #: entries before it); a larger object is declined.
 MAX_MAP_ENTRIES = 64
 DEF C_MAX_MAP_ENTRIES = 64
-#: A plan's buffers past this (bytes) are freed after each batch; smaller ones are kept.
-DEF RETAINED = 16777216
+#: A batch's buffers start with the room the last batch used, up to this (bytes) each.
+DEF RESERVED = 16777216
 cdef extern from "<stdint.h>":
     const int64_t INT64_MIN
     const int64_t INT64_MAX
@@ -234,6 +235,7 @@ cdef struct JNode:
     Py_ssize_t s_chars
     # sizes of the last batch's data, offsets and strings (handed over to Arrow): the next
     # batch reserves as much at once instead of growing from nothing
+    Py_ssize_t h_valid
     Py_ssize_t h_data
     Py_ssize_t h_offsets
     Py_ssize_t h_chars
@@ -290,10 +292,10 @@ cdef inline void set_end_offset(JNode* n, int32_t end) noexcept nogil:
 
 cdef int reset_node(JNode* n) noexcept nogil:
     """``n`` emptied for a batch (strings and lists: their first offset, 0), with the room
-    the last batch used reserved (at most :data:`RETAINED` bytes a buffer)."""
-    if reserve(&n.data, min(n.h_data, RETAINED)) or reserve(&n.chars, min(n.h_chars, RETAINED)):
+    the last batch used reserved (at most :data:`RESERVED` bytes a buffer)."""
+    if reserve(&n.data, min(n.h_data, RESERVED)) or reserve(&n.chars, min(n.h_chars, RESERVED)):
         return R_NOMEM
-    if reserve(&n.offsets, min(n.h_offsets, RETAINED)):
+    if reserve(&n.offsets, min(n.h_offsets, RESERVED)) or reserve(&n.valid, min(n.h_valid, RESERVED)):
         return R_NOMEM
     n.count = 0
     n.valid.size = 0
@@ -305,21 +307,23 @@ cdef int reset_node(JNode* n) noexcept nogil:
     return R_OK
 
 
-cdef inline void release(CBuf* b) noexcept nogil:
-    """``b``'s memory freed when it is past :data:`RETAINED` (a plan keeps smaller buffers
-    from batch to batch)."""
-    if b.cap > RETAINED:
-        free(b.data)
-        b.data = NULL
-        b.cap = 0
-        b.size = 0
+cdef inline void release(CBuf* b, Py_ssize_t* hint) noexcept nogil:
+    """``b``'s memory freed (``hint[0]``: the size it held, when it held memory)."""
+    if b.data != NULL:
+        hint[0] = b.size
+    free(b.data)
+    b.data = NULL
+    b.cap = 0
+    b.size = 0
 
 
-cdef void release_large(JNode* n) noexcept nogil:
-    release(&n.valid)
-    release(&n.data)
-    release(&n.chars)
-    release(&n.offsets)
+cdef void release_node(JNode* n) noexcept nogil:
+    """Everything ``n`` holds freed after a batch (a plan holds no batch's memory between
+    batches: a decoder cached per schema costs its plan only)."""
+    release(&n.valid, &n.h_valid)
+    release(&n.data, &n.h_data)
+    release(&n.chars, &n.h_chars)
+    release(&n.offsets, &n.h_offsets)
 
 
 cdef void free_node(JNode* n) noexcept nogil:
@@ -1333,11 +1337,16 @@ cdef class Plan:
         Raises:
             MemoryError: malloc failed.
         """
+        cdef Py_ssize_t k
+        cdef Py_ssize_t unused
         if not self._lock.acquire(blocking=False):
             return None
         try:
             return self._decode(values, max_declined)
         finally:
+            for k in range(self.n_nodes):
+                release_node(self.nodes[k])
+            release(&self.declined, &unused)
             self._lock.release()
 
     cdef object _decode(self, values, Py_ssize_t max_declined):
@@ -1444,8 +1453,6 @@ cdef class Plan:
         array = self._array(self.root)
         ndeclined = self.declined.size // 8
         declined = [(<int64_t*>self.declined.data)[k] for k in range(ndeclined)]
-        for k in range(self.n_nodes):
-            release_large(self.nodes[k])
         if ndeclined == 0:
             return array, declined, None
         # ``take`` indices over ``array`` followed by the declined rows' own decoding: row i
@@ -1456,10 +1463,6 @@ cdef class Plan:
             positions[row] = row
         for k in range(ndeclined):
             positions[(<int64_t*>self.declined.data)[k]] = n + k
-        if self.declined.cap > RETAINED:
-            free(self.declined.data)
-            self.declined.data = NULL
-            self.declined.cap = 0
         return array, declined, pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(order)])
 
 

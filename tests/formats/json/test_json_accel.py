@@ -937,8 +937,8 @@ def test_a_large_batch_with_large_values() -> None:
 
 
 def test_results_stay_intact_when_the_decoder_reads_again() -> None:
-    """The arrays of a batch own their memory: the next batches (small, then past the
-    buffers a plan keeps, then small again) do not change them."""
+    """The arrays of a batch own their memory: the next batches (small, then past the room
+    a batch reserves from the last one, then small again) do not change them."""
     decoder = JsonDecoder(SCHEMA, mode="PERMISSIVE")
     reference = JsonDecoder(SCHEMA, mode="PERMISSIVE", compiled=False)
     first_docs = _accepted(41, 40)
