@@ -73,17 +73,18 @@ U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with S
 is not checked by the oracle.)
 
 Compiled path (when the optional extension :mod:`spark_kafka_py.formats.json._accel` is
-built, maps included; ``JsonDecoder(..., compiled=False)`` or
-``SPARK_KAFKA_PY_PURE=1`` turn it off): a schema-directed reader in Cython reads the batch's
-Arrow value buffers straight into the result's buffers, without the GIL. It accepts only
-documents it reads with certainty as the per-row path does (strict RFC 8259 JSON, an object
-at the top level and only whitespace after it, every schema field of its own JSON type and in
-range, no key given twice (in a map either), timestamps ``yyyy-mm-ddThh:mm:ss[.f{1,6}]Z`` and dates
+built; maps included; ``JsonDecoder(..., compiled=False)`` or ``SPARK_KAFKA_PY_PURE=1`` turn
+it off): a schema-directed reader in Cython reads the batch's Arrow value buffers straight
+into the result's buffers, without the GIL. It accepts only documents it reads with
+certainty as the per-row path does (strict RFC 8259 JSON, an object at the top level and
+only whitespace after it, every schema field of its own JSON type and in range, no key given
+twice, in a map either, timestamps ``yyyy-mm-ddThh:mm:ss[.f{1,6}]Z`` and dates
 ``yyyy-mm-dd`` when no format is set; ``_accel.pyx`` lists it all) and declines every other
 one: the declined rows are decoded by the per-row path (in row order, with its modes,
 corrupt records and errors: accepted rows are never bad, so ``FAILFAST`` still raises for the
 first bad row) and put back in place. A batch with more than 1/8 of its rows declined goes
-whole to the paths below. ``compiled_rows`` and ``declined_rows`` count the rows.
+whole to the paths below. ``compiled_rows`` and ``declined_rows`` count the rows
+(``tests/formats/json/test_json_accel.py`` compares both paths).
 
 Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
 maps): when every non-empty document of the batch is a single line that starts with
