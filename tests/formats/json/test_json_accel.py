@@ -970,3 +970,22 @@ def test_empty_and_all_null_batches() -> None:
         assert out.type == decoder.arrow_type
         assert out.to_pylist() == rows
     assert decoder.compiled_batches == 5
+
+
+def test_failfast_raises_for_the_first_bad_row_among_declined_ones() -> None:
+    good = _accepted(51, 40)
+    docs = [*good[:20], '{"l": 1} x', *good[20:22], '{"l": "y"}', good[22], '{"l": 1.5}']
+    decoder = JsonDecoder(SCHEMA, mode="FAILFAST")
+    with pytest.raises(JsonDecodeError) as raised:
+        decoder.decode(pa.array([d.encode() for d in docs]))
+    assert raised.value.index == 23  # '{"l": 1} x' (row 20) is declined but good
+    assert "expected long at /l" in raised.value.reason
+    assert (decoder.compiled_rows, decoder.declined_rows) == (len(docs) - 3, 3)
+    errors: list[int] = []
+    permissive = JsonDecoder(SCHEMA, mode="PERMISSIVE")
+    out = permissive.decode(pa.array(docs), on_error=lambda e: errors.append(e.index))
+    assert errors == [23, 25]
+    rows = out.cast(_integers(out.type)).to_pylist()
+    assert rows[20]["l"] == 1 and rows[20]["_corrupt_record"] is None
+    assert rows[23]["l"] is None and rows[23]["_corrupt_record"] == '{"l": "y"}'
+    assert rows[25]["_corrupt_record"] == '{"l": 1.5}'
