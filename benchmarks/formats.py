@@ -343,46 +343,42 @@ def _time(
 
 
 def bench_json_decode(
-    records: int, repeat: int = 1, log: Callable[[str], None] = lambda m: None
+    records: int,
+    repeat: int = 1,
+    log: Callable[[str], None] = lambda m: None,
+    *,
+    compiled: bool = True,
 ) -> list[FormatResult]:
     """The JSON decoders alone over the same ``records`` documents: ours
-    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts) by its
-    compiled path (``formats/json/_accel.pyx``, when built) and by pyarrow's reader
-    (``compiled=False``), and the Python route (:func:`json_python_route` over the list of
-    bytes).
+    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts) and
+    the Python route (:func:`json_python_route` over the list of bytes). Ours runs its
+    compiled path (``formats/json/_accel.pyx``) when it is built, else, or with
+    ``compiled=False``, pyarrow's reader; the row's name says which (``python3 -c "from
+    benchmarks.formats import bench_json_decode as b; b(200_000, 3, print, compiled=False)"``
+    times pyarrow's reader).
 
     Raises:
-        SystemExit: the arrays differ on the first :data:`CHECKED` values, or a route of ours
-            did not decode the batch by its own path.
+        SystemExit: the arrays differ on the first :data:`CHECKED` values, or ours did not
+            decode them by the path its name says.
     """
     from spark_kafka_py.formats.json.decode import JsonDecoder
 
     values = json_values(records)
-    compiled = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST")
-    pyarrow_reader = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST", compiled=False)
-    python = json_python_route(compiled.arrow_type)
-    compiled_name = "pykafka JsonDecoder (compiled)"
-    pyarrow_name = "pykafka JsonDecoder (pyarrow reader)"
-    python_name = "json.loads + pa.array"
+    decoder = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST", compiled=compiled)
+    python = json_python_route(decoder.arrow_type)
+    path = "compiled" if decoder.compiled else "pyarrow reader"
+    ours_name, python_name = f"pykafka JsonDecoder ({path})", "json.loads + pa.array"
     head = values[:CHECKED]
-    expected = python(head)
-    ours = [(pyarrow_name, pyarrow_reader)]
-    if compiled.compiled:
-        ours.insert(0, (compiled_name, compiled))
-    for name, decoder in ours:
-        if not decoder.decode(pa.array(head, pa.binary())).equals(expected):
-            raise SystemExit(f"JSON decode alone: {name} and the Python route differ")
-    if compiled.compiled and (compiled.compiled_batches, compiled.declined_rows) != (1, 0):
-        raise SystemExit("JSON decode alone: the compiled path declined documents")
-    if pyarrow_reader.fast_batches != 1:
-        raise SystemExit("JSON decode alone: pyarrow's reader did not take the batch")
-    column = pa.array(values, pa.binary())
+    if not decoder.decode(pa.array(head, pa.binary())).equals(python(head)):
+        raise SystemExit("JSON decode alone: ours and the Python route differ")
+    took = (decoder.compiled_batches, decoder.declined_rows) if decoder.compiled else None
+    if took not in (None, (1, 0)) or decoder.fast_batches != 1:
+        raise SystemExit(f"JSON decode alone: ours did not decode by its {path}")
     systems: list[tuple[str, Callable[[Any], pa.Array]]] = [
-        (name, decoder.decode) for name, decoder in ours
+        (ours_name, decoder.decode),
+        (python_name, python),
     ]
-    systems.append((python_name, python))
-    inputs = {name: column for name, _ in ours}
-    inputs[python_name] = values
+    inputs = {ours_name: pa.array(values, pa.binary()), python_name: values}
     return _time(systems, inputs, records, repeat, log)
 
 
