@@ -220,6 +220,7 @@ cdef struct JNode:
     const char** names     # UTF-8, kept alive by Plan._keep
     Py_ssize_t* name_lens  # -1: never matched (the corrupt-record field)
     uint8_t* seen          # fields met in the object being read (a key given twice: declined)
+    uint8_t* plain         # a name without '"', '\\' or control characters (matched in place)
     JNode* element
     Py_ssize_t count       # rows (slots) written
     bint row_slot          # one slot per row: the root and the struct fields below it
@@ -331,6 +332,7 @@ cdef void free_node(JNode* n) noexcept nogil:
     free(n.names)
     free(n.name_lens)
     free(n.seen)
+    free(n.plain)
     free(n.valid.data)
     free(n.data.data)
     free(n.offsets.data)
@@ -995,7 +997,7 @@ cdef int parse_struct(Cur* c, JNode* n, int depth) noexcept nogil:
     """An object at ``c.pos`` into ``n``'s last (null) slot, whose children's last slots
     are null already; ``depth`` is its own nesting."""
     cdef Py_ssize_t hint = 0
-    cdef Py_ssize_t kstart, i, f
+    cdef Py_ssize_t kstart, i, f, size
     cdef uint8_t ch
     cdef int rc
     if depth > C_MAX_DEPTH:
@@ -1012,23 +1014,32 @@ cdef int parse_struct(Cur* c, JNode* n, int depth) noexcept nogil:
         if c.pos >= c.end or c.p[c.pos] != 34:
             return R_DECLINE
         kstart = c.pos + 1
-        i = kstart
-        while i < c.end:
-            ch = c.p[i]
-            if ch == 34:
-                break
-            if ch == 92 or ch < 0x20:
-                return R_DECLINE  # a name with an escape (or a control character)
-            i += 1
-        if i >= c.end:
-            return R_DECLINE
+        f = hint
+        size = n.name_lens[f]
+        if (n.plain[f] and kstart + size < c.end and c.p[kstart + size] == 34
+                and same_bytes(<const uint8_t*>n.names[f], c.p + kstart, size)):
+            # the expected field's name, then a quote: as the name has no quote, backslash
+            # or control character, the name read below would be this one
+            i = kstart + size
+            hint = f + 1 if f + 1 < n.nfields else 0
+        else:
+            i = kstart
+            while i < c.end:
+                ch = c.p[i]
+                if ch == 34:
+                    break
+                if ch == 92 or ch < 0x20:
+                    return R_DECLINE  # a name with an escape (or a control character)
+                i += 1
+            if i >= c.end:
+                return R_DECLINE
+            f = find_field(n, c.p + kstart, i - kstart, &hint)
         c.pos = i + 1
         skip_ws(c)
         if c.pos >= c.end or c.p[c.pos] != 58:
             return R_DECLINE
         c.pos += 1
         skip_ws(c)
-        f = find_field(n, c.p + kstart, i - kstart, &hint)
         if f >= 0:
             if n.seen[f]:
                 return R_DECLINE  # given twice
@@ -1276,7 +1287,9 @@ cdef class Plan:
         n.names = <const char**>calloc(nf + 1, sizeof(char*))
         n.name_lens = <Py_ssize_t*>calloc(nf + 1, sizeof(Py_ssize_t))
         n.seen = <uint8_t*>calloc(nf + 1, 1)
-        if n.fields == NULL or n.names == NULL or n.name_lens == NULL or n.seen == NULL:
+        n.plain = <uint8_t*>calloc(nf + 1, 1)
+        if (n.fields == NULL or n.names == NULL or n.name_lens == NULL or n.seen == NULL
+                or n.plain == NULL):
             raise MemoryError()
         for i, (field_name, field_type) in enumerate(t.fields):
             name = field_name.encode("utf-8", "surrogatepass")
@@ -1288,6 +1301,7 @@ cdef class Plan:
             else:
                 n.fields[i] = self._build(field_type, None)
                 n.name_lens[i] = len(name)
+                n.plain[i] = all(b >= 0x20 and b not in b'"\\' for b in name)
         return n
 
     cdef object _array(self, JNode* n):

@@ -989,3 +989,34 @@ def test_failfast_raises_for_the_first_bad_row_among_declined_ones() -> None:
     assert rows[20]["l"] == 1 and rows[20]["_corrupt_record"] is None
     assert rows[23]["l"] is None and rows[23]["_corrupt_record"] == '{"l": "y"}'
     assert rows[25]["_corrupt_record"] == '{"l": 1.5}'
+
+
+def test_odd_field_names_and_an_empty_struct() -> None:
+    """Names with a quote, a backslash, a control character, non-ASCII, empty, a prefix of
+    another; a struct without fields: read as the per-row path reads them."""
+    schema = _struct(
+        _f('a"b', "long"),
+        _f("a\\b", "long"),
+        _f("a\tb", "long"),
+        _f("\u00e9", "long"),
+        _f("", "long"),
+        _f("a", "long"),
+        _f("ab", "long"),
+        _f("e", _struct()),
+    )
+    docs: list[str | None] = [
+        '{"a": 1, "ab": 2, "": 3, "\u00e9": 4, "e": {}}',
+        '{"ab": 2, "a": 1, "e": {"x": 1}}',
+        '{"a\\"b": 5}',
+        '{"a\\\\b": 6}',
+        '{"a\\tb": 7}',
+        '{"a"b": 8}',
+        '{"\\u00e9": 9}',
+        '{"e": 1}',
+        '{"e": null, "a": null}',
+    ]
+    for doc in docs:
+        _agree([doc], schema=schema)
+        _agree([doc], schema=schema, mode="FAILFAST")
+    compiled = _agree([docs[0]] * 8 + [docs[1]], schema=schema)
+    assert compiled.compiled_rows == 9
