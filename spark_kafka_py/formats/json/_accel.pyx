@@ -67,7 +67,7 @@ from libc.float cimport FLT_MAX
 from libc.math cimport INFINITY, copysign, fabs, isfinite
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, realloc, strtod
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy
 
 import threading
 
@@ -1352,7 +1352,7 @@ cdef class Plan:
             MemoryError: malloc failed.
         """
         cdef Py_ssize_t k
-        cdef Py_ssize_t unused
+        cdef Py_ssize_t unused = 0
         if not self._lock.acquire(blocking=False):
             return None
         try:
@@ -1368,7 +1368,7 @@ cdef class Plan:
         cdef const uint8_t* offs
         cdef const uint8_t* data
         cdef Py_ssize_t data_size, n, offset, row, start, end, k, ndeclined
-        cdef bint large, binary
+        cdef bint large
         cdef Cur cur
         cdef JNode* node
         cdef int rc = R_OK
@@ -1380,7 +1380,6 @@ cdef class Plan:
             large = True
         else:
             return None
-        binary = pa.types.is_binary(vt) or pa.types.is_large_binary(vt)
         buffers = values.buffers()
         n = len(values)
         offset = values.offset
