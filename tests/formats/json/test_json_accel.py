@@ -1020,3 +1020,27 @@ def test_odd_field_names_and_an_empty_struct() -> None:
         _agree([doc], schema=schema, mode="FAILFAST")
     compiled = _agree([docs[0]] * 8 + [docs[1]], schema=schema)
     assert compiled.compiled_rows == 9
+
+
+def test_one_decoder_from_several_threads() -> None:
+    """A plan reads one batch at a time: a batch arriving meanwhile takes the other paths;
+    every thread gets the right rows."""
+    import threading
+
+    docs = _accepted(61, 100) * 10
+    values = pa.array([d.encode() for d in docs])
+    want = _rows(JsonDecoder(SCHEMA, mode="PERMISSIVE", compiled=False)._slow(values, None))
+    decoder = JsonDecoder(SCHEMA, mode="PERMISSIVE")
+    results: list[list[object]] = []
+
+    def run() -> None:
+        for _ in range(3):
+            results.append(_rows(decoder.decode(values)))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 12 and all(r == want for r in results)
+    assert decoder.compiled_batches >= 1
