@@ -1044,3 +1044,45 @@ def test_one_decoder_from_several_threads() -> None:
         t.join()
     assert len(results) == 12 and all(r == want for r in results)
     assert decoder.compiled_batches >= 1
+
+
+def _any_value(rng: random.Random, depth: int = 0) -> object:
+    """Any JSON value, names from the schema's among others (so types clash everywhere)."""
+    keys = ["l", "i", "d", "f", "bo", "s", "t", "dt", "arr", "st", "sa", "aa", "m", "ms", "x"]
+    r = rng.random()
+    if depth < 3 and r < 0.15:
+        return [_any_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    if depth < 3 and r < 0.3:
+        return {rng.choice(keys): _any_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return rng.choice(
+        [
+            None,
+            True,
+            rng.randint(-(2**64), 2**64),
+            rng.randint(-200, 200),
+            _double(rng),
+            _text(rng),
+            _timestamp(rng),
+            _date(rng),
+            Raw("1e5"),
+            Raw("-0"),
+            Raw("1.0"),
+        ]
+    )
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "FAILFAST"])
+def test_values_of_any_type_in_any_field_agree(mode: str) -> None:
+    rng = random.Random(17)
+    keys = [f["name"] for f in SCHEMA["fields"]] + ["x", "zz"]  # type: ignore[index]
+    accepted = 0
+    for _ in range(20):
+        docs: list[str | None] = [
+            _emit({k: _any_value(rng) for k in rng.sample(keys, rng.randint(0, 5))}, rng)
+            for _ in range(60)
+        ]
+        for doc in docs[:10]:
+            # alone: the compiled path or, declined, the others
+            accepted += _agree([doc], mode=mode).compiled_rows
+        _agree(docs, mode=mode)
+    assert accepted > 20
