@@ -1389,6 +1389,8 @@ cdef class Plan:
         data_size = 0 if buffers[2] is None else buffers[2].size
         if n and (buffers[1] is None or buffers[1].size < (offset + n + 1) * (8 if large else 4)):
             return None
+        if valid_bits != NULL and buffers[0].size * 8 < offset + n:
+            return None
         for k in range(self.n_nodes):
             if reset_node(self.nodes[k]):
                 raise MemoryError()
