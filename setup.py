@@ -1,8 +1,9 @@
 """Build glue for the optional accelerated record decoder (``spark_kafka_py.records._accel``),
 Avro decoder (``spark_kafka_py.formats.avro._accel``), Avro encoder
 (``spark_kafka_py.formats.avro._encode_accel``), Protobuf decoder
-(``spark_kafka_py.formats.protobuf._accel``) and Protobuf encoder
-(``spark_kafka_py.formats.protobuf._encode_accel``).
+(``spark_kafka_py.formats.protobuf._accel``), Protobuf encoder
+(``spark_kafka_py.formats.protobuf._encode_accel``) and JSON decoder
+(``spark_kafka_py.formats.json._accel``).
 
 Everything else is in ``pyproject.toml``. The extension is optional: when Cython is missing,
 or compiling fails (no C compiler), the build goes on without it and the package runs on the
@@ -36,6 +37,9 @@ _PROTOBUF_PYX = "spark_kafka_py/formats/protobuf/_accel.pyx"
 #: The accelerated Protobuf encoder (``spark_kafka_py.formats.protobuf._encode_accel``),
 #: optional the same way: without it ``ProtobufEncoder`` runs its pure-Python plan.
 _PROTOBUF_ENCODE_PYX = "spark_kafka_py/formats/protobuf/_encode_accel.pyx"
+#: The compiled JSON decoder (``spark_kafka_py.formats.json._accel``), optional the same way:
+#: without it ``JsonDecoder`` runs pyarrow's reader and its per-row path.
+_JSON_PYX = "spark_kafka_py/formats/json/_accel.pyx"
 # The formats' extensions cimport the inline helpers of ``spark_kafka_py/_cutil.pxd`` (found
 # from the checkout's root, where this runs; compiled into each of them, not a module itself).
 
@@ -124,9 +128,14 @@ def _extensions() -> list[Extension]:
         [_PROTOBUF_ENCODE_PYX],
         extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
     )
+    json_ext = Extension(
+        "spark_kafka_py.formats.json._accel",
+        [_JSON_PYX],
+        extra_compile_args=[] if sys.platform == "win32" else ["-O3"],
+    )
     try:
         return cythonize(
-            [ext, avro_ext, avro_encode_ext, protobuf_ext, protobuf_encode_ext],
+            [ext, avro_ext, avro_encode_ext, protobuf_ext, protobuf_encode_ext, json_ext],
             language_level=3,
             quiet=True,
         )

@@ -454,7 +454,8 @@ def _time(
 
 
 #: Row names of the decode-alone tables.
-DECODE_JSON_OURS = "pykafka JsonDecoder"
+DECODE_JSON_OURS = "pykafka JsonDecoder (compiled)"
+DECODE_JSON_PYARROW = "pykafka JsonDecoder (pyarrow reader)"
 DECODE_JSON_CONFLUENT = "confluent JSONDeserializer (validate=False)"
 DECODE_JSON_VALIDATE = "confluent JSONDeserializer (validate=True, its default)"
 DECODE_JSON_LOADS = "json.loads + pa.array"
@@ -489,28 +490,43 @@ def bench_json_decode(
     records: int, repeat: int = 1, log: Callable[[str], None] = lambda m: None
 ) -> list[FormatResult]:
     """The JSON decoders alone over the same ``records`` documents: ours
-    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts),
-    confluent-kafka's ``JSONDeserializer`` over the framed documents without and with its
-    validation (:func:`json_confluent_route`, an in-process ``mock://`` registry), and the
-    hand-written route (:func:`json_python_route` over the list of bytes).
+    (``JsonDecoder.decode`` of a ``binary`` Arrow column built before the clock starts: its
+    compiled path, ``formats/json/_accel.pyx``, when it is built, and pyarrow's reader,
+    ``compiled=False``), confluent-kafka's ``JSONDeserializer`` over the framed documents
+    without and with its validation (:func:`json_confluent_route`, an in-process ``mock://``
+    registry), and the hand-written route (:func:`json_python_route` over the list of bytes).
 
     Raises:
-        SystemExit: the arrays differ on the first :data:`CHECKED` values.
+        SystemExit: the arrays differ on the first :data:`CHECKED` values, or ours did not
+            decode them by the path its row names.
     """
     from spark_kafka_py.formats.json.decode import JsonDecoder
 
     values = json_values(records)
     decoder = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST")
+    pyarrow_reader = JsonDecoder(JSON_SPARK_TYPE, mode="FAILFAST", compiled=False)
     client, schema_id = _mock_registry("bench-json", json.dumps(JSON_SCHEMA), "JSON")
     framed = [frame(schema_id, v) for v in values]
+    head = pa.array(values[:CHECKED], pa.binary())
+    for d in (decoder, pyarrow_reader):
+        d.decode(head)
+    if decoder.compiled and (decoder.compiled_batches, decoder.declined_rows) != (1, 0):
+        raise SystemExit("JSON decode alone: the compiled path did not read the documents")
+    if pyarrow_reader.fast_batches != 1:
+        raise SystemExit("JSON decode alone: pyarrow's reader did not read the documents")
+    ours = DECODE_JSON_OURS if decoder.compiled else DECODE_JSON_PYARROW
     systems: list[tuple[str, Callable[[Any], pa.Array]]] = [
-        (DECODE_JSON_OURS, decoder.decode),
+        (ours, decoder.decode),
         (DECODE_JSON_CONFLUENT, json_confluent_route(client, decoder.arrow_type)),
         (DECODE_JSON_VALIDATE, json_confluent_route(client, decoder.arrow_type, validate=True)),
         (DECODE_JSON_LOADS, json_python_route(decoder.arrow_type)),
     ]
+    if decoder.compiled:
+        systems.insert(1, (DECODE_JSON_PYARROW, pyarrow_reader.decode))
+    column = pa.array(values, pa.binary())
     inputs = {
-        DECODE_JSON_OURS: pa.array(values, pa.binary()),
+        ours: column,
+        DECODE_JSON_PYARROW: column,
         DECODE_JSON_CONFLUENT: framed,
         DECODE_JSON_VALIDATE: framed,
         DECODE_JSON_LOADS: values,

@@ -72,6 +72,20 @@ U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with S
 ``from_json`` takes a string column, and what ``CAST(value AS STRING)`` then gives Jackson
 is not checked by the oracle.)
 
+Compiled path (when the optional extension :mod:`spark_kafka_py.formats.json._accel` is
+built; maps included; ``JsonDecoder(..., compiled=False)`` or ``SPARK_KAFKA_PY_PURE=1`` turn
+it off): a schema-directed reader in Cython reads the batch's Arrow value buffers straight
+into the result's buffers, without the GIL. It accepts only documents it reads with
+certainty as the per-row path does (strict RFC 8259 JSON, an object at the top level and
+only whitespace after it, every schema field of its own JSON type and in range, no key given
+twice, in a map either, timestamps ``yyyy-mm-ddThh:mm:ss[.f{1,6}]Z`` and dates
+``yyyy-mm-dd`` when no format is set; ``_accel.pyx`` lists it all) and declines every other
+one: the declined rows are decoded by the per-row path (in row order, with its modes,
+corrupt records and errors: accepted rows are never bad, so ``FAILFAST`` still raises for the
+first bad row) and put back in place. A batch with more than 1/8 of its rows declined goes
+whole to the paths below. ``compiled_rows`` and ``declined_rows`` count the rows
+(``tests/formats/json/test_json_accel.py`` compares both paths).
+
 Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
 maps): when every non-empty document of the batch is a single line that starts with
 ``{`` and ends with ``}``, the batch goes through ``pyarrow.json.read_json`` (one document
@@ -107,12 +121,14 @@ import functools
 import io
 import json
 import math
+import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Final, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pyarrow as pa
@@ -133,6 +149,9 @@ from spark_kafka_py.formats.json.jackson import Float as _Float
 from spark_kafka_py.formats.json.jackson import Int as _Int
 from spark_kafka_py.formats.json.jackson import Pairs as _Pairs
 from spark_kafka_py.formats.json.options import JsonOptions
+
+if TYPE_CHECKING:
+    from spark_kafka_py.formats.json._accel import Plan
 
 #: Spark's default ``spark.sql.columnNameOfCorruptRecord``.
 DEFAULT_CORRUPT_COLUMN: Final = "_corrupt_record"
@@ -236,6 +255,24 @@ def decode_json(
     ).decode(values, on_error=on_error)
 
 
+def _load_accel() -> ModuleType | None:
+    """The compiled extension (``_accel.pyx``), or None: not built, or ``SPARK_KAFKA_PY_PURE``
+    set."""
+    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from spark_kafka_py.formats.json import _accel
+    except ImportError:
+        return None
+    return _accel
+
+
+_ACCEL: Final = _load_accel()
+#: The compiled path reads a batch only while at most this share of its rows is declined
+#: (1/8: past it the whole batch goes to pyarrow's reader or the per-row path).
+_DECLINED_SHARE: Final = 8
+
+
 # -- the Spark type, compiled ---------------------------------------------------------------------
 
 
@@ -315,8 +352,13 @@ class JsonDecoder:
 
     Attributes:
         arrow_type: the result's Arrow type.
-        fast_batches, slow_batches: how many batches each path decoded (for tests and
+        compiled: whether the compiled path (``_accel``) is used.
+        fast_batches, slow_batches: how many batches were decoded by a fast path (the
+            compiled path or pyarrow's reader) and by the per-row path alone (for tests and
             metrics).
+        compiled_batches: of ``fast_batches``, those of the compiled path.
+        compiled_rows, declined_rows: the rows of the compiled path's batches it read, and
+            those it declined (decoded by the per-row path).
     """
 
     def __init__(
@@ -326,9 +368,12 @@ class JsonDecoder:
         mode: Mode = "FAILFAST",
         corrupt_column: str = DEFAULT_CORRUPT_COLUMN,
         options: JsonOptions | None = None,
+        compiled: bool = True,
     ) -> None:
         """Compile ``spark_type`` (a struct, as Spark JSON) for ``mode``, the corrupt-record
-        field ``corrupt_column`` and ``from_json``'s ``options`` (default: Spark's defaults).
+        field ``corrupt_column`` and ``from_json``'s ``options`` (default: Spark's defaults);
+        ``compiled=False`` keeps the compiled path off (pyarrow's reader and the per-row path
+        only, as without the extension).
 
         Raises:
             JsonSchemaError: not a struct of the types read here.
@@ -360,6 +405,18 @@ class JsonDecoder:
         self._python = python_decoder(self._options.features)
         # Arrow's ISO 8601 cast agrees with stringToTimestamp on _ISO_UTC strings only
         self._iso_cast = self._options.timestamp_format is None
+        self._plan: Plan | None = None
+        if compiled and _ACCEL is not None:
+            self._plan = _ACCEL.plan(
+                self._type,
+                self._corrupt,
+                self._options.timestamp_format is None,
+                self._options.date_format is None,
+            )
+        self.compiled = self._plan is not None
+        self.compiled_batches = 0
+        self.compiled_rows = 0
+        self.declined_rows = 0
         self.fast_batches = 0
         self.slow_batches = 0
 
@@ -369,6 +426,12 @@ class JsonDecoder:
         """Decode a batch (see :func:`decode_json`)."""
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
+        if self._plan is not None:
+            compiled = self._compiled(self._plan, values, on_error)
+            if compiled is not None:
+                self.compiled_batches += 1
+                self.fast_batches += 1
+                return compiled
         text = _as_text(values) if self._fast_ok else None
         if text is not None:
             fast = self._fast(text)
@@ -377,6 +440,26 @@ class JsonDecoder:
                 return fast
         self.slow_batches += 1
         return self._slow(values, on_error)
+
+    # -- compiled path: _accel --
+
+    def _compiled(self, plan: Plan, values: pa.Array, on_error: OnError | None) -> pa.Array | None:
+        """The batch by the compiled reader, its declined rows by the per-row path (in row
+        order, so ``FAILFAST`` raises for the first bad row: accepted rows are never bad);
+        None when the reader refuses the batch (too many declined rows, see
+        :data:`_DECLINED_SHARE`; an input type or size it does not take)."""
+        n = len(values)
+        result = plan.decode(values, n // _DECLINED_SHARE)
+        if result is None:
+            return None
+        array, declined, order = result
+        self.compiled_rows += n - len(declined)
+        self.declined_rows += len(declined)
+        if order is None:
+            return array
+        rows = self._slow(values.take(pa.array(declined, pa.int64())), on_error, declined)
+        # the declined rows (nulls in ``array``) replaced by the per-row path's
+        return pa.concat_arrays([array, rows]).take(order)
 
     # -- fast path: pyarrow's reader --
 
@@ -452,10 +535,15 @@ class JsonDecoder:
 
     # -- per-row path: Python's json --
 
-    def _slow(self, values: pa.Array, on_error: OnError | None) -> pa.Array:
+    def _slow(
+        self, values: pa.Array, on_error: OnError | None, rows_of: Sequence[int] | None = None
+    ) -> pa.Array:
+        """Every row by the per-row path; ``rows_of``: the batch's row index of each value
+        (for errors), None: the value's own index."""
         binary = pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
         rows: list[object] = []
-        for index, value in enumerate(values.to_pylist()):
+        for position, value in enumerate(values.to_pylist()):
+            index = position if rows_of is None else rows_of[position]
             if value is None:
                 rows.append(None)
                 continue
