@@ -9,7 +9,7 @@
 - :func:`bitmap_slice`: an Arrow validity bitmap read from a bit offset, re-based to bit 0;
 - :func:`value_range`: one element's range in an Arrow offsets buffer (``int32`` or ``int64``);
 - :c:type:`ByteBuf` and its writers (the encoders' output): :func:`buf_reserve`,
-  :func:`buf_put`, :func:`buf_byte`, :func:`buf_varint`; with :func:`put_varint` (a varint at a
+  :func:`buf_put`, :func:`buf_bytes`, :func:`buf_byte`, :func:`buf_varint`; with :func:`put_varint` (a varint at a
   given address) and :func:`zigzag64`. Base-128 varints and zig-zag as both wire formats define
   them (Protobuf "Encoding": varints, ZigZag; Avro 1.12 "Binary Encoding": ``int``/``long``).
 
@@ -19,7 +19,7 @@ functions only: nothing of it is a module at run time (``setup.py`` builds no ex
 it; the sdist carries it, ``MANIFEST.in``).
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memset
@@ -179,6 +179,11 @@ cdef inline int buf_put(ByteBuf* b, const void* src, Py_ssize_t size) except -1:
         memcpy(p, src, size)
     b.size += size
     return 0
+
+
+cdef inline int buf_bytes(ByteBuf* b, bytes data) except -1:
+    """The bytes of ``data`` (not None) appended."""
+    return buf_put(b, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
 
 
 cdef inline int buf_byte(ByteBuf* b, uint8_t value) except -1:

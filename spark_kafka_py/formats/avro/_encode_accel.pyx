@@ -44,6 +44,7 @@ from spark_kafka_py._cutil cimport (
     bit,
     bitmap_slice,
     buf_byte,
+    buf_bytes,
     buf_put,
     buf_reserve,
     buf_varint,
@@ -184,7 +185,7 @@ cdef class ConstNode(Node):
         return 0
 
     cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
-        return buf_put(out, PyBytes_AS_STRING(self.data), PyBytes_GET_SIZE(self.data))
+        return buf_bytes(out, self.data)
 
 
 cdef class BoolNode(Node):
@@ -519,8 +520,8 @@ cdef class UnionNode(Node):
         if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_bytes is None:
                 raise _Misfit(self.path, "a null where the union has no null branch")
-            return buf_put(out, PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
-        buf_put(out, PyBytes_AS_STRING(self.index_bytes), PyBytes_GET_SIZE(self.index_bytes))
+            return buf_bytes(out, self.null_bytes)
+        buf_bytes(out, self.index_bytes)
         return self.inner.put(out, i)
 
 
@@ -545,15 +546,15 @@ cdef class MemberUnionNode(Node):
         if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_bytes is None:
                 raise _Misfit(self.path, "a null where the union has no null branch")
-            return buf_put(out, PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
+            return buf_bytes(out, self.null_bytes)
         for n, member in enumerate(self.members):
             if member.validity == NULL or bit(member.validity, member.offset + i):
                 index = self.index_bytes[n]
-                buf_put(out, PyBytes_AS_STRING(index), PyBytes_GET_SIZE(index))
+                buf_bytes(out, index)
                 return member.put(out, i)
         if self.null_bytes is None:
             raise _Misfit(self.path, "a union value with no member set")
-        return buf_put(out, PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
+        return buf_bytes(out, self.null_bytes)
 
 
 # -- the planner (mirrors the reference's decisions; the reference already checked the pair) ----

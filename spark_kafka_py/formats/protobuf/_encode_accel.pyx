@@ -55,6 +55,7 @@ from spark_kafka_py._cutil cimport (
     bit,
     bitmap_slice,
     buf_byte,
+    buf_bytes,
     buf_put,
     buf_reserve,
     buf_varint,
@@ -459,7 +460,7 @@ cdef class SingularField(Field):
         if not _valid(self.node, i):
             if self.default is not None:
                 buf_put(out, self.tag_data, self.tag_size)
-                buf_put(out, PyBytes_AS_STRING(self.default), PyBytes_GET_SIZE(self.default))
+                buf_bytes(out, self.default)
             return 0
         start = out.size
         buf_put(out, self.tag_data, self.tag_size)
@@ -472,12 +473,9 @@ cdef class SingularField(Field):
         return 0
 
 
-cdef class RepeatedField(Field):
-    """A repeated field from a list: one tag per element, or packed (one tag, the length,
-    the elements); a null or empty list: nothing; a null element: refused."""
+cdef class ListField(Field):
+    """A field from a list or map column: its offsets and validity, bound per call."""
 
-    cdef Node element
-    cdef bint packed
     cdef int width  # offsets: 4 or 8 bytes
     cdef const uint8_t* offsets
     cdef const uint8_t* validity
@@ -490,40 +488,51 @@ cdef class RepeatedField(Field):
         buffers = array.buffers()
         self.validity = address(buffers[0]) if array.null_count else NULL
         self.offsets = address(buffers[1])
+        return 0
+
+    cdef inline bint entries(self, Py_ssize_t i, int64_t* lo, int64_t* hi) noexcept:
+        """Row ``i``'s elements, ``lo[0]`` to ``hi[0]`` (of the child arrays); False when
+        the row is null or empty (nothing written)."""
+        cdef Py_ssize_t j = self.offset + i
+        if self.validity != NULL and not bit(self.validity, j):
+            return False
+        lo[0] = value_range(self.offsets, self.width, j, hi)
+        return hi[0] > lo[0]
+
+
+cdef class RepeatedField(ListField):
+    """A repeated field from a list: one tag per element, or packed (one tag, the length,
+    the elements); a null or empty list: nothing; a null element: refused."""
+
+    cdef Node element
+    cdef bint packed
+
+    cdef int bind(self, object array) except -1:
+        ListField.bind(self, array)
         return self.element.bind(array.values)
 
     cdef int emit(self, ByteBuf* out, Py_ssize_t i) except -1:
-        cdef Py_ssize_t j = self.offset + i
         cdef int64_t lo, hi, k
-        cdef Py_ssize_t start
+        cdef Py_ssize_t start = 0
         cdef Node element = self.element
-        if self.validity != NULL and not bit(self.validity, j):
+        cdef bint packed = self.packed
+        if not self.entries(i, &lo, &hi):
             return 0
-        if self.width == 4:
-            lo = (<const int32_t*>self.offsets)[j]
-            hi = (<const int32_t*>self.offsets)[j + 1]
-        else:
-            lo = (<const int64_t*>self.offsets)[j]
-            hi = (<const int64_t*>self.offsets)[j + 1]
-        if lo == hi:
-            return 0
-        if self.packed:
+        if packed:
             buf_put(out, self.tag_data, self.tag_size)
             start = _begin(out)
-            for k in range(lo, hi):
-                if not _valid(element, k):
-                    _refuse("a null element in a list")
-                element.put(out, k)
-            return _end(out, start)
         for k in range(lo, hi):
             if not _valid(element, k):
                 _refuse("a null element in a list")
-            buf_put(out, self.tag_data, self.tag_size)
+            if not packed:
+                buf_put(out, self.tag_data, self.tag_size)
             element.put(out, k)
+        if packed:
+            return _end(out, start)
         return 0
 
 
-cdef class MapField(Field):
+cdef class MapField(ListField):
     """A map field: one entry message per map entry (key, then value; a null value: the
     value's default entry bytes)."""
 
@@ -532,41 +541,30 @@ cdef class MapField(Field):
     cdef bytes key_tag
     cdef bytes value_tag
     cdef bytes value_default  # tag included
-    cdef const uint8_t* offsets
-    cdef const uint8_t* validity
-    cdef Py_ssize_t offset
-    cdef object array
 
     cdef int bind(self, object array) except -1:
-        self.array = array
-        self.offset = array.offset
-        buffers = array.buffers()
-        self.validity = address(buffers[0]) if array.null_count else NULL
-        self.offsets = address(buffers[1])
+        ListField.bind(self, array)
         entries = array.values
         self.key.bind(entries.field(0))
         return self.value.bind(entries.field(1))
 
     cdef int emit(self, ByteBuf* out, Py_ssize_t i) except -1:
-        cdef Py_ssize_t j = self.offset + i
         cdef int64_t lo, hi, k
         cdef Py_ssize_t start
-        if self.validity != NULL and not bit(self.validity, j):
+        if not self.entries(i, &lo, &hi):
             return 0
-        lo = (<const int32_t*>self.offsets)[j]
-        hi = (<const int32_t*>self.offsets)[j + 1]
         for k in range(lo, hi):
             buf_put(out, self.tag_data, self.tag_size)
             start = _begin(out)
             if not _valid(self.key, k):
                 _refuse("a null map key")
-            buf_put(out, PyBytes_AS_STRING(self.key_tag), PyBytes_GET_SIZE(self.key_tag))
+            buf_bytes(out, self.key_tag)
             self.key.put(out, k)
             if _valid(self.value, k):
-                buf_put(out, PyBytes_AS_STRING(self.value_tag), PyBytes_GET_SIZE(self.value_tag))
+                buf_bytes(out, self.value_tag)
                 self.value.put(out, k)
             else:
-                buf_put(out, PyBytes_AS_STRING(self.value_default), PyBytes_GET_SIZE(self.value_default))
+                buf_bytes(out, self.value_default)
             _end(out, start)
         return 0
 
@@ -686,6 +684,7 @@ cdef class _Planner:
             key_fd = fd.message_type.fields_by_name["key"]
             value_fd = fd.message_type.fields_by_name["value"]
             mf = MapField()
+            mf.width = 4  # Arrow maps: int32 offsets
             mf.set_tag(ref._tag(fd.number, ref._LEN))
             mf.key = self.value(key_fd, arrow.key_type)
             mf.value = self.value(value_fd, arrow.item_type)
