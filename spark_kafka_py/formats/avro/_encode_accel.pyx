@@ -188,16 +188,21 @@ cdef class ConstNode(Node):
         return buf_bytes(out, self.data)
 
 
-cdef class BoolNode(Node):
-    cdef const uint8_t* bits
+cdef class ValuesNode(Node):
+    """A node of a fixed-width array (booleans, integers, dates, times, floats, decimals): its
+    values buffer (``buffers()[1]``), bound per call."""
+
+    cdef const uint8_t* values
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.bits = address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
+
+cdef class BoolNode(ValuesNode):
     cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
-        return buf_byte(out, 1 if bit(self.bits, self.offset + i) else 0)
+        return buf_byte(out, 1 if bit(self.values, self.offset + i) else 0)
 
 
 #: Integer kinds of the values buffer.
@@ -205,12 +210,11 @@ cdef enum IntKind:
     K_I8, K_I16, K_I32, K_I64, K_U8, K_U16, K_U32, K_U64
 
 
-cdef class IntNode(Node):
+cdef class IntNode(ValuesNode):
     """``int``/``long`` from integers, dates, timestamps and durations: ``v * mul // div``
     (floored), range-checked when ``checked``."""
 
     cdef IntKind kind
-    cdef const uint8_t* values
     cdef int64_t mul
     cdef int64_t div
     cdef bint checked
@@ -219,11 +223,6 @@ cdef class IntNode(Node):
     cdef str avro_kind
     cdef object low_py
     cdef object high_py
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef inline ske_int128 raw(self, Py_ssize_t i) noexcept:
         cdef Py_ssize_t j = self.offset + i
@@ -269,17 +268,11 @@ cdef class IntNode(Node):
         return <int64_t>v
 
 
-cdef class FloatNode(Node):
+cdef class FloatNode(ValuesNode):
     """``float``/``double`` from float32/float64 (as the reference: through a Python float)."""
 
     cdef bint source64
     cdef bint target64
-    cdef const uint8_t* values
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef double v
@@ -348,20 +341,14 @@ cdef class BinaryNode(Node):
         return buf_put(out, p, size)
 
 
-cdef class DecimalNode(Node):
+cdef class DecimalNode(ValuesNode):
     """``decimal`` from decimal128: rescaled to the schema's scale (exact), precision-checked,
     minimal big-endian two's complement (bytes) or sign-extended to ``size`` (fixed)."""
 
-    cdef const uint8_t* values
     cdef int shift  # schema scale - Arrow scale
     cdef int precision
     cdef int scale
     cdef int size  # -1: bytes
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef ske_int128 v

@@ -195,16 +195,21 @@ cdef inline bint _valid(Node node, Py_ssize_t i) noexcept:
     return node.validity == NULL or bit(node.validity, node.offset + i)
 
 
-cdef class BoolNode(Node):
-    cdef const uint8_t* bits
+cdef class ValuesNode(Node):
+    """A node of a fixed-width array (booleans, integers, dates, times, floats, decimals): its
+    values buffer (``buffers()[1]``), bound per call."""
+
+    cdef const uint8_t* values
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.bits = address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
+
+cdef class BoolNode(ValuesNode):
     cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
-        return buf_byte(out, 1 if bit(self.bits, self.offset + i) else 0)
+        return buf_byte(out, 1 if bit(self.values, self.offset + i) else 0)
 
 
 #: Sources of integers.
@@ -228,7 +233,7 @@ cdef enum Check:
     C_ENUM  # one of the enum's numbers
 
 
-cdef class IntNode(Node):
+cdef class IntNode(ValuesNode):
     """Integers (dates as their int32 days, durations as microseconds, decimals unscaled) into
     one of the integer kinds or an enum by number."""
 
@@ -237,17 +242,11 @@ cdef class IntNode(Node):
     cdef Check check
     cdef int64_t mul  # a duration's units -> microseconds (1: none)
     cdef bint from_ns  # a duration in ns: / 1000, exactly
-    cdef const uint8_t* values
     cdef int32_t* numbers  # C_ENUM: the enum's numbers, sorted
     cdef Py_ssize_t count
 
     def __dealloc__(self):
         free(self.numbers)
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef bint known(self, int64_t v) noexcept:
         cdef Py_ssize_t lo = 0, hi = self.count, mid
@@ -316,16 +315,10 @@ cdef class IntNode(Node):
         return buf_put(out, &u, 8)
 
 
-cdef class FloatNode(Node):
+cdef class FloatNode(ValuesNode):
     """float32/float64: the IEEE 754 bits, little-endian."""
 
     cdef int width
-    cdef const uint8_t* values
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         return buf_put(out, self.values + (self.offset + i) * self.width, self.width)
@@ -378,18 +371,12 @@ cdef class BinaryNode(Node):
         return buf_put(out, p, size)
 
 
-cdef class TimeNode(Node):
+cdef class TimeNode(ValuesNode):
     """A timestamp or duration as a ``google.protobuf.Timestamp``/``Duration`` message:
     seconds floored (field 1), nanos the rest (field 2), zeros not written."""
 
     cdef int64_t mul
     cdef bint from_ns
-    cdef const uint8_t* values
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef int64_t v = (<const int64_t*>self.values)[self.offset + i]
