@@ -4,14 +4,16 @@
 - :func:`valid_utf8`: strict UTF-8 (RFC 3629), what Python's strict decoder accepts;
 - :func:`address`, :func:`bit`: an Arrow buffer's address and one bit of a validity bitmap
   (Arrow columnar format: LSB first);
-- :func:`grow`: a malloc'd byte buffer grown by doubling (the ``Buf`` classes' allocator);
+- :func:`grow`: a malloc'd byte buffer grown by doubling (the allocator of the readers'
+  buffers and of :c:type:`ByteBuf`);
 - :func:`bitmap_bytes`: Arrow's validity bitmap of one flag byte per row;
 - :func:`bitmap_slice`: an Arrow validity bitmap read from a bit offset, re-based to bit 0;
 - :func:`value_range`: one element's range in an Arrow offsets buffer (``int32`` or ``int64``);
 - :c:type:`ByteBuf` and its writers (the encoders' output): :func:`buf_reserve`,
-  :func:`buf_put`, :func:`buf_bytes`, :func:`buf_byte`, :func:`buf_varint`; with :func:`put_varint` (a varint at a
-  given address) and :func:`zigzag64`. Base-128 varints and zig-zag as both wire formats define
-  them (Protobuf "Encoding": varints, ZigZag; Avro 1.12 "Binary Encoding": ``int``/``long``).
+  :func:`buf_put`, :func:`buf_bytes`, :func:`buf_byte`, :func:`buf_varint`; with
+  :func:`put_varint` (a varint at a given address) and :func:`zigzag64`. Base-128 varints and
+  zig-zag as both wire formats define them (Protobuf "Encoding": varints, ZigZag; Avro 1.12
+  "Binary Encoding": ``int``/``long``).
 
 Users: ``formats/avro/_accel.pyx``, ``formats/avro/_encode_accel.pyx``,
 ``formats/protobuf/_accel.pyx``, ``formats/protobuf/_encode_accel.pyx``. A ``.pxd`` of inline
