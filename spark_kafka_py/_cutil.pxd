@@ -4,8 +4,16 @@
 - :func:`valid_utf8`: strict UTF-8 (RFC 3629), what Python's strict decoder accepts;
 - :func:`address`, :func:`bit`: an Arrow buffer's address and one bit of a validity bitmap
   (Arrow columnar format: LSB first);
-- :func:`grow`: a malloc'd byte buffer grown by doubling (the ``Buf`` classes' allocator);
-- :func:`bitmap_bytes`: Arrow's validity bitmap of one flag byte per row.
+- :func:`grow`: a malloc'd byte buffer grown by doubling (the allocator of the readers'
+  buffers and of :c:type:`ByteBuf`);
+- :func:`bitmap_bytes`: Arrow's validity bitmap of one flag byte per row;
+- :func:`bitmap_slice`: an Arrow validity bitmap read from a bit offset, re-based to bit 0;
+- :func:`value_range`: one element's range in an Arrow offsets buffer (``int32`` or ``int64``);
+- :c:type:`ByteBuf` and its writers (the encoders' output): :func:`buf_reserve`,
+  :func:`buf_put`, :func:`buf_bytes`, :func:`buf_byte`, :func:`buf_varint`; with
+  :func:`put_varint` (a varint at a given address) and :func:`zigzag64`. Base-128 varints and
+  zig-zag as both wire formats define them (Protobuf "Encoding": varints, ZigZag; Avro 1.12
+  "Binary Encoding": ``int``/``long``).
 
 Users: ``formats/avro/_accel.pyx``, ``formats/avro/_encode_accel.pyx``,
 ``formats/protobuf/_accel.pyx``, ``formats/protobuf/_encode_accel.pyx``. A ``.pxd`` of inline
@@ -13,10 +21,10 @@ functions only: nothing of it is a module at run time (``setup.py`` builds no ex
 it; the sdist carries it, ``MANIFEST.in``).
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport uint8_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport realloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 
 cdef inline bint valid_utf8(const uint8_t* s, Py_ssize_t size) noexcept nogil:
@@ -99,3 +107,101 @@ cdef inline bytes bitmap_bytes(const uint8_t* flags, Py_ssize_t n):
         if flags[i]:
             bits[i >> 3] |= <uint8_t>(1 << (i & 7))
     return out
+
+
+cdef inline bytes bitmap_slice(const uint8_t* bits, Py_ssize_t offset, Py_ssize_t n):
+    """Arrow's validity bitmap (LSB first) of the ``n`` bits of ``bits`` from bit ``offset`` (a
+    sliced array's), re-based to bit 0: ``(n + 7) // 8`` bytes, the bits past ``n`` zero."""
+    cdef Py_ssize_t size = (n + 7) >> 3
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
+    cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t i
+    memset(dst, 0, size)
+    for i in range(n):
+        if bit(bits, offset + i):
+            dst[i >> 3] |= <uint8_t>(1 << (i & 7))
+    return out
+
+
+cdef inline int64_t value_range(
+    const uint8_t* offsets, int width, Py_ssize_t j, int64_t* end
+) noexcept nogil:
+    """Element ``j``'s start in an Arrow offsets buffer of ``width``-byte entries (4: ``int32``
+    of string/binary/list/map, 8: ``int64`` of their ``large_`` kinds); its end in ``end[0]``."""
+    if width == 4:
+        end[0] = (<const int32_t*>offsets)[j + 1]
+        return (<const int32_t*>offsets)[j]
+    end[0] = (<const int64_t*>offsets)[j + 1]
+    return (<const int64_t*>offsets)[j]
+
+
+ctypedef struct ByteBuf:
+    # A malloc'd byte buffer grown by doubling (:func:`grow`, first 4096 bytes): ``size`` bytes
+    # of ``cap`` in use. Zeroed to start; its owner frees ``data``.
+    uint8_t* data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef inline uint64_t zigzag64(int64_t value) noexcept nogil:
+    """Zig-zag of a signed 64-bit value (0, -1, 1, -2 -> 0, 1, 2, 3): Protobuf's ``sint64``,
+    Avro's ``long`` (and its ``int``, whose values give the same)."""
+    return (<uint64_t>value << 1) ^ <uint64_t>(value >> 63)
+
+
+cdef inline uint8_t* put_varint(uint8_t* p, uint64_t raw) noexcept nogil:
+    """The base-128 varint of ``raw`` (low 7 bits first, the high bit set on all but the last
+    byte: 1 to 10 bytes) written at ``p``; the address after it. The caller made room."""
+    while raw >= 0x80:
+        p[0] = <uint8_t>((raw & 0x7F) | 0x80)
+        p += 1
+        raw >>= 7
+    p[0] = <uint8_t>raw
+    return p + 1
+
+
+cdef inline int buf_reserve(ByteBuf* b, Py_ssize_t extra) except -1:
+    """Room for ``extra`` more bytes after ``size``. Raises MemoryError (the buffer kept)."""
+    if b.size + extra > b.cap:
+        grow(&b.data, &b.cap, b.size + extra, 4096)
+    return 0
+
+
+cdef inline int buf_put(ByteBuf* b, const void* src, Py_ssize_t size) except -1:
+    """``size`` bytes from ``src`` appended."""
+    cdef Py_ssize_t k
+    cdef uint8_t* p
+    if b.size + size > b.cap:
+        grow(&b.data, &b.cap, b.size + size, 4096)
+    p = b.data + b.size
+    if size <= 8:  # tags, fixed-width values, short strings: no call
+        for k in range(size):
+            p[k] = (<const uint8_t*>src)[k]
+    else:
+        memcpy(p, src, size)
+    b.size += size
+    return 0
+
+
+cdef inline int buf_bytes(ByteBuf* b, bytes data) except -1:
+    """The bytes of ``data`` (not None) appended."""
+    return buf_put(b, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+
+cdef inline int buf_byte(ByteBuf* b, uint8_t value) except -1:
+    """One byte appended."""
+    if b.size + 1 > b.cap:
+        grow(&b.data, &b.cap, b.size + 1, 4096)
+    b.data[b.size] = value
+    b.size += 1
+    return 0
+
+
+cdef inline int buf_varint(ByteBuf* b, uint64_t raw) except -1:
+    """The base-128 varint of ``raw`` appended (:func:`put_varint`; a negative Protobuf
+    ``int32``/``int64`` arrives as its 64-bit two's complement: 10 bytes; a zig-zag value from
+    :func:`zigzag64`)."""
+    if b.size + 10 > b.cap:
+        grow(&b.data, &b.cap, b.size + 10, 4096)
+    b.size = put_varint(b.data + b.size, raw) - b.data
+    return 0

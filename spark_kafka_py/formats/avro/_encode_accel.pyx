@@ -38,13 +38,26 @@ Type stub: ``_encode_accel.pyi``.
 
 import threading
 
-from spark_kafka_py._cutil cimport address, bit, grow
+from spark_kafka_py._cutil cimport (
+    ByteBuf,
+    address,
+    bit,
+    bitmap_slice,
+    buf_byte,
+    buf_bytes,
+    buf_put,
+    buf_reserve,
+    buf_varint,
+    put_varint,
+    value_range,
+    zigzag64,
+)
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdint cimport INT32_MAX, INT64_MAX
 from cpython.object cimport PyObject
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from libc.math cimport isfinite, fabs
 
@@ -103,58 +116,15 @@ class _Unsupported(Exception):
 # -- the output buffer ---------------------------------------------------------------------------
 
 
-cdef class Buf:
-    """A malloc'd byte buffer that grows by doubling; ``size`` bytes in use."""
-
-    cdef uint8_t* data
-    cdef Py_ssize_t size
-    cdef Py_ssize_t cap
-
-    def __dealloc__(self):
-        free(self.data)
-
-    cdef int grow(self, Py_ssize_t need) except -1:
-        return grow(&self.data, &self.cap, need, 4096)
-
-    cdef inline int reserve(self, Py_ssize_t extra) except -1:
-        if self.size + extra > self.cap:
-            self.grow(self.size + extra)
-        return 0
-
-    cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
-        if self.size + size > self.cap:
-            self.grow(self.size + size)
-        memcpy(self.data + self.size, src, size)
-        self.size += size
-        return 0
-
-    cdef inline int byte(self, uint8_t value) except -1:
-        if self.size + 1 > self.cap:
-            self.grow(self.size + 1)
-        self.data[self.size] = value
-        self.size += 1
-        return 0
-
-    cdef inline int varint(self, int64_t value) except -1:
-        """A zig-zag varint ("Binary Encoding": ``int`` and ``long``)."""
-        cdef uint64_t raw = (<uint64_t>value << 1) ^ <uint64_t>(value >> 63)
-        cdef uint8_t* p
-        if self.size + 10 > self.cap:
-            self.grow(self.size + 10)
-        p = self.data + self.size
-        while raw >= 0x80:
-            p[0] = <uint8_t>((raw & 0x7F) | 0x80)
-            p += 1
-            raw >>= 7
-        p[0] = <uint8_t>raw
-        self.size = p + 1 - self.data
-        return 0
+cdef inline int _long(ByteBuf* out, int64_t value) except -1:
+    """A zig-zag varint ("Binary Encoding": ``int`` and ``long``) appended to ``out``."""
+    return buf_varint(out, zigzag64(value))
 
 
 cdef bytes _varint_bytes(int64_t value):
-    cdef Buf b = Buf()
-    b.varint(value)
-    return PyBytes_FromStringAndSize(<char*>b.data, b.size)
+    cdef uint8_t b[10]
+    cdef uint8_t* after = put_varint(b, zigzag64(value))
+    return PyBytes_FromStringAndSize(<char*>b, after - b)
 
 
 # -- nodes ---------------------------------------------------------------------------------------
@@ -178,10 +148,10 @@ cdef class Node:
         self.validity = address(array.buffers()[0]) if array.null_count else NULL
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         return 0
 
-    cdef int write(self, Buf out, Py_ssize_t i) except -1:
+    cdef int write(self, ByteBuf* out, Py_ssize_t i) except -1:
         if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_reason is not None:
                 raise _Misfit(self.path, self.null_reason)
@@ -214,20 +184,25 @@ cdef class ConstNode(Node):
         self.validity = NULL
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        return out.put(PyBytes_AS_STRING(self.data), PyBytes_GET_SIZE(self.data))
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
+        return buf_bytes(out, self.data)
 
 
-cdef class BoolNode(Node):
-    cdef const uint8_t* bits
+cdef class ValuesNode(Node):
+    """A node of a fixed-width array (booleans, integers, dates, times, floats, decimals): its
+    values buffer (``buffers()[1]``), bound per call."""
+
+    cdef const uint8_t* values
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.bits = address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        return out.byte(1 if bit(self.bits, self.offset + i) else 0)
+
+cdef class BoolNode(ValuesNode):
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
+        return buf_byte(out, 1 if bit(self.values, self.offset + i) else 0)
 
 
 #: Integer kinds of the values buffer.
@@ -235,12 +210,11 @@ cdef enum IntKind:
     K_I8, K_I16, K_I32, K_I64, K_U8, K_U16, K_U32, K_U64
 
 
-cdef class IntNode(Node):
+cdef class IntNode(ValuesNode):
     """``int``/``long`` from integers, dates, timestamps and durations: ``v * mul // div``
     (floored), range-checked when ``checked``."""
 
     cdef IntKind kind
-    cdef const uint8_t* values
     cdef int64_t mul
     cdef int64_t div
     cdef bint checked
@@ -249,11 +223,6 @@ cdef class IntNode(Node):
     cdef str avro_kind
     cdef object low_py
     cdef object high_py
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef inline ske_int128 raw(self, Py_ssize_t i) noexcept:
         cdef Py_ssize_t j = self.offset + i
@@ -274,7 +243,7 @@ cdef class IntNode(Node):
             return (<const uint16_t*>self.values)[j]
         return (<const uint8_t*>self.values)[j]
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef ske_int128 v = self.raw(i)
         cdef ske_int128 q
         if self.mul != 1:
@@ -290,7 +259,7 @@ cdef class IntNode(Node):
                 self.path,
                 f"{value} is outside Avro {self.avro_kind}'s range {self.low_py}..{self.high_py}",
             )
-        return out.varint(<int64_t>v)
+        return _long(out, <int64_t>v)
 
     cdef object raw_py(self, Py_ssize_t i):
         cdef ske_int128 v = self.raw(i)
@@ -299,19 +268,13 @@ cdef class IntNode(Node):
         return <int64_t>v
 
 
-cdef class FloatNode(Node):
+cdef class FloatNode(ValuesNode):
     """``float``/``double`` from float32/float64 (as the reference: through a Python float)."""
 
     cdef bint source64
     cdef bint target64
-    cdef const uint8_t* values
 
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
-
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef double v
         cdef float f
         if self.source64:
@@ -319,11 +282,11 @@ cdef class FloatNode(Node):
         else:
             v = (<const float*>self.values)[self.offset + i]
         if self.target64:
-            return out.put(&v, 8)
+            return buf_put(out, &v, 8)
         if isfinite(v) and fabs(v) > _FLOAT32_MAX:
             raise _Misfit(self.path, f"{v!r} is beyond Avro float's (32-bit) range")
         f = <float>v
-        return out.put(&f, 4)
+        return buf_put(out, &f, 4)
 
 
 cdef class BinaryNode(Node):
@@ -351,19 +314,15 @@ cdef class BinaryNode(Node):
     cdef inline const uint8_t* span(self, Py_ssize_t i, Py_ssize_t* size) noexcept:
         cdef Py_ssize_t j = self.offset + i
         cdef int64_t start, end
-        if self.width == 4:
-            start = (<const int32_t*>self.offsets)[j]
-            end = (<const int32_t*>self.offsets)[j + 1]
-        elif self.width == 8:
-            start = (<const int64_t*>self.offsets)[j]
-            end = (<const int64_t*>self.offsets)[j + 1]
+        if self.width:
+            start = value_range(self.offsets, self.width, j, &end)
         else:
             start = j * self.byte_width
             end = start + self.byte_width
         size[0] = end - start
         return self.data + start
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef Py_ssize_t size
         cdef const uint8_t* p = self.span(i, &size)
         if self.symbols is not None:
@@ -373,31 +332,25 @@ cdef class BinaryNode(Node):
                     self.path,
                     f"{self.value(i)!r:.60} is not a symbol of the enum {self.enum_name!r}",
                 )
-            return out.varint(<int64_t>index)
+            return _long(out, <int64_t>index)
         if self.fixed_size >= 0:
             if size != self.fixed_size:
                 raise _Misfit(self.path, f"{size} bytes for a fixed of {self.fixed_size}")
-            return out.put(p, size)
-        out.varint(size)
-        return out.put(p, size)
+            return buf_put(out, p, size)
+        _long(out, size)
+        return buf_put(out, p, size)
 
 
-cdef class DecimalNode(Node):
+cdef class DecimalNode(ValuesNode):
     """``decimal`` from decimal128: rescaled to the schema's scale (exact), precision-checked,
     minimal big-endian two's complement (bytes) or sign-extended to ``size`` (fixed)."""
 
-    cdef const uint8_t* values
     cdef int shift  # schema scale - Arrow scale
     cdef int precision
     cdef int scale
     cdef int size  # -1: bytes
 
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
-
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef ske_int128 v
         memcpy(&v, self.values + (self.offset + i) * 16, 16)
         cdef bint negative = v < 0
@@ -430,8 +383,8 @@ cdef class DecimalNode(Node):
         if self.size < 0:
             # minimal: (bit length of u, or of ~u when negative, + 8) // 8 bytes
             width = ((_bit_length(~u if negative else u) + 8) >> 3)
-            out.varint(width)
-            out.reserve(width)
+            _long(out, width)
+            buf_reserve(out, width)
             for k in range(width):
                 out.data[out.size + width - 1 - k] = <uint8_t>(<uint64_t>(u >> (8 * k)) & 0xFF)
             out.size += width
@@ -441,11 +394,11 @@ cdef class DecimalNode(Node):
         if self.size >= 0:
             # sign-extended to the size (the precision fits it: checked by the schema)
             if self.size > 16:
-                out.reserve(self.size)
+                buf_reserve(out, self.size)
                 memset(out.data + out.size, 0xFF if negative else 0, self.size - 16)
                 out.size += self.size - 16
-                return out.put(be, 16)
-        return out.put(be + 16 - self.size, self.size)
+                return buf_put(out, be, 16)
+        return buf_put(out, be + 16 - self.size, self.size)
 
 
 cdef inline int _bit_length(ske_int128 x) noexcept:
@@ -489,7 +442,7 @@ cdef class RecordNode(Node):
                 node.bind(array.field(slot))
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef int k
         for k in range(self.count):
             (<Node>self.nodes[k]).write(out, i)
@@ -516,30 +469,25 @@ cdef class ListNode(Node):
             self.items.bind(values)
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef Py_ssize_t j = self.offset + i
         cdef int64_t start, end, k
         cdef Node items = self.items
         cdef BinaryNode keys = self.keys
         cdef Py_ssize_t size
         cdef const uint8_t* p
-        if self.width == 4:
-            start = (<const int32_t*>self.offsets)[j]
-            end = (<const int32_t*>self.offsets)[j + 1]
-        else:
-            start = (<const int64_t*>self.offsets)[j]
-            end = (<const int64_t*>self.offsets)[j + 1]
+        start = value_range(self.offsets, self.width, j, &end)
         if end > start:
-            out.varint(end - start)
+            _long(out, end - start)
             for k in range(start, end):
                 if keys is not None:
                     if keys.validity != NULL and not bit(keys.validity, keys.offset + k):
                         raise _Misfit(self.items_path, "a null map key")
                     p = keys.span(k, &size)
-                    out.varint(size)
-                    out.put(p, size)
+                    _long(out, size)
+                    buf_put(out, p, size)
                 items.write(out, k)
-        return out.byte(0)
+        return buf_byte(out, 0)
 
 
 cdef class UnionNode(Node):
@@ -555,12 +503,12 @@ cdef class UnionNode(Node):
         self.inner.bind(array)
         return 0
 
-    cdef int write(self, Buf out, Py_ssize_t i) except -1:
+    cdef int write(self, ByteBuf* out, Py_ssize_t i) except -1:
         if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_bytes is None:
                 raise _Misfit(self.path, "a null where the union has no null branch")
-            return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
-        out.put(PyBytes_AS_STRING(self.index_bytes), PyBytes_GET_SIZE(self.index_bytes))
+            return buf_bytes(out, self.null_bytes)
+        buf_bytes(out, self.index_bytes)
         return self.inner.put(out, i)
 
 
@@ -579,21 +527,21 @@ cdef class MemberUnionNode(Node):
             node.bind(array.field(n))
         return 0
 
-    cdef int write(self, Buf out, Py_ssize_t i) except -1:
+    cdef int write(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef Node member
         cdef bytes index
         if self.validity != NULL and not bit(self.validity, self.offset + i):
             if self.null_bytes is None:
                 raise _Misfit(self.path, "a null where the union has no null branch")
-            return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
+            return buf_bytes(out, self.null_bytes)
         for n, member in enumerate(self.members):
             if member.validity == NULL or bit(member.validity, member.offset + i):
                 index = self.index_bytes[n]
-                out.put(PyBytes_AS_STRING(index), PyBytes_GET_SIZE(index))
+                buf_bytes(out, index)
                 return member.put(out, i)
         if self.null_bytes is None:
             raise _Misfit(self.path, "a union value with no member set")
-        return out.put(PyBytes_AS_STRING(self.null_bytes), PyBytes_GET_SIZE(self.null_bytes))
+        return buf_bytes(out, self.null_bytes)
 
 
 # -- the planner (mirrors the reference's decisions; the reference already checked the pair) ----
@@ -905,10 +853,9 @@ cdef class EncodePlan:
         cdef Py_ssize_t i, offset
         cdef const uint8_t* validity = NULL
         cdef bint all_null = pa.types.is_null(array.type)
-        cdef Buf out = Buf()
+        cdef ByteBuf out
         cdef Node root = self.root
         cdef int32_t* offsets
-        cdef uint8_t* bits
         offsets_bytes = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
         offsets = <int32_t*>PyBytes_AS_STRING(offsets_bytes)
         offsets[0] = 0
@@ -917,33 +864,35 @@ cdef class EncodePlan:
             validity = address(array.buffers()[0])
         offset = array.offset
         i = 0
-        with self.lock:
-            root.bind(array)
-            try:
-                for i in range(n):
-                    if all_null or (validity != NULL and not bit(validity, offset + i)):
+        memset(&out, 0, sizeof(ByteBuf))
+        try:
+            with self.lock:
+                root.bind(array)
+                try:
+                    for i in range(n):
+                        if all_null or (validity != NULL and not bit(validity, offset + i)):
+                            offsets[i + 1] = <int32_t>out.size
+                            continue
+                        buf_put(&out, pre_data, pre_size)
+                        root.write(&out, i)
+                        if out.size > INT32_MAX:
+                            raise OverflowError(
+                                "the encoded payloads exceed a binary array's 2 GiB"
+                            )
                         offsets[i + 1] = <int32_t>out.size
-                        continue
-                    out.put(pre_data, pre_size)
-                    root.write(out, i)
-                    if out.size > INT32_MAX:
-                        raise OverflowError("the encoded payloads exceed a binary array's 2 GiB")
-                    offsets[i + 1] = <int32_t>out.size
-            except _Misfit as misfit:
-                raise AvroEncodeError(i, misfit.path, misfit.reason, schema_id) from None
-            finally:
-                root.bind(self.empty)  # no array kept alive between calls
+                except _Misfit as misfit:
+                    raise AvroEncodeError(i, misfit.path, misfit.reason, schema_id) from None
+                finally:
+                    root.bind(self.empty)  # no array kept alive between calls
+            data = PyBytes_FromStringAndSize(<char*>out.data, out.size)
+        finally:
+            free(out.data)
         validity_buffer = None
         if null_count:
-            bitmap = PyBytes_FromStringAndSize(NULL, (n + 7) >> 3)
-            bits = <uint8_t*>PyBytes_AS_STRING(bitmap)
-            memset(bits, 0, (n + 7) >> 3)
-            if not all_null:
-                for i in range(n):
-                    if bit(validity, offset + i):
-                        bits[i >> 3] |= <uint8_t>(1 << (i & 7))
-            validity_buffer = pa.py_buffer(bitmap)
-        data = PyBytes_FromStringAndSize(<char*>out.data, out.size)
+            if all_null:
+                validity_buffer = pa.py_buffer(bytes((n + 7) >> 3))
+            else:
+                validity_buffer = pa.py_buffer(bitmap_slice(validity, offset, n))
         return pa.Array.from_buffers(
             pa.binary(),
             n,

@@ -72,16 +72,15 @@ bytes and the same errors (``tests/formats/test_avro_encode_accel.py``); otherwi
 from __future__ import annotations
 
 import math
-import os
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import pyarrow as pa
 
+from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.avro.schema import (
     Array,
     AvroType,
@@ -767,18 +766,8 @@ class AvroEncoder:
         return pa.array([next(it) if ok else None for ok in valid.tolist()], type=pa.binary())
 
 
-def _load_accel() -> ModuleType | None:
-    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
-    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
-        return None
-    try:
-        from spark_kafka_py.formats.avro import _encode_accel
-    except ImportError:
-        return None
-    return _encode_accel
-
-
-_ACCEL: Final = _load_accel()
+#: The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set.
+_ACCEL: Final = load_extension("spark_kafka_py.formats.avro._encode_accel")
 
 
 def encode(

@@ -49,14 +49,29 @@ Type stub: ``_encode_accel.pyi``.
 
 import threading
 
-from spark_kafka_py._cutil cimport address, bit, grow, valid_utf8
+from spark_kafka_py._cutil cimport (
+    ByteBuf,
+    address,
+    bit,
+    bitmap_slice,
+    buf_byte,
+    buf_bytes,
+    buf_put,
+    buf_reserve,
+    buf_varint,
+    grow,
+    put_varint,
+    valid_utf8,
+    value_range,
+    zigzag64,
+)
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdint cimport INT32_MAX
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.string cimport memcmp, memcpy, memmove
 
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor
@@ -97,93 +112,48 @@ class _Refused(Exception):
 
 
 cdef class Buf:
-    """A malloc'd byte buffer that grows by doubling; ``size`` bytes in use."""
+    """The owner of one output :c:type:`~spark_kafka_py._cutil.ByteBuf` (written by
+    ``_cutil``'s ``buf_*`` functions), freed with it; the encoded array's data buffer keeps it
+    alive (``pyarrow.foreign_buffer(..., base=)``)."""
 
-    cdef uint8_t* data
-    cdef Py_ssize_t size
-    cdef Py_ssize_t cap
+    cdef ByteBuf b
 
     def __dealloc__(self):
-        free(self.data)
-
-    cdef int grow(self, Py_ssize_t need) except -1:
-        return grow(&self.data, &self.cap, need, 4096)
+        free(self.b.data)
 
     cdef int trim(self) except -1:
         """The allocation cut to the bytes in use (none: kept)."""
         cdef uint8_t* cut
-        if 0 < self.size < self.cap:
-            cut = <uint8_t*>realloc(self.data, self.size)
+        if 0 < self.b.size < self.b.cap:
+            cut = <uint8_t*>realloc(self.b.data, self.b.size)
             if cut != NULL:
-                self.data = cut
-                self.cap = self.size
+                self.b.data = cut
+                self.b.cap = self.b.size
         return 0
 
-    cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
-        cdef Py_ssize_t k
-        cdef uint8_t* p
-        if self.size + size > self.cap:
-            self.grow(self.size + size)
-        p = self.data + self.size
-        if size <= 8:  # tags, fixed-width values, short strings: no call
-            for k in range(size):
-                p[k] = (<const uint8_t*>src)[k]
-        else:
-            memcpy(p, src, size)
-        self.size += size
-        return 0
 
-    cdef inline int byte(self, uint8_t value) except -1:
-        if self.size + 1 > self.cap:
-            self.grow(self.size + 1)
-        self.data[self.size] = value
-        self.size += 1
-        return 0
+cdef inline Py_ssize_t _begin(ByteBuf* out) except -1:
+    """Room for a length (one byte, as most are); :func:`_end` writes it."""
+    cdef Py_ssize_t start = out.size
+    buf_byte(out, 0)
+    return start
 
-    cdef inline int varint(self, uint64_t raw) except -1:
-        """A base-128 varint of ``raw`` (a negative int32/int64 arrives as its 64-bit two's
-        complement: 10 bytes)."""
-        cdef uint8_t* p
-        if self.size + 10 > self.cap:
-            self.grow(self.size + 10)
-        p = self.data + self.size
-        while raw >= 0x80:
-            p[0] = <uint8_t>((raw & 0x7F) | 0x80)
-            p += 1
-            raw >>= 7
-        p[0] = <uint8_t>raw
-        self.size = p + 1 - self.data
-        return 0
 
-    cdef inline Py_ssize_t begin(self) except -1:
-        """Room for a length (one byte, as most are); :meth:`end` writes it."""
-        cdef Py_ssize_t start = self.size
-        self.byte(0)
-        return start
-
-    cdef inline int end(self, Py_ssize_t start) except -1:
-        """The length of what was written since :meth:`begin` (``start``) before it, the body
-        moved when the length takes more than one byte."""
-        cdef Py_ssize_t n = self.size - start - 1
-        cdef uint64_t raw = <uint64_t>n
-        cdef int width = 1
-        cdef uint8_t* p
-        while raw >= 0x80:
-            width += 1
-            raw >>= 7
-        if width > 1:
-            if self.size + width - 1 > self.cap:
-                self.grow(self.size + width - 1)
-            memmove(self.data + start + width, self.data + start + 1, n)
-            self.size += width - 1
-        raw = <uint64_t>n
-        p = self.data + start
-        while raw >= 0x80:
-            p[0] = <uint8_t>((raw & 0x7F) | 0x80)
-            p += 1
-            raw >>= 7
-        p[0] = <uint8_t>raw
-        return 0
+cdef inline int _end(ByteBuf* out, Py_ssize_t start) except -1:
+    """The length of what was written since :func:`_begin` (``start``) before it, the body
+    moved when the length takes more than one byte."""
+    cdef Py_ssize_t n = out.size - start - 1
+    cdef uint64_t raw = <uint64_t>n
+    cdef int width = 1
+    while raw >= 0x80:
+        width += 1
+        raw >>= 7
+    if width > 1:
+        buf_reserve(out, width - 1)
+        memmove(out.data + start + width, out.data + start + 1, n)
+        out.size += width - 1
+    put_varint(out.data + start, <uint64_t>n)
+    return 0
 
 
 cdef inline bint _zeros(const uint8_t* p, Py_ssize_t size) noexcept:
@@ -217,7 +187,7 @@ cdef class Node:
         self.validity = address(array.buffers()[0]) if array.null_count else NULL
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         return 0
 
 
@@ -225,16 +195,21 @@ cdef inline bint _valid(Node node, Py_ssize_t i) noexcept:
     return node.validity == NULL or bit(node.validity, node.offset + i)
 
 
-cdef class BoolNode(Node):
-    cdef const uint8_t* bits
+cdef class ValuesNode(Node):
+    """A node of a fixed-width array (booleans, integers, dates, times, floats, decimals): its
+    values buffer (``buffers()[1]``), bound per call."""
+
+    cdef const uint8_t* values
 
     cdef int bind(self, object array) except -1:
         Node.bind(self, array)
-        self.bits = address(array.buffers()[1])
+        self.values = address(array.buffers()[1])
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        return out.byte(1 if bit(self.bits, self.offset + i) else 0)
+
+cdef class BoolNode(ValuesNode):
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
+        return buf_byte(out, 1 if bit(self.values, self.offset + i) else 0)
 
 
 #: Sources of integers.
@@ -258,7 +233,7 @@ cdef enum Check:
     C_ENUM  # one of the enum's numbers
 
 
-cdef class IntNode(Node):
+cdef class IntNode(ValuesNode):
     """Integers (dates as their int32 days, durations as microseconds, decimals unscaled) into
     one of the integer kinds or an enum by number."""
 
@@ -267,17 +242,11 @@ cdef class IntNode(Node):
     cdef Check check
     cdef int64_t mul  # a duration's units -> microseconds (1: none)
     cdef bint from_ns  # a duration in ns: / 1000, exactly
-    cdef const uint8_t* values
     cdef int32_t* numbers  # C_ENUM: the enum's numbers, sorted
     cdef Py_ssize_t count
 
     def __dealloc__(self):
         free(self.numbers)
-
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
 
     cdef bint known(self, int64_t v) noexcept:
         cdef Py_ssize_t lo = 0, hi = self.count, mid
@@ -291,7 +260,7 @@ cdef class IntNode(Node):
                 return True
         return False
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef Py_ssize_t j = self.offset + i
         cdef int64_t v
         cdef long long scaled
@@ -305,8 +274,8 @@ cdef class IntNode(Node):
                 _refuse("outside the unsigned range")
             u = <uint64_t>wide
             if self.enc == E_FIX64:
-                return out.put(&u, 8)  # little-endian hosts only (x86-64, arm64)
-            return out.varint(u)
+                return buf_put(out, &u, 8)  # little-endian hosts only (x86-64, arm64)
+            return buf_varint(out, u)
         if s == S_I64:
             v = (<const int64_t*>self.values)[j]
         elif s == S_I32:
@@ -331,34 +300,28 @@ cdef class IntNode(Node):
                 _refuse("not a number of the enum")
         cdef Enc e = self.enc
         if e == E_VARINT:
-            return out.varint(<uint64_t>v)
+            return buf_varint(out, <uint64_t>v)
         if e == E_U32:
-            return out.varint(<uint64_t>(<uint32_t>v))
+            return buf_varint(out, <uint64_t>(<uint32_t>v))
         if e == E_ZZ32:
             u32 = (<uint32_t>(<int32_t>v) << 1) ^ <uint32_t>((<int32_t>v) >> 31)
-            return out.varint(u32)
+            return buf_varint(out, u32)
         if e == E_ZZ64:
-            return out.varint((<uint64_t>v << 1) ^ <uint64_t>(v >> 63))
+            return buf_varint(out, zigzag64(v))
         if e == E_FIX32:
             u32 = <uint32_t>v
-            return out.put(&u32, 4)
+            return buf_put(out, &u32, 4)
         u = <uint64_t>v
-        return out.put(&u, 8)
+        return buf_put(out, &u, 8)
 
 
-cdef class FloatNode(Node):
+cdef class FloatNode(ValuesNode):
     """float32/float64: the IEEE 754 bits, little-endian."""
 
     cdef int width
-    cdef const uint8_t* values
 
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
-
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        return out.put(self.values + (self.offset + i) * self.width, self.width)
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
+        return buf_put(out, self.values + (self.offset + i) * self.width, self.width)
 
 
 cdef class BinaryNode(Node):
@@ -387,46 +350,35 @@ cdef class BinaryNode(Node):
         self.data = address(buffers[2])
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef Py_ssize_t j = self.offset + i
         cdef int64_t start, end
         cdef Py_ssize_t size, k
         cdef const uint8_t* p
         cdef const char* names
-        if self.width == 4:
-            start = (<const int32_t*>self.offsets)[j]
-            end = (<const int32_t*>self.offsets)[j + 1]
-        else:
-            start = (<const int64_t*>self.offsets)[j]
-            end = (<const int64_t*>self.offsets)[j + 1]
+        start = value_range(self.offsets, self.width, j, &end)
         size = end - start
         p = self.data + start
         if self.count:
             names = PyBytes_AS_STRING(self.names)
             for k in range(self.count):
                 if self.sizes[k] == size and memcmp(names + self.starts[k], p, size) == 0:
-                    return out.varint(<uint64_t>self.numbers[k])
+                    return buf_varint(out, <uint64_t>self.numbers[k])
             _refuse("not a value name of the enum")
         if self.text and not valid_utf8(p, size):
             _refuse("a string that is not UTF-8")
-        out.varint(<uint64_t>size)
-        return out.put(p, size)
+        buf_varint(out, <uint64_t>size)
+        return buf_put(out, p, size)
 
 
-cdef class TimeNode(Node):
+cdef class TimeNode(ValuesNode):
     """A timestamp or duration as a ``google.protobuf.Timestamp``/``Duration`` message:
     seconds floored (field 1), nanos the rest (field 2), zeros not written."""
 
     cdef int64_t mul
     cdef bint from_ns
-    cdef const uint8_t* values
 
-    cdef int bind(self, object array) except -1:
-        Node.bind(self, array)
-        self.values = address(array.buffers()[1])
-        return 0
-
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef int64_t v = (<const int64_t*>self.values)[self.offset + i]
         cdef long long scaled
         cdef int64_t seconds, micros
@@ -444,14 +396,14 @@ cdef class TimeNode(Node):
         if micros < 0:
             micros += 1000000
             seconds -= 1
-        start = out.begin()
+        start = _begin(out)
         if seconds:
-            out.byte(0x08)
-            out.varint(<uint64_t>seconds)
+            buf_byte(out, 0x08)
+            buf_varint(out, <uint64_t>seconds)
         if micros:
-            out.byte(0x10)
-            out.varint(<uint64_t>(micros * 1000))
-        return out.end(start)
+            buf_byte(out, 0x10)
+            buf_varint(out, <uint64_t>(micros * 1000))
+        return _end(out, start)
 
 
 # -- fields of a message: their tags and values ---------------------------------------------------
@@ -474,7 +426,7 @@ cdef class Field:
     cdef int bind(self, object array) except -1:
         return 0
 
-    cdef int emit(self, Buf out, Py_ssize_t i) except -1:
+    cdef int emit(self, ByteBuf* out, Py_ssize_t i) except -1:
         return 0
 
 
@@ -489,16 +441,16 @@ cdef class SingularField(Field):
     cdef int bind(self, object array) except -1:
         return self.node.bind(array)
 
-    cdef int emit(self, Buf out, Py_ssize_t i) except -1:
+    cdef int emit(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef Py_ssize_t start, size
         cdef const uint8_t* p
         if not _valid(self.node, i):
             if self.default is not None:
-                out.put(self.tag_data, self.tag_size)
-                out.put(PyBytes_AS_STRING(self.default), PyBytes_GET_SIZE(self.default))
+                buf_put(out, self.tag_data, self.tag_size)
+                buf_bytes(out, self.default)
             return 0
         start = out.size
-        out.put(self.tag_data, self.tag_size)
+        buf_put(out, self.tag_data, self.tag_size)
         self.node.put(out, i)
         if self.implicit:
             size = out.size - start - self.tag_size
@@ -508,12 +460,9 @@ cdef class SingularField(Field):
         return 0
 
 
-cdef class RepeatedField(Field):
-    """A repeated field from a list: one tag per element, or packed (one tag, the length,
-    the elements); a null or empty list: nothing; a null element: refused."""
+cdef class ListField(Field):
+    """A field from a list or map column: its offsets and validity, bound per call."""
 
-    cdef Node element
-    cdef bint packed
     cdef int width  # offsets: 4 or 8 bytes
     cdef const uint8_t* offsets
     cdef const uint8_t* validity
@@ -526,40 +475,51 @@ cdef class RepeatedField(Field):
         buffers = array.buffers()
         self.validity = address(buffers[0]) if array.null_count else NULL
         self.offsets = address(buffers[1])
+        return 0
+
+    cdef inline bint entries(self, Py_ssize_t i, int64_t* lo, int64_t* hi) noexcept:
+        """Row ``i``'s elements, ``lo[0]`` to ``hi[0]`` (of the child arrays); False when
+        the row is null or empty (nothing written)."""
+        cdef Py_ssize_t j = self.offset + i
+        if self.validity != NULL and not bit(self.validity, j):
+            return False
+        lo[0] = value_range(self.offsets, self.width, j, hi)
+        return hi[0] > lo[0]
+
+
+cdef class RepeatedField(ListField):
+    """A repeated field from a list: one tag per element, or packed (one tag, the length,
+    the elements); a null or empty list: nothing; a null element: refused."""
+
+    cdef Node element
+    cdef bint packed
+
+    cdef int bind(self, object array) except -1:
+        ListField.bind(self, array)
         return self.element.bind(array.values)
 
-    cdef int emit(self, Buf out, Py_ssize_t i) except -1:
-        cdef Py_ssize_t j = self.offset + i
+    cdef int emit(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef int64_t lo, hi, k
-        cdef Py_ssize_t start
+        cdef Py_ssize_t start = 0
         cdef Node element = self.element
-        if self.validity != NULL and not bit(self.validity, j):
+        cdef bint packed = self.packed
+        if not self.entries(i, &lo, &hi):
             return 0
-        if self.width == 4:
-            lo = (<const int32_t*>self.offsets)[j]
-            hi = (<const int32_t*>self.offsets)[j + 1]
-        else:
-            lo = (<const int64_t*>self.offsets)[j]
-            hi = (<const int64_t*>self.offsets)[j + 1]
-        if lo == hi:
-            return 0
-        if self.packed:
-            out.put(self.tag_data, self.tag_size)
-            start = out.begin()
-            for k in range(lo, hi):
-                if not _valid(element, k):
-                    _refuse("a null element in a list")
-                element.put(out, k)
-            return out.end(start)
+        if packed:
+            buf_put(out, self.tag_data, self.tag_size)
+            start = _begin(out)
         for k in range(lo, hi):
             if not _valid(element, k):
                 _refuse("a null element in a list")
-            out.put(self.tag_data, self.tag_size)
+            if not packed:
+                buf_put(out, self.tag_data, self.tag_size)
             element.put(out, k)
+        if packed:
+            return _end(out, start)
         return 0
 
 
-cdef class MapField(Field):
+cdef class MapField(ListField):
     """A map field: one entry message per map entry (key, then value; a null value: the
     value's default entry bytes)."""
 
@@ -568,42 +528,31 @@ cdef class MapField(Field):
     cdef bytes key_tag
     cdef bytes value_tag
     cdef bytes value_default  # tag included
-    cdef const uint8_t* offsets
-    cdef const uint8_t* validity
-    cdef Py_ssize_t offset
-    cdef object array
 
     cdef int bind(self, object array) except -1:
-        self.array = array
-        self.offset = array.offset
-        buffers = array.buffers()
-        self.validity = address(buffers[0]) if array.null_count else NULL
-        self.offsets = address(buffers[1])
+        ListField.bind(self, array)
         entries = array.values
         self.key.bind(entries.field(0))
         return self.value.bind(entries.field(1))
 
-    cdef int emit(self, Buf out, Py_ssize_t i) except -1:
-        cdef Py_ssize_t j = self.offset + i
+    cdef int emit(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef int64_t lo, hi, k
         cdef Py_ssize_t start
-        if self.validity != NULL and not bit(self.validity, j):
+        if not self.entries(i, &lo, &hi):
             return 0
-        lo = (<const int32_t*>self.offsets)[j]
-        hi = (<const int32_t*>self.offsets)[j + 1]
         for k in range(lo, hi):
-            out.put(self.tag_data, self.tag_size)
-            start = out.begin()
+            buf_put(out, self.tag_data, self.tag_size)
+            start = _begin(out)
             if not _valid(self.key, k):
                 _refuse("a null map key")
-            out.put(PyBytes_AS_STRING(self.key_tag), PyBytes_GET_SIZE(self.key_tag))
+            buf_bytes(out, self.key_tag)
             self.key.put(out, k)
             if _valid(self.value, k):
-                out.put(PyBytes_AS_STRING(self.value_tag), PyBytes_GET_SIZE(self.value_tag))
+                buf_bytes(out, self.value_tag)
                 self.value.put(out, k)
             else:
-                out.put(PyBytes_AS_STRING(self.value_default), PyBytes_GET_SIZE(self.value_default))
-            out.end(start)
+                buf_bytes(out, self.value_default)
+            _end(out, start)
         return 0
 
 
@@ -636,16 +585,16 @@ cdef class MessageNode(Node):
             f.bind(array.field(column))
         return 0
 
-    cdef int body(self, Buf out, Py_ssize_t i) except -1:
+    cdef int body(self, ByteBuf* out, Py_ssize_t i) except -1:
         cdef Py_ssize_t k
         for k in range(self.count):
             (<Field>self.slots[k]).emit(out, i)
         return 0
 
-    cdef int put(self, Buf out, Py_ssize_t i) except -1:
-        cdef Py_ssize_t start = out.begin()
+    cdef int put(self, ByteBuf* out, Py_ssize_t i) except -1:
+        cdef Py_ssize_t start = _begin(out)
         self.body(out, i)
-        return out.end(start)
+        return _end(out, start)
 
 
 # -- the planner ----------------------------------------------------------------------------------
@@ -722,6 +671,7 @@ cdef class _Planner:
             key_fd = fd.message_type.fields_by_name["key"]
             value_fd = fd.message_type.fields_by_name["value"]
             mf = MapField()
+            mf.width = 4  # Arrow maps: int32 offsets
             mf.set_tag(ref._tag(fd.number, ref._LEN))
             mf.key = self.value(key_fd, arrow.key_type)
             mf.value = self.value(value_fd, arrow.item_type)
@@ -907,10 +857,10 @@ cdef class EncodePlan:
         cdef Py_ssize_t n = len(array)
         cdef Py_ssize_t i = 0, offset
         cdef const uint8_t* validity = NULL
-        cdef Buf out = Buf()
+        cdef Buf owner = Buf()
+        cdef ByteBuf* out = &owner.b
         cdef MessageNode root = self.root
         cdef int32_t* offsets
-        cdef uint8_t* bits
         if self.per_row and n:
             grow(&out.data, &out.cap, n * (self.per_row + 1), 4096)
         offsets_bytes = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
@@ -927,7 +877,7 @@ cdef class EncodePlan:
                     if validity != NULL and not bit(validity, offset + i):
                         offsets[i + 1] = <int32_t>out.size
                         continue
-                    out.put(pre_data, pre_size)
+                    buf_put(out, pre_data, pre_size)
                     root.body(out, i)
                     if out.size > INT32_MAX:
                         raise Fallback(i, "the payloads exceed a binary array's 2 GiB")
@@ -940,19 +890,13 @@ cdef class EncodePlan:
             self.per_row = out.size // n
         validity_buffer = None
         if null_count:
-            bitmap = PyBytes_FromStringAndSize(NULL, (n + 7) >> 3)
-            bits = <uint8_t*>PyBytes_AS_STRING(bitmap)
-            memset(bits, 0, (n + 7) >> 3)
-            for i in range(n):
-                if bit(validity, offset + i):
-                    bits[i >> 3] |= <uint8_t>(1 << (i & 7))
-            validity_buffer = pa.py_buffer(bitmap)
-        # the payloads' buffer handed to Arrow as it is (``out`` kept alive by it), trimmed
+            validity_buffer = pa.py_buffer(bitmap_slice(validity, offset, n))
+        # the payloads' buffer handed to Arrow as it is (``owner`` kept alive by it), trimmed
         if out.size == 0:
             data = pa.py_buffer(b"")
         else:
-            out.trim()
-            data = pa.foreign_buffer(<size_t>out.data, out.size, base=out)
+            owner.trim()
+            data = pa.foreign_buffer(<size_t>out.data, out.size, base=owner)
         return pa.Array.from_buffers(
             pa.binary(),
             n,

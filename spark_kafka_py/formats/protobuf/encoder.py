@@ -49,11 +49,9 @@ may be shared between threads.
 from __future__ import annotations
 
 import bisect
-import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -61,6 +59,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf.descriptor import Descriptor, FieldDescriptor  # type: ignore[import-untyped]
 
+from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import ProtobufEncodeError, ProtobufSchemaError
 from spark_kafka_py.formats.protobuf.descriptors import ProtobufSchema
 from spark_kafka_py.formats.protobuf.types import ProtobufOptions
@@ -759,18 +758,8 @@ class ProtobufEncoder:
         raise AssertionError("a batch failed, but none of its rows alone")  # pragma: no cover
 
 
-def _load_accel() -> ModuleType | None:
-    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
-    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
-        return None
-    try:
-        from spark_kafka_py.formats.protobuf import _encode_accel
-    except ImportError:
-        return None
-    return _encode_accel
-
-
-_ACCEL: Final = _load_accel()
+#: The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set.
+_ACCEL: Final = load_extension("spark_kafka_py.formats.protobuf._encode_accel")
 
 
 def encode_protobuf(

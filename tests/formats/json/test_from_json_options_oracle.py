@@ -2,7 +2,7 @@
 
 The same documents go through ``from_json(v, SCHEMA, {"mode": "PERMISSIVE", **options})`` in
 the test run's Spark session (``spark.sql.session.timeZone`` UTC, as
-``test_from_json_oracle.py``'s ``utc_spark`` sets it) and through our :func:`decode_json` with
+``conftest.py``'s ``utc_spark`` sets it) and through our :func:`decode_json` with
 the same options, one batch (per-row path: malformed documents are in it) and each document
 alone (the fast path wherever it takes the document): rows must be equal, corrupt records
 included.
@@ -36,32 +36,26 @@ import pytest
 
 from spark_kafka_py.formats.json.decode import JsonDecoder, decode_json
 from spark_kafka_py.formats.json.options import json_options
-from tests.formats.json.test_from_json_oracle import _norm, utc_spark
+from tests.formats.json._helpers import field, norm, spark_from_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.integration
 
-__all__ = ["utc_spark"]  # the shared fixture, imported for this module's tests
-
-
-def _f(name: str, spark: object) -> dict[str, object]:
-    return {"name": name, "type": spark, "nullable": True, "metadata": {}}
-
 
 SCHEMA: dict[str, object] = {
     "type": "struct",
     "fields": [
-        _f("a", "long"),
-        _f("b", "string"),
-        _f("d", "double"),
-        _f("f", "float"),
-        _f("t", "timestamp"),
-        _f("dt", "date"),
-        _f("arr", {"type": "array", "elementType": "long", "containsNull": True}),
-        _f("s", {"type": "struct", "fields": [_f("x", "long"), _f("y", "string")]}),
-        _f("_corrupt_record", "string"),
+        field("a", "long"),
+        field("b", "string"),
+        field("d", "double"),
+        field("f", "float"),
+        field("t", "timestamp"),
+        field("dt", "date"),
+        field("arr", {"type": "array", "elementType": "long", "containsNull": True}),
+        field("s", {"type": "struct", "fields": [field("x", "long"), field("y", "string")]}),
+        field("_corrupt_record", "string"),
     ],
 }
 
@@ -146,18 +140,11 @@ FEATURE_DEFAULTS = {
 
 
 def _theirs(spark: SparkSession, docs: list[str | None], options: dict[str, str]) -> list[Any]:
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType
-
-    schema = StructType.fromJson(SCHEMA)
-    df = spark.createDataFrame(list(enumerate(docs)), "i int, v string")
-    opts = {"mode": "PERMISSIVE", **options}
-    rows = df.select("i", F.from_json("v", schema, opts).alias("j")).collect()
-    return [_norm(r.j.asDict(recursive=True)) if r.j is not None else None for r in sorted(rows)]
+    return spark_from_json(spark, SCHEMA, docs, {"mode": "PERMISSIVE", **options})
 
 
 def _ours_rows(array: pa.Array) -> list[Any]:
-    return [_norm(row) for row in array.to_pylist()]
+    return [norm(row) for row in array.to_pylist()]
 
 
 def _compare(theirs: list[Any], docs: list[str | None], options: dict[str, str]) -> list[Any]:

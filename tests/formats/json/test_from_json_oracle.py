@@ -26,11 +26,6 @@ Spark reads as today at that time), years outside 1..9999.
 
 from __future__ import annotations
 
-import datetime as dt
-import math
-import os
-import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -38,6 +33,7 @@ import pytest
 
 from spark_kafka_py.formats.errors import JsonDecodeError
 from spark_kafka_py.formats.json.decode import JsonDecoder, decode_json
+from tests.formats.json._helpers import field, norm, spark_from_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,35 +41,31 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.integration
 
 
-def _f(name: str, spark: object) -> dict[str, object]:
-    return {"name": name, "type": spark, "nullable": True, "metadata": {}}
-
-
 #: The struct read (Spark JSON, as ``DataType.jsonValue()``).
 SCHEMA: dict[str, object] = {
     "type": "struct",
     "fields": [
-        _f("a", "long"),
-        _f("b", "string"),
-        _f("d", "double"),
-        _f("bo", "boolean"),
-        _f("t", "timestamp"),
-        _f("dt", "date"),
-        _f("arr", {"type": "array", "elementType": "long", "containsNull": True}),
-        _f("s", {"type": "struct", "fields": [_f("x", "long"), _f("y", "string")]}),
-        _f(
+        field("a", "long"),
+        field("b", "string"),
+        field("d", "double"),
+        field("bo", "boolean"),
+        field("t", "timestamp"),
+        field("dt", "date"),
+        field("arr", {"type": "array", "elementType": "long", "containsNull": True}),
+        field("s", {"type": "struct", "fields": [field("x", "long"), field("y", "string")]}),
+        field(
             "sa",
             {
                 "type": "array",
-                "elementType": {"type": "struct", "fields": [_f("x", "long")]},
+                "elementType": {"type": "struct", "fields": [field("x", "long")]},
                 "containsNull": True,
             },
         ),
-        _f(
+        field(
             "m",
             {"type": "map", "keyType": "string", "valueType": "long", "valueContainsNull": True},
         ),
-        _f("_corrupt_record", "string"),
+        field("_corrupt_record", "string"),
     ],
 }
 
@@ -274,53 +266,8 @@ def _without_m(row: Any) -> Any:
     return None if row is None else {k: v for k, v in row.items() if k != "m"}
 
 
-@pytest.fixture(scope="module")
-def utc_spark(spark: SparkSession) -> Iterator[SparkSession]:
-    """The test run's shared session with ``spark.sql.session.timeZone`` UTC for the module (its
-    own value restored after). The Python process's TZ is UTC meanwhile, so ``collect()``'s
-    naive datetimes are UTC."""
-    old_tz = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    previous = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "UTC")
-    try:
-        yield spark
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", previous)
-        if old_tz is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = old_tz
-        time.tzset()
-
-
 def _theirs(spark: SparkSession, docs: list[str | None], mode: str) -> list[Any]:
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType
-
-    schema = StructType.fromJson(SCHEMA)
-    df = spark.createDataFrame(list(enumerate(docs)), "i int, v string")
-    rows = df.select("i", F.from_json("v", schema, {"mode": mode}).alias("j")).collect()
-    return [_norm(r.j.asDict(recursive=True)) if r.j is not None else None for r in sorted(rows)]
-
-
-def _norm(value: Any) -> Any:
-    """Comparable form: NaN as the string ``"NaN"``, aware datetimes as naive UTC, maps
-    (pyarrow's lists of pairs) as dicts, -0.0 kept apart from 0.0."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if value == 0:
-            return ("zero", math.copysign(1.0, value))
-        return value
-    if isinstance(value, dt.datetime) and value.tzinfo is not None:
-        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    if isinstance(value, dict):
-        return {k: _norm(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_norm(v) for v in value]
-    return value
+    return spark_from_json(spark, SCHEMA, docs, {"mode": mode})
 
 
 def _ours(array: pa.Array) -> list[Any]:
@@ -328,7 +275,7 @@ def _ours(array: pa.Array) -> list[Any]:
     for row in array.to_pylist():
         if row is not None and row.get("m") is not None:
             row["m"] = dict(row["m"])
-        out.append(_norm(row))
+        out.append(norm(row))
     return out
 
 

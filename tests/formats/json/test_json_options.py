@@ -21,21 +21,17 @@ from spark_kafka_py.formats.json.decode import JsonDecoder, decode_json
 from spark_kafka_py.formats.json.jackson import MAX_NESTING, Features, Malformed, parse_document
 from spark_kafka_py.formats.json.options import JsonOptionError, JsonOptions, json_options
 from spark_kafka_py.spark.payload import parse_payload_options
-
-
-def _f(name: str, spark: object) -> dict[str, object]:
-    return {"name": name, "type": spark, "nullable": True, "metadata": {}}
-
+from tests.formats.json._helpers import field
 
 SCHEMA: dict[str, object] = {
     "type": "struct",
     "fields": [
-        _f("a", "long"),
-        _f("b", "string"),
-        _f("d", "double"),
-        _f("t", "timestamp"),
-        _f("dt", "date"),
-        _f("_corrupt_record", "string"),
+        field("a", "long"),
+        field("b", "string"),
+        field("d", "double"),
+        field("t", "timestamp"),
+        field("dt", "date"),
+        field("_corrupt_record", "string"),
     ],
 }
 UTC = dt.timezone.utc

@@ -16,7 +16,6 @@ The extension is required in CI (which builds it) and skipped elsewhere when not
 
 from __future__ import annotations
 
-import os
 import struct
 from typing import Any
 
@@ -29,77 +28,14 @@ from hypothesis import strategies as st
 
 from spark_kafka_py.formats.errors import ProtobufDecodeError
 from spark_kafka_py.formats.protobuf import ProtobufDecoder, ProtobufOptions, parse_proto
+from tests.formats.protobuf._twins import all_proto, compiled_extension, legacy_proto, unless_pure
 
-if os.environ.get("CI", "").lower() == "true":
-    from spark_kafka_py.formats.protobuf import _accel
-else:
-    _accel = pytest.importorskip(
-        "spark_kafka_py.formats.protobuf._accel",
-        reason="the Cython extension is not built (no compiler?): upb route only",
-    )
+_accel = compiled_extension("spark_kafka_py.formats.protobuf._accel", "upb route")
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"),
-    reason="SPARK_KAFKA_PY_PURE forces the upb route",
-)
+pytestmark = unless_pure("upb route")
 
-LEGACY = """
-syntax = "proto2";
-package p2;
-message Legacy {
-  enum Kind { A = 1; B = 2; C = 5; }
-  message Sub { optional uint32 u = 1; optional sint64 z = 2; optional bytes b = 3; }
-  optional Kind kind = 1;
-  repeated Kind kinds = 2;
-  repeated Kind pkinds = 3 [packed = true];
-  optional int32 n = 4;
-  optional string s = 5;
-  repeated int32 pn = 6 [packed = true];
-  optional Sub sub = 7;
-  oneof pick { Kind okind = 8; string ostr = 9; Sub osub = 10; }
-  repeated Sub subs = 11;
-  optional fixed64 fx = 12;
-}
-"""
-
-SCHEMA = """
-syntax = "proto3";
-package acc;
-import "google/protobuf/timestamp.proto";
-import "google/protobuf/duration.proto";
-import "google/protobuf/wrappers.proto";
-import "legacy.proto";
-message Leaf { bytes b = 1; double d = 2; optional float f = 3; }
-message Inner { string s = 1; int32 i = 2; repeated sint32 zs = 3; Leaf leaf = 4; }
-message All {
-  enum Color { RED = 0; GREEN = 1; BLUE = 2; }
-  int32 i32 = 1; int64 i64 = 2; uint32 u32 = 3; uint64 u64 = 4; sint32 s32 = 5;
-  sint64 s64 = 6; fixed32 f32 = 7; fixed64 f64 = 8; sfixed32 sf32 = 9; sfixed64 sf64 = 10;
-  float fl = 11; double db = 12; bool bo = 13; string st = 14; bytes by = 15;
-  Color color = 16;
-  optional int32 oi32 = 17; optional string ost = 18; optional Color ocolor = 19;
-  Inner inner = 20;
-  repeated Inner inners = 21;
-  repeated int32 ri32 = 22; repeated uint64 ru64 = 23; repeated sint64 rs64 = 24;
-  repeated fixed32 rf32 = 25; repeated double rdb = 26; repeated bool rbo = 27;
-  repeated string rst = 28; repeated bytes rby = 29; repeated Color rcolor = 30;
-  repeated float rfl = 31; repeated sfixed64 rsf64 = 32;
-  map<string, Inner> m_si = 33; map<int64, string> m_ls = 34; map<bool, Color> m_bc = 35;
-  map<uint32, google.protobuf.Timestamp> m_ut = 36; map<sint32, double> m_sd = 37;
-  oneof choice {
-    string o_text = 38; Inner o_inner = 39; int64 o_num = 40; google.protobuf.Timestamp o_ts = 41;
-  }
-  google.protobuf.Timestamp ts = 42; google.protobuf.Duration du = 43;
-  repeated google.protobuf.Timestamp rts = 44;
-  google.protobuf.Int32Value w_i32 = 45; google.protobuf.StringValue w_st = 46;
-  google.protobuf.UInt64Value w_u64 = 47; google.protobuf.BoolValue w_bo = 48;
-  google.protobuf.BytesValue w_by = 49; google.protobuf.DoubleValue w_db = 50;
-  repeated google.protobuf.Int64Value rw_i64 = 51;
-  p2.Legacy legacy = 52;
-  map<string, google.protobuf.Duration> m_sdu = 53;
-  int32 far = 100000;
-}
-"""
+LEGACY = legacy_proto()
+SCHEMA = all_proto("acc")
 
 _SCHEMA = parse_proto(SCHEMA, {"legacy.proto": LEGACY})
 ALL = _SCHEMA.message("acc.All")
