@@ -126,8 +126,9 @@ def test_fast_path_nested_temporal_with_nulls_in_place() -> None:
     assert slow.decode(pa.array(docs)).equals(out)
 
 
-def test_fast_path_all_blank_and_chunked() -> None:
-    decoder = JsonDecoder(_struct(_f("a", "long")))
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pyarrow"])
+def test_fast_path_all_blank_and_chunked(compiled: bool) -> None:
+    decoder = JsonDecoder(_struct(_f("a", "long")), compiled=compiled)
     assert decoder.decode(pa.array([None, ""], pa.string())).to_pylist() == [None, None]
     chunked = pa.chunked_array([pa.array(['{"a": 1}']), pa.array(['{"a": 2}', None])])
     assert decoder.decode(chunked).to_pylist() == [{"a": 1}, {"a": 2}, None]
@@ -346,8 +347,9 @@ def test_nan_and_infinity_tokens_read_per_row() -> None:
     assert (decoder.fast_batches, decoder.slow_batches) == (0, 1)
 
 
-def test_fast_path_document_longer_than_a_block() -> None:
-    decoder = JsonDecoder(_struct(_f("s", "string"), _f("n", "long")))
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pyarrow"])
+def test_fast_path_document_longer_than_a_block(compiled: bool) -> None:
+    decoder = JsonDecoder(_struct(_f("s", "string"), _f("n", "long")), compiled=compiled)
     long_text = "x" * (3 << 20)
     out = decoder.decode(pa.array(['{"n": 1}', '{"s": "' + long_text + '", "n": 2}']))
     assert (decoder.fast_batches, decoder.slow_batches) == (1, 0)
