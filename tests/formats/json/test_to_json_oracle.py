@@ -15,6 +15,9 @@ import pytest
 from spark_kafka_py.formats.errors import JsonSchemaError
 from spark_kafka_py.formats.json.encode import JsonEncoder
 
+# to_json in a real local Spark is the oracle
+pytestmark = pytest.mark.integration
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
