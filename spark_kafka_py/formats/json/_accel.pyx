@@ -24,8 +24,10 @@ Accepted (RFC 8259 strict JSON, the top level an object, whitespace only after i
   (``byte``, ``short``, ``integer``, ``long``); an integer or fractional token into
   ``double`` (correctly rounded as Python's ``float()``: Clinger's exact fast path, else
   ``strtod``, see :func:`double_value`; a result that is not finite is declined) and
-  ``float`` (the double, then ±inf past ``FLT_MAX`` as ``decode._convert`` does, else the C
-  cast, round to nearest as pyarrow's conversion of a Python float to float32); ``true``/``false`` into ``boolean``; a string into ``string``; an object into
+  ``float`` (the double rounded to a float by the C cast, as Java's ``Float.parseFloat`` of
+  the text rounds it, except a double exactly half-way between two floats: declined, see
+  :func:`float32_midpoint`); ``true``/``false`` into ``boolean``; a string into
+  ``string``; an object into
   a struct; an array into an array; an object into a map (its entries in document order,
   the names with their escapes read; at most :data:`MAX_MAP_ENTRIES`, no name twice);
   ``null`` into anything (a null field);
@@ -63,8 +65,30 @@ Type stub: ``_accel.pyi``.
 
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.float cimport FLT_MAX
-from libc.math cimport INFINITY, copysign, fabs, isfinite
+from libc.math cimport INFINITY, fabs, isfinite
+
+
+cdef extern from "<math.h>" nogil:
+    float nextafterf(float x, float y)
+
+#: Half-way between float's largest finite value and 2**128 (decode._FLOAT32_OVERFLOW).
+cdef double FLOAT32_OVERFLOW = 340282356779733661637539395458142568448.0
+
+
+cdef inline bint float32_midpoint(double x) noexcept nogil:
+    """Whether the finite double ``x`` lies exactly half-way between two adjacent floats (or
+    on the overflow threshold), where rounding it again to a float may differ from rounding
+    the decimal it came from once."""
+    cdef double ax = fabs(x)
+    cdef float f
+    cdef double g
+    if ax >= FLOAT32_OVERFLOW:
+        return ax == FLOAT32_OVERFLOW
+    f = <float>ax
+    if <double>f == ax:
+        return False
+    g = nextafterf(f, INFINITY) if <double>f < ax else nextafterf(f, 0.0)
+    return (<double>f + g) * 0.5 == ax
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, realloc, strtod
 from libc.string cimport memcmp, memcpy
@@ -1155,9 +1179,13 @@ cdef int parse_value(Cur* c, JNode* n, int depth) noexcept nogil:
         if kind == K_F64:
             (<double*>n.data.data)[n.count - 1] = x
         else:
-            # decode._convert: past float's range (finite) is ±inf; else pyarrow's cast
-            if fabs(x) > FLT_MAX:
-                x = copysign(INFINITY, x)
+            # Spark's float is Java's Float.parseFloat of the text (Jackson 2.15+): the decimal
+            # rounded once. The double x rounded again (C's cast: to nearest, ties to even,
+            # overflow to infinity) agrees except when x lies exactly half-way between two
+            # floats or on the overflow threshold: declined, the per-row path decides by the
+            # text's exact value (decode._float32)
+            if float32_midpoint(x):
+                return R_DECLINE
             (<float*>n.data.data)[n.count - 1] = <float>x
         set_valid(n)
         return R_OK

@@ -42,6 +42,10 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   ``true``; objects and arrays as compact JSON, a key given twice written twice; ``NaN``,
   and a number beyond a double (``1e400``), as ``"NaN"``/``"Infinity"`` with their quotes);
   an integer into a timestamp as seconds since the epoch.
+- A number into a ``float``: the text rounded once to the nearest float (ties to even; from
+  half-way between the largest float and 2**128 on, infinity), as Java's
+  ``Float.parseFloat``, which Jackson's ``getFloatValue`` is (``3.4028235e38`` is the largest
+  float, ``16777217.000000001`` is 16777218), not the double rounded again.
 - Timestamps from strings: with ``timestampFormat``, by the pattern
   (:mod:`.datetime_pattern`), and only if ``enableDateTimeParsingFallback`` is true also as
   below when the pattern does not match; without it, as ``DateTimeUtils.stringToTimestamp``
@@ -123,6 +127,7 @@ import json
 import math
 import os
 import re
+import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -187,6 +192,9 @@ _FLOAT_STRINGS: Final[Mapping[str, float]] = {
     "-INF": -math.inf,
 }
 _FLOAT32_MAX: Final = 3.4028234663852886e38
+#: Half-way between float's largest finite value and 2**128: a value from it up rounds to
+#: infinity (IEEE 754 round to nearest, ties to even: FLT_MAX's significand is odd).
+_FLOAT32_OVERFLOW: Final = 2.0**128 - 2.0**103
 #: pyarrow's JSON reader's default block size (1 MiB), raised for a longer document.
 _BLOCK_SIZE: Final = 1 << 20
 _MICROS_PER_SECOND: Final = 1_000_000
@@ -850,8 +858,8 @@ def _convert(value: object, t: _Type, path: str, ctx: _Context) -> object:
             x = _FLOAT_STRINGS[value]  # type: ignore[index]  # str checked above
         else:
             raise _bad(t, value, path)
-        if kind == "float" and math.isfinite(x) and abs(x) > _FLOAT32_MAX:
-            x = math.copysign(math.inf, x)
+        if kind == "float" and cls is not str:
+            return _float32(value, x)  # type: ignore[arg-type]  # the token's text
         return x
     if kind == "boolean":
         if cls is bool:
@@ -913,6 +921,45 @@ def _container(value: object, t: _Type, path: str, ctx: _Context) -> object:
     if reason is not None:
         raise _Partial(pairs, reason)
     return pairs
+
+
+def _float32_bits(f: float) -> int:
+    return int(struct.unpack("<I", struct.pack("<f", f))[0])
+
+
+def _from_float32_bits(bits: int) -> float:
+    return float(struct.unpack("<f", struct.pack("<I", bits))[0])
+
+
+def _float32(text: str, x: float) -> float:
+    """A number token into ``float`` as Spark reads it: Jackson's ``getFloatValue`` is Java's
+    ``Float.parseFloat`` of the text (Jackson 2.15+), the decimal rounded once to the nearest
+    float (ties to even), from :data:`_FLOAT32_OVERFLOW` on to infinity. ``x`` is the text
+    rounded to a double; rounding it again to a float gives the same result except when ``x``
+    lies exactly half-way between two floats (or on the overflow threshold) while the text
+    does not: then the text's exact decimal value (:class:`decimal.Decimal`, no rounding,
+    bounded by the text's length) decides the side.
+
+    Returns the float's value as a Python float (exact; Arrow's cast to float32 keeps it).
+    """
+    if not math.isfinite(x):
+        return x
+    ax = abs(x)
+    if ax >= _FLOAT32_OVERFLOW:
+        if ax == _FLOAT32_OVERFLOW and Decimal(text).copy_abs() < Decimal(ax):
+            return math.copysign(_FLOAT32_MAX, x)
+        return math.copysign(math.inf, x)
+    f = _from_float32_bits(_float32_bits(ax))  # round to nearest, ties to even
+    if f == ax:
+        return x
+    # the float on x's other side, and whether x is the midpoint between the two
+    bits = _float32_bits(f)
+    g = _from_float32_bits(bits + 1 if f < ax else bits - 1)
+    if (f + g) / 2 == ax:  # exact: float values in double arithmetic
+        exact = Decimal(text).copy_abs()  # exact (abs() would round to the context)
+        if exact != Decimal(ax):
+            f = max(f, g) if exact > Decimal(ax) else min(f, g)
+    return math.copysign(f, x)
 
 
 def _utf8(text: str) -> str:

@@ -395,3 +395,47 @@ def test_spark_failfast_matches_permissive_corrupt_record(
 def test_struct_type() -> None:
     assert STRUCT_TYPE.field("t").type == pa.timestamp("us", tz="UTC")
     assert STRUCT_TYPE.field("m").type == pa.map_(pa.string(), pa.int64())
+
+
+#: Number tokens into a ``float`` field where rounding the text to a double and then to a
+#: float differs from rounding it once (Java's ``Float.parseFloat``, what Spark's parser
+#: gives): a double exactly half-way between two floats, the overflow threshold, and plain
+#: values around them.
+FLOAT_EDGES = [
+    "3.4028235e38",  # above FLT_MAX as a double, rounds down to FLT_MAX
+    "3.4028236e38",
+    "-3.4028235e38",
+    "3.40282356779733661637539395458142568447e38",  # just below the overflow threshold
+    "3.40282356779733661637539395458142568448e38",  # on it: infinity (ties to even)
+    "16777217",  # half-way between two floats exactly: ties to even, 16777216
+    "16777217.000000001",  # just above half-way: 16777218 (the double is half-way)
+    "-16777217.000000001",
+    "16777216.999999999",
+    "1.00000005960464477539062500001",
+    "1.000000059604644775390625",
+    "7.006492321624085e-46",  # half the smallest subnormal
+    "7.0064923216240862e-46",
+    "1e-46",
+    "0.1",
+]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "per-row"])
+def test_float_fields_round_the_text_once_as_spark(utc_spark: SparkSession, compiled: bool) -> None:
+    docs = [f'{{"f": {t}}}' for t in FLOAT_EDGES]
+    frame = utc_spark.createDataFrame([(d,) for d in docs], "d STRING")
+    theirs = [r[0] for r in frame.selectExpr("CAST(from_json(d, 'f FLOAT').f AS DOUBLE)").collect()]
+    t = {"type": "struct", "fields": [field("f", "float")]}
+    decoder = JsonDecoder(t, compiled=compiled)
+    if not compiled:
+        decoder._fast_ok = False  # the per-row path (pyarrow's reader rounds once already)
+    ours = [row["f"] for row in decoder.decode(pa.array(docs)).to_pylist()]
+    assert ours == theirs
+    if compiled:
+        # each alone: the compiled path reads those not exactly half-way as doubles
+        alone = [decoder.decode(pa.array([d])).to_pylist()[0]["f"] for d in docs]
+        assert alone == theirs
+        assert decoder.compiled_rows >= 6
+    # the values, written out: FLT_MAX, infinity, 2**24 and 2**24 + 2
+    assert theirs[:3] == [3.4028234663852886e38, float("inf"), -3.4028234663852886e38]
+    assert theirs[5:7] == [16777216.0, 16777218.0]

@@ -723,20 +723,29 @@ DOUBLES = [
 
 #: (token, the float32 value as a double): the double, then ±inf past FLT_MAX, else rounded
 #: to float32 to nearest (written out: float32's values near the boundaries).
+#: Spark's values (Java's ``Float.parseFloat`` of the text, one rounding; checked against
+#: Spark 4.3's ``from_json`` by test_from_json_oracle.py's float test).
 FLOATS = [
     ("0.1", 0.10000000149011612),
-    ("16777217", 16777216.0),  # ties to even
-    ("16777219", 16777220.0),
-    # direct rounding gives 16777218; through the double (16777217.0) ties to 16777216
-    ("16777217.000000001", 16777216.0),
     ("3.4028234663852886e38", 3.4028234663852886e38),  # FLT_MAX
-    ("3.4028235e38", math.inf),  # past FLT_MAX as a double: inf (decode._convert)
-    ("-3.4028235e38", -math.inf),
-    ("3.40282356e38", math.inf),
+    ("3.4028235e38", 3.4028234663852886e38),  # past FLT_MAX as a double, rounds to it
+    ("-3.4028235e38", -3.4028234663852886e38),
+    ("3.40282356e38", 3.4028234663852886e38),  # below the overflow threshold
+    ("3.4028236e38", math.inf),  # past it
     ("1.4e-45", 1.401298464324817e-45),  # the least denormal
     ("1e-46", 0.0),
     ("-1e-46", -0.0),
     ("1.1754943508222875e-38", 1.1754943508222875e-38),
+]
+#: Tokens whose double lies exactly half-way between two floats: declined by the compiled
+#: path, decided by the per-row path from the text.
+FLOAT_MIDPOINTS = [
+    ("16777217", 16777216.0),  # a true tie: to even
+    ("16777219", 16777220.0),
+    # the double is 16777217.0, half-way; the text is above it: 16777218
+    ("16777217.000000001", 16777218.0),
+    ("-16777217.000000001", -16777218.0),
+    ("16777216.999999999", 16777216.0),
 ]
 
 
@@ -787,6 +796,15 @@ def test_floats(token: str, value: float) -> None:
     assert math.copysign(1.0, got) == math.copysign(1.0, value)
     reference, _ = _one("f", token, reference=True)
     assert repr(reference) == repr(got)
+
+
+@pytest.mark.parametrize(("token", "value"), FLOAT_MIDPOINTS)
+def test_float_midpoints_are_declined(token: str, value: float) -> None:
+    got, decoder = _one("f", token)
+    assert decoder.compiled_rows == 0
+    assert got == value
+    reference, _ = _one("f", token, reference=True)
+    assert reference == value
 
 
 @pytest.mark.parametrize(
