@@ -1,7 +1,8 @@
 """Loading a format's compiled twin (the accelerated extension beside its pure reference).
 
-The formats' pure-Python encoders keep a compiled twin (``_encode_accel``, Cython) that
-gives the same bytes; each loads it once, at import, with :func:`load_extension`. As in
+The formats' pure-Python decoders and encoders keep a compiled twin (``_accel``,
+``_encode_accel``; Cython) that gives the same rows or bytes; each loads it once, at import,
+with :func:`load_extension`. As in
 ``records/``, the environment variable ``SPARK_KAFKA_PY_PURE`` (any value but empty or
 ``0``) keeps the pure path.
 """

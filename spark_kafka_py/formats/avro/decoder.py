@@ -55,17 +55,16 @@ says which (``"accel"`` or ``"pure"``).
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
-from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.avro.schema import (
     Array,
     AvroType,
@@ -1061,18 +1060,7 @@ class AvroDecoder:
         return self.decode(payloads, on_error=on_error)
 
 
-def _load_accel() -> ModuleType | None:
-    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
-    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
-        return None
-    try:
-        from spark_kafka_py.formats.avro import _accel
-    except ImportError:
-        return None
-    return _accel
-
-
-_ACCEL: Final = _load_accel()
+_ACCEL: Final = load_extension("spark_kafka_py.formats.avro._accel")
 
 
 def _empty_mark(builder: _Builder) -> object:

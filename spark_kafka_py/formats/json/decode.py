@@ -125,14 +125,12 @@ import functools
 import io
 import json
 import math
-import os
 import re
 import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from types import ModuleType
 from typing import TYPE_CHECKING, Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -140,6 +138,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
 from spark_kafka_py.formats.json.datetime_pattern import local_to_micros
 from spark_kafka_py.formats.json.jackson import (
@@ -263,19 +262,7 @@ def decode_json(
     ).decode(values, on_error=on_error)
 
 
-def _load_accel() -> ModuleType | None:
-    """The compiled extension (``_accel.pyx``), or None: not built, or ``SPARK_KAFKA_PY_PURE``
-    set."""
-    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
-        return None
-    try:
-        from spark_kafka_py.formats.json import _accel
-    except ImportError:
-        return None
-    return _accel
-
-
-_ACCEL: Final = _load_accel()
+_ACCEL: Final = load_extension("spark_kafka_py.formats.json._accel")
 #: The compiled path reads a batch only while at most this share of its rows is declined
 #: (1/8: past it the whole batch goes to pyarrow's reader or the per-row path).
 _DECLINED_SHARE: Final = 8

@@ -38,17 +38,16 @@ or ``ProtobufDecoder(..., accelerate=False)`` keeps the upb route; ``implementat
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 from google.protobuf.descriptor import Descriptor  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped]
 
+from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import ProtobufDecodeError
 from spark_kafka_py.formats.protobuf.descriptors import ProtobufSchema
 from spark_kafka_py.formats.protobuf.types import (
@@ -65,18 +64,7 @@ if TYPE_CHECKING:
 Convert = Callable[[Any], Any]
 
 
-def _load_accel() -> ModuleType | None:
-    """The accelerated extension, or None: not built, or ``SPARK_KAFKA_PY_PURE`` set."""
-    if os.environ.get("SPARK_KAFKA_PY_PURE", "") not in ("", "0"):
-        return None
-    try:
-        from spark_kafka_py.formats.protobuf import _accel
-    except ImportError:
-        return None
-    return _accel
-
-
-_ACCEL: Final = _load_accel()
+_ACCEL: Final = load_extension("spark_kafka_py.formats.protobuf._accel")
 
 
 def _signed32(v: int) -> int:
