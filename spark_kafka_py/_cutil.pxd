@@ -5,7 +5,8 @@
 - :func:`address`, :func:`bit`: an Arrow buffer's address and one bit of a validity bitmap
   (Arrow columnar format: LSB first);
 - :func:`grow`: a malloc'd byte buffer grown by doubling (the allocator of the readers'
-  buffers and of :c:type:`ByteBuf`);
+  buffers and of :c:type:`ByteBuf`); :func:`hand_over`: such a buffer given to Arrow
+  without a copy;
 - :func:`bitmap_bytes`: Arrow's validity bitmap of one flag byte per row;
 - :func:`bitmap_slice`: an Arrow validity bitmap read from a bit offset, re-based to bit 0;
 - :func:`value_range`: one element's range in an Arrow offsets buffer (``int32`` or ``int64``);
@@ -23,7 +24,8 @@ it; the sdist carries it, ``MANIFEST.in``).
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport realloc
+from libc.stdlib cimport free, realloc
+from cpython.pycapsule cimport PyCapsule_Destructor, PyCapsule_GetPointer, PyCapsule_New
 from libc.string cimport memcpy, memset
 
 
@@ -94,6 +96,28 @@ cdef inline int grow(uint8_t** data, Py_ssize_t* cap, Py_ssize_t need, Py_ssize_
     data[0] = grown
     cap[0] = size
     return 0
+
+
+cdef inline void _free_owned(object capsule) noexcept:
+    free(PyCapsule_GetPointer(capsule, NULL))
+
+
+cdef inline object hand_over(uint8_t** data, Py_ssize_t size, Py_ssize_t* cap):
+    """The malloc'd ``data[0]`` (``size`` > 0 bytes in use) shrunk to ``size`` bytes, in a
+    capsule that frees it when released: the ``base`` of a ``pyarrow.foreign_buffer`` at the
+    capsule's pointer (``PyCapsule_GetPointer(owner, NULL)``), so that Arrow holds the memory
+    and nothing is copied. ``data[0]`` is then NULL and ``cap[0]`` 0 (the next bytes get new
+    memory). Raises MemoryError (the buffer kept)."""
+    cdef uint8_t* kept = data[0]
+    cdef uint8_t* shrunk = <uint8_t*>realloc(kept, size)
+    if shrunk != NULL:
+        kept = shrunk
+    data[0] = kept
+    cap[0] = size
+    owner = PyCapsule_New(kept, NULL, <PyCapsule_Destructor>_free_owned)
+    data[0] = NULL
+    cap[0] = 0
+    return owner
 
 
 cdef inline bytes bitmap_bytes(const uint8_t* flags, Py_ssize_t n):

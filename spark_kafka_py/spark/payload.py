@@ -1580,17 +1580,23 @@ def _protobuf_payloads(
 _PB_SIMPLE_HEADER = framing.HEADER_SIZE + 1
 
 
-def _single_writer_payloads(
-    values: pa.Array, reader: _ProtobufReader, registry: RegistrySettings
-) -> tuple[list[bytes | memoryview | None], list[_BadRow], list[int | None]] | None:
-    """:func:`_protobuf_payloads` for the common batch, with Arrow kernels instead of a
-    Python loop over the framings: every non-null value framed by one schema id with message
-    indexes ``[0]`` (the byte 0) that names the reader's message. None when the batch is
-    anything else (then the per-row path decides, and names each bad row)."""
+def _binary_column(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``values`` as one ``binary`` array (chunks combined, other kinds cast)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if not pa.types.is_binary(values.type):
         values = values.cast(pa.binary())
+    return values
+
+
+def _single_writer(
+    values: pa.Array, reader: _ProtobufReader, registry: RegistrySettings
+) -> int | None:
+    """The schema id of the common batch: every non-null value framed by that one schema id
+    with message indexes ``[0]`` (the byte 0) that names the reader's message, checked with
+    Arrow kernels instead of a Python loop over the framings; the messages are then each value
+    past its first :data:`_PB_SIMPLE_HEADER` bytes. None when the batch is anything else (then
+    the per-row path decides, and names each bad row)."""
     present = values.drop_null()
     if len(present) == 0:
         return None
@@ -1606,10 +1612,7 @@ def _single_writer_payloads(
     writer = _protobuf_writer(registry, schema_id)
     if writer.failure is not None or writer.message((0,)) != reader.message:
         return None
-    # an explicit stop: pyarrow's binary_slice without one fails on some arrays (see _unframe)
-    payloads = pc.binary_slice(values, _PB_SIMPLE_HEADER, 2**31 - 1).to_pylist()
-    ids: list[int | None] = [None if p is None else schema_id for p in payloads]
-    return payloads, [], ids
+    return schema_id
 
 
 def _decode_protobuf_column(
@@ -1623,6 +1626,11 @@ def _decode_protobuf_column(
     indexes, resolved against the record's writer schema (fetched by id once per process),
     must name the reader's message; the bytes are decoded with the reader's descriptor.
 
+    Plain messages, and framed ones when one schema id and message indexes ``[0]`` frame the
+    whole batch (:func:`_single_writer`), are decoded in place from the column's buffers
+    (:meth:`ProtobufDecoder.decode_column`); other batches row by row
+    (:func:`_protobuf_payloads`).
+
     Raises:
         RecordFormatError: ``FAILFAST`` and a value that is not framed, names an unusable
             schema id or another message, or does not parse (naming the column,
@@ -1634,15 +1642,28 @@ def _decode_protobuf_column(
     pb_options = col.protobuf if col is not None and col.protobuf is not None else ProtobufOptions()
     decoders = _protobuf_reader_of(reader, pb_options)
     permissive = options.permissive_for(PROTOBUF_FORMAT)
-    fast = (
-        _single_writer_payloads(values, decoders, options.registry)
-        if options.registry is not None
-        else None
-    )
-    if fast is not None:
-        payloads, bad, ids = fast
-    else:
-        payloads, bad, ids = _protobuf_payloads(values.to_pylist(), decoders, options.registry)
+    column = _binary_column(values)
+    # in place: the column and its framing's bytes (skip); else per row: the payloads
+    skip = 0
+    schema_id: int | None = None
+    payloads: list[bytes | memoryview | None] | None = None
+    bad: list[_BadRow] = []
+    ids: list[int | None] = []
+    if options.registry is not None:
+        schema_id = _single_writer(column, decoders, options.registry)
+        if schema_id is not None:
+            skip = _PB_SIMPLE_HEADER
+        else:
+            payloads, bad, ids = _protobuf_payloads(column.to_pylist(), decoders, options.registry)
+
+    def id_of(index: int) -> int | None:
+        return ids[index] if payloads is not None and ids else schema_id
+
+    def payload_at(index: int) -> bytes | memoryview | None:
+        if payloads is not None:
+            return payloads[index]
+        value: bytes | None = column[index].as_py()
+        return None if value is None else value[skip:]
 
     def error(row: _BadRow) -> RecordFormatError:
         sid = f" (writer schema id {row.schema_id})" if row.schema_id is not None else ""
@@ -1655,29 +1676,39 @@ def _decode_protobuf_column(
         )
 
     def decode_error(exc: ProtobufDecodeError) -> _BadRow:
-        return _BadRow(exc.index, exc.reason, ids[exc.index] if ids else None)
+        return _BadRow(exc.index, exc.reason, id_of(exc.index))
+
+    def decode(decoder: ProtobufDecoder, rows: int | None = None) -> pa.Array:
+        if payloads is None:
+            return decoder.decode_column(column, skip)
+        return decoder.decode(payloads if rows is None else payloads[:rows])
 
     if not permissive:
-        first_bad = bad[0].index if bad else len(payloads)
         try:
-            decoded = decoders.failfast.decode(payloads[:first_bad] if bad else payloads)
+            decoded = decode(decoders.failfast, bad[0].index if bad else None)
         except ProtobufDecodeError as exc:
             raise error(decode_error(exc)) from None
         if bad:  # the rows before the first bad one decode: that one is the first error
             raise error(bad[0])
         return decoded
-    decoded = decoders.permissive.decode(payloads)
-    failed = [
-        i
-        for i, (p, ok) in enumerate(zip(payloads, decoded.is_valid().to_pylist(), strict=True))
-        if p is not None and not ok
-    ]
+    decoded = decode(decoders.permissive)
+    # a null row is a null value, a bad row, or a value that did not decode (failed)
+    nulls = column.null_count if payloads is None else sum(p is None for p in payloads)
+    failed: list[int] = []
+    if decoded.null_count > nulls:  # bad rows are null payloads
+        given = (
+            column.is_valid().to_pylist() if payloads is None else [p is not None for p in payloads]
+        )
+        ok = decoded.is_valid().to_pylist()
+        failed = [i for i, (p, o) in enumerate(zip(given, ok, strict=True)) if p and not o]
     if failed:
+        first_payload = payload_at(failed[0])
+        assert first_payload is not None
         try:
-            decoders.failfast.decode([payloads[failed[0]]])
-            first = _BadRow(failed[0], "does not decode", ids[failed[0]] if ids else None)
+            decoders.failfast.decode([first_payload])
+            first = _BadRow(failed[0], "does not decode", id_of(failed[0]))
         except ProtobufDecodeError as exc:
-            first = _BadRow(failed[0], exc.reason, ids[failed[0]] if ids else None)
+            first = _BadRow(failed[0], exc.reason, id_of(failed[0]))
         bad = sorted([*bad, first], key=lambda b: b.index)
     if bad:
         log.warning(

@@ -221,7 +221,8 @@ def _leaves(draw: st.DrawFn) -> Node:
         schema = {"type": "bytes", "logicalType": "decimal"}
     schema = {**schema, "precision": precision, "scale": draw(st.integers(0, precision))}
     # (pyarrow refuses a negative-scale value whose digits and exponent pass 38)
-    bound = 10 ** (a_precision - max(0, -a_scale)) - 1
+    # (and at least one digit: decimal128(1, -2) holds 0 to 9 hundreds)
+    bound = 10 ** max(1, a_precision - max(0, -a_scale)) - 1
     values = (st.integers(-bound, bound) | st.sampled_from([0, -1, 1, bound, -bound])).map(
         lambda u: Decimal(u).scaleb(-a_scale, _EXACT)
     )

@@ -59,7 +59,8 @@ from libc.string cimport memcpy, memset
 
 import pyarrow as pa
 
-from spark_kafka_py._cutil cimport bitmap_bytes, grow, valid_utf8
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from spark_kafka_py._cutil cimport hand_over, bitmap_bytes, grow, valid_utf8
 
 from spark_kafka_py.formats.errors import AvroDecodeError
 
@@ -104,13 +105,17 @@ cdef class Buf:
     cdef uint8_t* data
     cdef Py_ssize_t size
     cdef Py_ssize_t cap
+    cdef Py_ssize_t first  # the first allocation's size (the last one handed over)
+
+    def __cinit__(self):
+        self.first = 256
 
     def __dealloc__(self):
         free(self.data)
 
     cdef inline int reserve(self, Py_ssize_t extra) except -1:
         if self.size + extra > self.cap:
-            return grow(&self.data, &self.cap, self.size + extra, 256)
+            return grow(&self.data, &self.cap, self.size + extra, self.first)
         return 0
 
     cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
@@ -132,10 +137,16 @@ cdef class Buf:
         return 0
 
     cdef object take(self):
-        """The bytes in use as a ``pyarrow.Buffer`` (a copy); the buffer is then empty."""
-        out = PyBytes_FromStringAndSize(<char*>self.data, self.size)
+        """The bytes in use as a ``pyarrow.Buffer``, handed over without a copy
+        (:func:`hand_over`); the buffer is then empty, its next memory first as large as
+        this."""
+        cdef Py_ssize_t size = self.size
+        if size == 0:
+            return pa.py_buffer(b"")
+        owner = hand_over(&self.data, size, &self.cap)
         self.size = 0
-        return pa.py_buffer(out)
+        self.first = size
+        return pa.foreign_buffer(<size_t>PyCapsule_GetPointer(owner, NULL), size, base=owner)
 
 
 cdef object _bitmap(Buf valid, Py_ssize_t n):

@@ -4,7 +4,8 @@
 does not read; :meth:`AccelPlan.decode` has the contract of
 :meth:`spark_kafka_py.formats.protobuf.decoder.ProtobufDecoder.decode`, except that a batch it
 refuses raises :class:`Fallback` (the caller then decodes it with the upb route);
-:meth:`AccelPlan.append` stops at a refused payload, the rows before it kept.
+:meth:`AccelPlan.append` stops at a refused payload, the rows before it kept;
+:meth:`AccelPlan.append_arrow` does the same over a binary Arrow column's buffers.
 """
 
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ class AccelPlan:
     def append(
         self, payloads: Sequence[bytes | bytearray | memoryview | None], start: int
     ) -> int: ...
+    def append_arrow(self, values: pa.Array, start: int, skip: int) -> int: ...
     def append_null(self) -> None: ...
     def finish(self) -> pa.Array: ...
 

@@ -49,7 +49,8 @@ from libc.string cimport memcpy, memset
 
 import pyarrow as pa
 
-from spark_kafka_py._cutil cimport bitmap_bytes, grow, valid_utf8
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from spark_kafka_py._cutil cimport hand_over, address, bit, bitmap_bytes, grow, valid_utf8, value_range
 from google.protobuf.descriptor import FieldDescriptor
 
 __all__ = ["MAX_DEPTH", "AccelPlan", "Fallback", "plan"]
@@ -87,13 +88,17 @@ cdef class Buf:
     cdef uint8_t* data
     cdef Py_ssize_t size
     cdef Py_ssize_t cap
+    cdef Py_ssize_t first  # the first allocation's size (the last one handed over)
+
+    def __cinit__(self):
+        self.first = 256
 
     def __dealloc__(self):
         free(self.data)
 
     cdef inline int reserve(self, Py_ssize_t extra) except -1:
         if self.size + extra > self.cap:
-            return grow(&self.data, &self.cap, self.size + extra, 256)
+            return grow(&self.data, &self.cap, self.size + extra, self.first)
         return 0
 
     cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
@@ -127,10 +132,16 @@ cdef class Buf:
         return 0
 
     cdef object take(self):
-        """The bytes in use as a ``pyarrow.Buffer`` (a copy); the buffer is then empty."""
-        out = PyBytes_FromStringAndSize(<char*>self.data, self.size)
+        """The bytes in use as a ``pyarrow.Buffer``, handed over without a copy
+        (:func:`hand_over`); the buffer is then empty, its next memory first as large as
+        this."""
+        cdef Py_ssize_t size = self.size
+        if size == 0:
+            return pa.py_buffer(b"")
+        owner = hand_over(&self.data, size, &self.cap)
         self.size = 0
-        return pa.py_buffer(out)
+        self.first = size
+        return pa.foreign_buffer(<size_t>PyCapsule_GetPointer(owner, NULL), size, base=owner)
 
 
 cdef object _bitmap(Buf valid, Py_ssize_t n):
@@ -1253,6 +1264,67 @@ cdef class AccelPlan:
                         root.put_top(<const uint8_t*>view.buf, view.len)
                     finally:
                         PyBuffer_Release(&view)
+                i += 1
+        except Fallback:
+            root.truncate(rows + (i - start))
+            return i
+        return -1
+
+    def append_arrow(self, values, Py_ssize_t start, Py_ssize_t skip):
+        """:meth:`append` of the rows ``values[start:]`` of an Arrow column (``binary`` or
+        ``large_binary``; a null value: a null row), read in place from its buffers (no
+        Python object per value), each value past its first ``skip`` bytes (a framing the
+        caller has checked).
+
+        Returns:
+            As :meth:`append`: the refused value's index, or -1 when all were appended.
+
+        Raises:
+            ValueError: ``values`` is of another type, its buffers are shorter than its
+                offsets say, or a value is shorter than ``skip`` bytes.
+        """
+        cdef MsgNode root = self.root
+        cdef const uint8_t* valid_bits
+        cdef const uint8_t* offs
+        cdef const uint8_t* data
+        cdef Py_ssize_t n, offset, data_size, i, rows
+        cdef int64_t s, e
+        cdef int width
+        vt = values.type
+        if pa.types.is_binary(vt):
+            width = 4
+        elif pa.types.is_large_binary(vt):
+            width = 8
+        else:
+            raise ValueError(f"a binary column was expected, not {vt}")
+        if skip < 0:
+            raise ValueError(f"skip must be >= 0, not {skip}")
+        buffers = values.buffers()
+        n = len(values)
+        offset = values.offset
+        if n == 0:
+            return -1
+        valid_bits = address(buffers[0]) if values.null_count else NULL
+        if buffers[1] is None or buffers[1].size < (offset + n + 1) * width:
+            raise ValueError("the column's offsets buffer is shorter than its length")
+        if valid_bits != NULL and buffers[0].size * 8 < offset + n:
+            raise ValueError("the column's validity bitmap is shorter than its length")
+        offs = address(buffers[1])
+        data = address(buffers[2])
+        data_size = 0 if buffers[2] is None else buffers[2].size
+        i = start
+        rows = root.n
+        try:
+            while i < n:
+                if valid_bits != NULL and not bit(valid_bits, offset + i):
+                    root.put_null()
+                else:
+                    s = value_range(offs, width, offset + i, &e)
+                    if s < 0 or e > data_size or e - s < skip:
+                        raise ValueError(
+                            f"value {i} is outside the column's data or shorter than {skip} bytes"
+                        )
+                    root.put_top(data + s + skip, <Py_ssize_t>(e - s - skip))
                 i += 1
         except Fallback:
             root.truncate(rows + (i - start))

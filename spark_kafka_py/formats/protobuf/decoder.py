@@ -44,6 +44,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from google.protobuf.descriptor import Descriptor  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped]
 
@@ -292,28 +293,75 @@ class ProtobufDecoder:
         """
         if self._accel is not None:
             rows = payloads if isinstance(payloads, list) else list(payloads)
-            out = self._decode_accel(rows, self._accel)
+            accel = self._accel
+            out = self._decode_accel(
+                lambda start: accel.append(rows, start), rows.__getitem__, accel
+            )
             if out is not None:
                 return out
             payloads = rows
         return self._decode_upb(payloads)
 
+    def decode_column(self, values: pa.Array | pa.ChunkedArray, skip: int = 0) -> pa.Array:
+        """:meth:`decode` of an Arrow column of payloads (``binary`` or ``large_binary``; a
+        null: a null row), each value past its first ``skip`` bytes (a framing the caller
+        has checked, e.g. Confluent's 6 bytes of magic byte, schema id and message indexes
+        ``[0]``). The compiled reader reads the column's buffers in place, without a Python
+        object per value; the upb route takes the payloads as ``bytes``.
+
+        Returns:
+            A ``pa.StructArray`` of :attr:`arrow_type`, one row per value.
+
+        Raises:
+            ProtobufDecodeError: as :meth:`decode`.
+            ValueError: the column is not binary, or a non-null value is shorter than
+                ``skip`` bytes.
+        """
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        if not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
+            raise ValueError(f"a binary column of payloads was expected, not {values.type}")
+        if self._accel is not None:
+            accel = self._accel
+
+            def payload_at(i: int) -> bytes:
+                value: bytes = values[i].as_py()
+                return value[skip:]
+
+            out = self._decode_accel(
+                lambda start: accel.append_arrow(values, start, skip), payload_at, accel
+            )
+            if out is not None:
+                return out
+        if skip:
+            lengths = pc.binary_length(values)
+            if len(values) > values.null_count and pc.min(lengths).as_py() < skip:
+                raise ValueError(f"a value of the column is shorter than {skip} bytes")
+            # an explicit stop: pyarrow's binary_slice without one fails on some arrays
+            values = pc.binary_slice(values, skip, 2**31 - 1)
+        return self._decode_upb(values.to_pylist())
+
     def _decode_accel(
-        self, payloads: list[bytes | bytearray | memoryview | None], accel: AccelPlan
+        self,
+        append: Callable[[int], int],
+        payload_at: Callable[[int], bytes | bytearray | memoryview | None],
+        accel: AccelPlan,
     ) -> pa.Array | None:
-        """The compiled reader's array; a payload it refuses is one upb does not parse (a null
-        row in ``PERMISSIVE``), or one the upb route alone gives a null row (a Timestamp out of
+        """The compiled reader's array of the rows ``append(start)`` appends (it returns the
+        index of the first payload the reader refuses, or -1; ``payload_at(i)`` is that
+        payload); a payload it refuses is one upb does not parse (a null row in
+        ``PERMISSIVE``), or one the upb route alone gives a null row (a Timestamp out of
         range). None otherwise (``FAILFAST``, or a row upb reads that it refuses): the whole
         batch is then the upb route's, whose error is the one raised (the first payload that
         does not parse, before any Timestamp out of range)."""
         permissive = self.options.mode == PERMISSIVE
         accel.reset()
         start = 0
-        while (refused := accel.append(payloads, start)) >= 0:
+        while (refused := append(start)) >= 0:
             if not permissive:
                 accel.reset()
                 return None
-            payload = payloads[refused]
+            payload = payload_at(refused)
             assert payload is not None
             try:
                 self._parse(payload, refused)
