@@ -55,6 +55,22 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   ``UTC``, ``GMT``, ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or
   without a space before it; without a zone the ``timeZone`` option's (UTC by default);
   surrounding whitespace is trimmed. An impossible date (``2024-02-30``) is a bad value.
+- ``timestamp_ntz`` from strings only (a number is a bad value), without any fallback: with
+  ``timestampNTZFormat`` by the pattern, else as ``stringToTimestampWithoutTimeZone``: the
+  forms above (the time may stop after the hour: ``2020-01-02T03``), surrounding ASCII
+  whitespace trimmed; a zone or offset (``Z`` included) makes it a bad value, as does a
+  pattern matching one. ``timeZone`` does not apply.
+- ``decimal(p,s)`` from a number, or a string with its commas removed (``1,0.5`` is 10.5),
+  read as ``java.math.BigDecimal`` reads text (a sign, digits with an optional point, an
+  exponent; Unicode digits; no spaces, ``NaN`` or ``Infinity``), rounded to ``s`` fraction
+  digits half away from zero on the exact text (``1.005`` is 1.01); more than ``p`` digits
+  after rounding (``999.995`` into ``decimal(5,2)``) is a bad value, as is an exponent
+  ``BigDecimal`` refuses. A bare ``decimal`` is ``decimal(10,0)``; Arrow's ``decimal128``.
+- ``binary`` from a string as Jackson's base64 (``getBinaryValue``): the standard alphabet,
+  padding required, whitespace before a quad only, more quads after a padded one; the empty
+  string is no bytes; anything else is a bad value, except a string that ends one character
+  into a quad or after a quad's single ``=`` (``"Q"``, ``"QQ="``): Jackson has then read
+  the closing quote as base64 and goes on past it, and the document is malformed.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
   without it as ``DateTimeUtils.stringToDate`` (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
   optionally followed by a space or ``T`` and anything), then as an integer of days since
@@ -66,7 +82,12 @@ The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
 document.
 
 Differences kept: without the ``timeZone`` option Spark reads zone-less strings in the
-session time zone, unknown here (UTC is taken; a strict xfail in the options oracle). A time
+session time zone, unknown here (UTC is taken; a strict xfail in the options oracle).
+Binary: a single-quoted string ending one character into a quad is a bad value for Spark
+(Jackson decodes it from its whole text), malformed here; Jackson skips a raw control
+character before a quad, which here makes the document malformed first. Decimal strings are
+read the ``en-US`` way whatever the ``locale`` (Spark uses ``DecimalFormat`` for another).
+(``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A time
 without a date (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad
 values here; a date string of digits before 1582-10-15 too (Spark rebases it from the Julian
 calendar).
@@ -89,6 +110,9 @@ corrupt records and errors: accepted rows are never bad, so ``FAILFAST`` still r
 first bad row) and put back in place. A batch with more than 1/8 of its rows declined goes
 whole to the paths below. ``compiled_rows`` and ``declined_rows`` count the rows
 (``tests/formats/json/test_json_accel.py`` compares both paths).
+
+A struct with a ``decimal``, ``binary`` or ``timestamp_ntz`` anywhere in it is read by the
+per-row path only (neither the compiled path nor pyarrow's reader is given it).
 
 Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
 maps): when every non-empty document of the batch is a single line that starts with
@@ -230,7 +254,9 @@ _EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
 def arrow_type_of(spark_type: object) -> pa.DataType:
     """PySpark's Arrow type of a Spark type given as Spark JSON (the subset read here:
     struct, array, map with string keys, long, integer, short, byte, double, float, boolean,
-    string, timestamp (``timestamp[us, tz=UTC]``), date; everything nullable).
+    string, binary, decimal(p,s) (``decimal128(p, s)``, p 1..38, s 0..p), timestamp
+    (``timestamp[us, tz=UTC]``), timestamp_ntz (``timestamp[us]``), date; everything
+    nullable).
 
     Raises:
         JsonSchemaError: another type.
