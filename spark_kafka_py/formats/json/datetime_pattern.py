@@ -490,6 +490,21 @@ class DateTimePattern:
             return local - seconds * _MICROS_PER_SECOND
         return local_to_micros(local, zone)
 
+    def parse_local_timestamp(self, text: str) -> int | None:
+        """``Iso8601TimestampFormatter.parseWithoutTimeZone(text, allowTimeZone=false)`` (a
+        ``timestamp_ntz`` string with ``timestampNTZFormat``): microseconds since
+        1970-01-01T00:00 of the local date-time; None when ``text`` does not match, is
+        impossible, or carries a zone or offset (``X``, ``x``, ``Z``, ``VV`` matched, ``Z``
+        for zero included: Spark refuses any parsed zone)."""
+        got = self._fields_of(text)
+        if got is None or "zone" in got or "offset" in got:
+            return None
+        resolved = _resolve(got)
+        if resolved is None:
+            return None
+        days, micros_of_day = resolved
+        return days * _MICROS_PER_DAY + micros_of_day
+
     def arrow_timestamps(self, column: pa.Array, zone: dt.tzinfo) -> pa.Array | None:
         """:meth:`parse_timestamp` over a string column with Arrow's kernels, for the patterns
         Arrow can read exactly (:func:`_vector_plan`): ``timestamp[us, tz=UTC]``, nulls kept;

@@ -55,6 +55,22 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   ``UTC``, ``GMT``, ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or
   without a space before it; without a zone the ``timeZone`` option's (UTC by default);
   surrounding whitespace is trimmed. An impossible date (``2024-02-30``) is a bad value.
+- ``timestamp_ntz`` from strings only (a number is a bad value), without any fallback: with
+  ``timestampNTZFormat`` by the pattern, else as ``stringToTimestampWithoutTimeZone``: the
+  forms above (the time may stop after the hour: ``2020-01-02T03``), surrounding ASCII
+  whitespace trimmed; a zone or offset (``Z`` included) makes it a bad value, as does a
+  pattern matching one. ``timeZone`` does not apply.
+- ``decimal(p,s)`` from a number, or a string with its commas removed (``1,0.5`` is 10.5),
+  read as ``java.math.BigDecimal`` reads text (a sign, digits with an optional point, an
+  exponent; Unicode digits; no spaces, ``NaN`` or ``Infinity``), rounded to ``s`` fraction
+  digits half away from zero on the exact text (``1.005`` is 1.01); more than ``p`` digits
+  after rounding (``999.995`` into ``decimal(5,2)``) is a bad value, as is an exponent
+  ``BigDecimal`` refuses. A bare ``decimal`` is ``decimal(10,0)``; Arrow's ``decimal128``.
+- ``binary`` from a string as Jackson's base64 (``getBinaryValue``): the standard alphabet,
+  padding required, whitespace before a quad only, more quads after a padded one; the empty
+  string is no bytes; anything else is a bad value, except a string that ends one character
+  into a quad or after a quad's single ``=`` (``"Q"``, ``"QQ="``): Jackson has then read
+  the closing quote as base64 and goes on past it, and the document is malformed.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
   without it as ``DateTimeUtils.stringToDate`` (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
   optionally followed by a space or ``T`` and anything), then as an integer of days since
@@ -66,7 +82,12 @@ The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
 document.
 
 Differences kept: without the ``timeZone`` option Spark reads zone-less strings in the
-session time zone, unknown here (UTC is taken; a strict xfail in the options oracle). A time
+session time zone, unknown here (UTC is taken; a strict xfail in the options oracle).
+Binary: a single-quoted string ending one character into a quad is a bad value for Spark
+(Jackson decodes it from its whole text), malformed here; Jackson skips a raw control
+character before a quad, which here makes the document malformed first. Decimal strings are
+read the ``en-US`` way whatever the ``locale`` (Spark uses ``DecimalFormat`` for another).
+(``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A time
 without a date (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad
 values here; a date string of digits before 1582-10-15 too (Spark rebases it from the Julian
 calendar).
@@ -89,6 +110,9 @@ corrupt records and errors: accepted rows are never bad, so ``FAILFAST`` still r
 first bad row) and put back in place. A batch with more than 1/8 of its rows declined goes
 whole to the paths below. ``compiled_rows`` and ``declined_rows`` count the rows
 (``tests/formats/json/test_json_accel.py`` compares both paths).
+
+A struct with a ``decimal``, ``binary`` or ``timestamp_ntz`` anywhere in it is read by the
+per-row path only (neither the compiled path nor pyarrow's reader is given it).
 
 Fast path (for a struct without maps anywhere in it: pyarrow's reader does not convert to
 maps): when every non-empty document of the batch is a single line that starts with
@@ -128,9 +152,10 @@ import math
 import re
 import struct
 import sys
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Context, Decimal
 from typing import TYPE_CHECKING, Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -181,7 +206,17 @@ _ARROW_LEAVES: Final[Mapping[str, pa.DataType]] = {
     "string": pa.string(),
     "timestamp": pa.timestamp("us", tz="UTC"),
     "date": pa.date32(),
+    "binary": pa.binary(),
+    "timestamp_ntz": pa.timestamp("us"),
 }
+#: The types neither pyarrow's reader nor the compiled reader is given (a schema with one of
+#: them takes the per-row path): their conversions are this module's alone.
+_PER_ROW_KINDS: Final = frozenset({"decimal", "binary", "timestamp_ntz"})
+#: Spark's ``DecimalType`` in its JSON form (``DataType.fromJson``'s ``FIXED_DECIMAL``); a bare
+#: ``decimal`` is ``decimal(10,0)`` (``DecimalType.USER_DEFAULT``).
+_DECIMAL_TYPE: Final = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
+#: ``DecimalType.MAX_PRECISION``.
+_MAX_DECIMAL_PRECISION: Final = 38
 _FLOAT_STRINGS: Final[Mapping[str, float]] = {
     "NaN": math.nan,
     "Infinity": math.inf,
@@ -219,7 +254,9 @@ _EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
 def arrow_type_of(spark_type: object) -> pa.DataType:
     """PySpark's Arrow type of a Spark type given as Spark JSON (the subset read here:
     struct, array, map with string keys, long, integer, short, byte, double, float, boolean,
-    string, timestamp (``timestamp[us, tz=UTC]``), date; everything nullable).
+    string, binary, decimal(p,s) (``decimal128(p, s)``, p 1..38, s 0..p), timestamp
+    (``timestamp[us, tz=UTC]``), timestamp_ntz (``timestamp[us]``), date; everything
+    nullable).
 
     Raises:
         JsonSchemaError: another type.
@@ -280,6 +317,8 @@ class _Type:
 
 
 def _compile(spark: object, pointer: str) -> _Type:
+    if isinstance(spark, str) and spark.startswith("decimal"):
+        return _decimal_type(spark, pointer)
     if isinstance(spark, str):
         arrow = _ARROW_LEAVES.get(spark)
         if arrow is None:
@@ -308,6 +347,39 @@ def _compile(spark: object, pointer: str) -> _Type:
         value = _compile(spark.get("valueType"), f"{pointer}/valueType")
         return _Type("map", pa.map_(pa.string(), pa.field("value", value.arrow)), element=value)
     raise JsonSchemaError(f"Spark type {kind!r} is not read from JSON here", pointer)
+
+
+def _decimal_type(spark: str, pointer: str) -> _Type:
+    """``decimal(p,s)`` (or ``decimal``: ``decimal(10,0)``) as ``decimal128(p, s)``, PySpark's
+    Arrow type of ``DecimalType``.
+
+    Raises:
+        JsonSchemaError: not that form, a precision outside 1..38, a scale outside 0..p
+            (Spark 4 refuses a negative scale unless
+            ``spark.sql.legacy.allowNegativeScaleOfDecimal``).
+    """
+    if spark == "decimal":
+        precision, scale = 10, 0
+    else:
+        m = _DECIMAL_TYPE.fullmatch(spark)
+        if m is None:
+            raise JsonSchemaError(f"Spark type {spark!r} is not read from JSON here", pointer)
+        precision, scale = int(m[1]), int(m[2])
+    if not 1 <= precision <= _MAX_DECIMAL_PRECISION or not 0 <= scale <= precision:
+        raise JsonSchemaError(
+            f"Spark type {spark!r}: the precision must be 1..{_MAX_DECIMAL_PRECISION} and "
+            "the scale 0..precision",
+            pointer,
+        )
+    return _Type("decimal", pa.decimal128(precision, scale))
+
+
+def _has_kind(t: _Type, kinds: frozenset[str]) -> bool:
+    if t.kind in kinds:
+        return True
+    return any(_has_kind(f, kinds) for _, f in t.fields) or (
+        t.element is not None and _has_kind(t.element, kinds)
+    )
 
 
 def _fast_arrow(t: _Type) -> pa.DataType:
@@ -394,14 +466,18 @@ class JsonDecoder:
         self._temporal = _has_temporal(self._read_type)
         # pyarrow's JSON reader does not convert to maps ("JSON conversion to map<...> is
         # not supported"): a type with a map always takes the per-row path
-        self._fast_ok = not _has_map(self._read_type)
+        # nor are decimals, binaries and timestamp_ntz given to it (nor to the compiled
+        # reader, whose plan refuses them): the per-row path reads them as Spark does
+        self._fast_ok = not _has_map(self._read_type) and not _has_kind(
+            self._read_type, _PER_ROW_KINDS
+        )
         self._options = options if options is not None else JsonOptions()
         self._ctx = _context(self._options)
         self._python = python_decoder(self._options.features)
         # Arrow's ISO 8601 cast agrees with stringToTimestamp on _ISO_UTC strings only
         self._iso_cast = self._options.timestamp_format is None
         self._plan: Plan | None = None
-        if compiled and _ACCEL is not None:
+        if compiled and _ACCEL is not None and not _has_kind(self._read_type, _PER_ROW_KINDS):
             self._plan = _ACCEL.plan(
                 self._type,
                 self._corrupt,
@@ -596,6 +672,8 @@ class JsonDecoder:
             return {}, f"the top level is not an object but {_json_kind(parsed)}"
         try:
             return _struct(parsed, self._read_type, "", self._ctx), None
+        except _Malformed as malformed:
+            return {}, f"malformed JSON: {malformed.reason}"
         except _Partial as partial:
             assert isinstance(partial.value, dict)
             return partial.value, partial.reason
@@ -708,6 +786,8 @@ class _Context:
     parse_date: Callable[[str], int | None]
     #: ``allowNonNumericNumbers``: the strings ``"NaN"``, ``"+INF"``, ... into doubles
     non_numeric: bool
+    #: a ``timestamp_ntz`` string: microseconds since 1970-01-01T00:00 (local), or None
+    parse_timestamp_ntz: Callable[[str], int | None]
     #: a column of timestamp / date strings by Arrow's kernels (a pattern Arrow reads
     #: exactly), else None: string by string
     vector_timestamps: Callable[[pa.Array], pa.Array | None] | None = None
@@ -741,6 +821,12 @@ def _context(options: JsonOptions) -> _Context:
             return _parse_date(text)
         return _parse_date_fallback(text)
 
+    ntz_pattern = options.timestamp_ntz_pattern()
+    # JacksonParser: timestampNTZFormatter.parseWithoutTimeZone(text, false), no fallback
+    parse_timestamp_ntz = (
+        _parse_timestamp_ntz if ntz_pattern is None else ntz_pattern.parse_local_timestamp
+    )
+
     vector_timestamps = (
         None if ts_pattern is None else functools.partial(ts_pattern.arrow_timestamps, zone=zone)
     )
@@ -748,6 +834,7 @@ def _context(options: JsonOptions) -> _Context:
         parse_timestamp,
         parse_date,
         options.features.allow_non_numeric_numbers,
+        parse_timestamp_ntz,
         vector_timestamps,
         None if date_pattern is None else date_pattern.arrow_dates,
     )
@@ -755,6 +842,15 @@ def _context(options: JsonOptions) -> _Context:
 
 class _Bad(Exception):
     """A value that does not fit its type: the enclosing struct's field becomes null."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Malformed(Exception):
+    """A value whose reading leaves Jackson's parser past the string's closing quote (a base64
+    error found at the quote itself): the whole document is malformed, as for bad JSON."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -869,6 +965,31 @@ def _convert(value: object, t: _Type, path: str, ctx: _Context) -> object:
             if parsed is not None:
                 return parsed
         raise _bad(t, value, path)
+    if kind == "decimal":
+        if cls is _Int or cls is _Float:
+            assert isinstance(value, str)
+            number = _decimal(value, t.arrow)
+        elif cls is str and value:
+            assert isinstance(value, str)
+            # ExprUtils.getDecimalParser(Locale.US): commas removed, then BigDecimal(String)
+            number = _decimal(value.replace(",", ""), t.arrow)
+        else:
+            number = None
+        if number is None:
+            raise _bad(t, value, path)
+        return number
+    if kind == "binary":
+        if cls is str:
+            assert isinstance(value, str)
+            return _base64(value, path)
+        raise _bad(t, value, path)
+    if kind == "timestamp_ntz":
+        if cls is str and value:
+            assert isinstance(value, str)
+            local = ctx.parse_timestamp_ntz(value)
+            if local is not None:
+                return local
+        raise _bad(t, value, path)
     assert kind == "date", kind
     if cls is str:
         assert isinstance(value, str)
@@ -947,6 +1068,132 @@ def _float32(text: str, x: float) -> float:
         if exact != Decimal(ax):
             f = max(f, g) if exact > Decimal(ax) else min(f, g)
     return math.copysign(f, x)
+
+
+#: ``java.math.BigDecimal(String)``'s grammar: a sign, digits with an optional point (a digit
+#: on one side at least), an optional exponent; digits are any Unicode decimal digits (Java's
+#: ``Character.isDigit``, Python's ``\\d`` on ``str``).
+_BIG_DECIMAL: Final = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?)(\d+))?")
+#: A ``BigDecimal``'s scale is an ``int``.
+_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
+#: ``BigDecimal.setScale`` lowering the scale by more than this divides by a power of ten past
+#: ``BigInteger``'s range (``10**n`` needs fewer than ``2**31 - 1`` bits):
+#: ``ArithmeticException``, a bad value.
+_MAX_SCALE_DROP: Final = 646_456_992
+#: Room for any rounded value of at most 38 digits (and the one digit rounding may add).
+_DECIMAL_CONTEXT: Final = Context(prec=80, Emax=MAX_EMAX, Emin=MIN_EMIN)
+
+
+def _decimal(text: str, arrow: pa.Decimal128Type) -> Decimal | None:
+    """A decimal as Spark's ``Decimal(new BigDecimal(text), p, s)`` makes it: the exact
+    value of ``text`` (``BigDecimal``'s grammar, :data:`_BIG_DECIMAL`), rounded to ``s``
+    fraction digits half away from zero (``ROUND_HALF_UP``); None (a bad value) for a text
+    that is not a ``BigDecimal`` (no digit; an exponent of more than 10 digits after its
+    leading zeros; a scale outside ``int``), a rounded value of more than ``p`` digits, or a
+    rounding past ``BigInteger``'s range. Work is bounded by the text's length whatever its
+    exponent."""
+    m = _BIG_DECIMAL.fullmatch(text)
+    if m is None:
+        return None
+    sign, whole, fraction, exp_sign, exp_digits = m.groups()
+    fraction = fraction or ""
+    if not whole and not fraction:
+        return None
+    exponent = 0
+    if exp_digits is not None:
+        significant = exp_digits.lstrip("0") or "0"
+        if len(significant) > 10:  # BigDecimal: "Too many nonzero exponent digits."
+            return None
+        exponent = int(significant) * (-1 if exp_sign == "-" else 1)
+    scale = len(fraction) - exponent
+    if not _INT_MIN <= scale <= _INT_MAX:  # BigDecimal: "Scale out of range."
+        return None
+    digits = whole + fraction
+    if not digits.isascii():
+        digits = "".join(str(unicodedata.decimal(c)) for c in digits)
+    coefficient = digits.lstrip("0")
+    p, s = arrow.precision, arrow.scale
+    zero = Decimal(0).scaleb(-s)
+    if not coefficient:
+        return zero  # BigDecimal.setScale of zero: zero (no arithmetic)
+    if scale - s > _MAX_SCALE_DROP:
+        return None
+    # the exponent of the leading digit: the value lies in [10**adjusted, 10**(adjusted+1))
+    adjusted = len(coefficient) - 1 - scale
+    if adjusted >= p - s:
+        return None  # at least p - s + 1 integer digits, before rounding (which only grows)
+    if adjusted < -s - 1:
+        return zero  # below 10**(-s-1), less than half the last place: rounds to zero
+    exact = Decimal(f"{sign}{coefficient}E{-scale}")
+    rounded = exact.quantize(Decimal(1).scaleb(-s), ROUND_HALF_UP, _DECIMAL_CONTEXT)
+    if len(rounded.as_tuple().digits) > p:
+        return None  # 999.995 into decimal(5,2): 1000.00
+    return rounded if rounded else zero  # no negative zero (BigDecimal has none)
+
+
+_BASE64: Final = {c: i for i, c in enumerate(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+)}  # fmt: skip
+
+
+def _base64(text: str, path: str) -> bytes:
+    """A JSON string into ``binary`` as Jackson's ``getBinaryValue`` decodes it (its default
+    ``Base64Variants.MIME_NO_LINEFEEDS``; ``ReaderBasedJsonParser._decodeBase64``, Jackson
+    2.15+): the standard alphabet in quads of four characters, padding ``=`` required (``QQ``
+    is bad, ``QQ==`` is ``A``), characters up to U+0020 skipped before a quad and at the end
+    only, more quads allowed after a padded one (``QQ==QQ==`` is ``AA``), the unused bits of
+    a padded quad ignored (``QR==`` is ``A``); the empty string is no bytes.
+
+    Raises:
+        _Bad: another string (the field is null: "partial results").
+        _Malformed: the string ends one character into a quad, or right after a quad's
+            first ``=`` (``Q``, ``QQ=``): Jackson then reads the closing quote as part of the
+            value and goes on past it, which leaves the document malformed.
+    """
+    out = bytearray()
+    n = len(text)
+    i = 0
+
+    def bad(why: str) -> _Bad:
+        return _Bad(f"expected base64 (binary) at {path or '/'}: {why} in {_short(text)}")
+
+    while True:
+        while i < n and text[i] <= " ":
+            i += 1
+        if i == n:
+            return bytes(out)
+        a = _BASE64.get(text[i], -1)
+        if a < 0:
+            raise bad(f"{text[i]!r} at {i}")
+        if i + 1 == n:
+            raise _Malformed(f"base64 ending one character into a quad at {path or '/'}")
+        b = _BASE64.get(text[i + 1], -1)
+        if b < 0:
+            raise bad(f"{text[i + 1]!r} at {i + 1}")
+        if i + 2 == n:
+            raise bad("missing padding")
+        if text[i + 2] == "=":
+            if i + 3 == n:
+                raise _Malformed(f"base64 ending after one '=' at {path or '/'}")
+            if text[i + 3] != "=":
+                raise bad(f"{text[i + 3]!r} at {i + 3} where '=' is expected")
+            out.append(((a << 6 | b) >> 4) & 0xFF)
+            i += 4
+            continue
+        c = _BASE64.get(text[i + 2], -1)
+        if c < 0:
+            raise bad(f"{text[i + 2]!r} at {i + 2}")
+        if i + 3 == n:
+            raise bad("missing padding")
+        if text[i + 3] == "=":
+            out += (((a << 12 | b << 6 | c) >> 2) & 0xFFFF).to_bytes(2, "big")
+            i += 4
+            continue
+        d = _BASE64.get(text[i + 3], -1)
+        if d < 0:
+            raise bad(f"{text[i + 3]!r} at {i + 3}")
+        out += (a << 18 | b << 12 | c << 6 | d).to_bytes(3, "big")
+        i += 4
 
 
 def _utf8(text: str) -> str:
@@ -1069,6 +1316,38 @@ def _parse_date_fallback(text: str) -> int | None:
     if not -(1 << 31) <= n < (1 << 31) or not _GREGORIAN_DAYS[0] <= n <= _GREGORIAN_DAYS[1]:
         return None
     return n
+
+
+#: ``stringToTimestampWithoutTimeZone``'s forms (``parseTimestampString``): a date, then
+#: optionally ``T`` or a space and ``h[h]``, ``:m[m]``, ``:s[s]``, ``.fraction`` (each part
+#: optional after the hour); a zone after it is matched only to be refused.
+_TIMESTAMP_NTZ: Final = re.compile(
+    r"([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})"
+    r"(?:[T ](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?)?)?)?)?"
+    r"(.*)",
+    re.DOTALL | re.ASCII,
+)
+#: What ``UTF8String.trimAll`` trims: Java's ``Character.isWhitespace`` of ASCII.
+_JAVA_WHITESPACE: Final = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+
+
+def _parse_timestamp_ntz(text: str) -> int | None:
+    """``DateTimeUtils.stringToTimestampWithoutTimeZone(text, allowTimeZone=false)`` (what
+    ``from_json`` reads a ``timestamp_ntz`` string with when no ``timestampNTZFormat`` is
+    given; no fallback): microseconds since 1970-01-01T00:00 of the local date-time, or None
+    for a string with a zone or offset (``Z``, ``+01:00``, ``UTC``, a region), a time
+    without a date, or an impossible date or time. Fraction digits past the sixth are
+    dropped; years outside 1..9999 are None here."""
+    m = _TIMESTAMP_NTZ.fullmatch(text.strip(_JAVA_WHITESPACE))
+    if m is None or m[8]:
+        return None  # a zone (or anything else) after the date-time
+    days = _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+    hour, minute, second = int(m[4] or 0), int(m[5] or 0), int(m[6] or 0)
+    if days is None or hour > 23 or minute > 59 or second > 59:
+        return None
+    fraction = int((m[7] or "")[:6].ljust(6, "0"))
+    seconds = (hour * 60 + minute) * 60 + second
+    return days * _MICROS_PER_DAY + seconds * _MICROS_PER_SECOND + fraction
 
 
 def _parse_timestamp(text: str, zone: dt.tzinfo = dt.timezone.utc) -> int | None:

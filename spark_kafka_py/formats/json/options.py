@@ -4,6 +4,9 @@
 - ``timestampFormat`` (none): a Spark datetime pattern for timestamp strings
   (:mod:`.datetime_pattern`); none: Spark's ``stringToTimestamp`` forms.
 - ``dateFormat`` (none): the same for dates; none: ``stringToDate``, then days as an integer.
+- ``timestampNTZFormat`` (none): the same for ``timestamp_ntz`` strings, which are read
+  without a zone (a string with a zone or offset is a bad value) and without any fallback;
+  none: ``stringToTimestampWithoutTimeZone``'s forms.
 - ``timeZone`` (``UTC``): the zone of a timestamp string without one.
 - ``enableDateTimeParsingFallback`` (true for a type without a format): a string the pattern
   does not match is tried with ``stringToTimestamp`` / ``stringToDate``.
@@ -49,6 +52,7 @@ FEATURE_OPTIONS: Final = {
 #: The other options read here.
 DATETIME_OPTIONS: Final = (
     "timestampFormat",
+    "timestampNTZFormat",
     "dateFormat",
     "timeZone",
     "enableDateTimeParsingFallback",
@@ -81,6 +85,8 @@ class JsonOptions:
         time_zone: ``timeZone`` as given (a zone id Spark's ``getZoneId`` takes).
         datetime_fallback: ``enableDateTimeParsingFallback``, or None (Spark's default:
             the fallback only for the types without a format).
+        timestamp_ntz_format: ``timestampNTZFormat``, or None (Spark's
+            ``stringToTimestampWithoutTimeZone`` forms); ``timestamp_ntz`` has no fallback.
     """
 
     features: Features = field(default_factory=Features)
@@ -88,6 +94,7 @@ class JsonOptions:
     date_format: str | None = None
     time_zone: str = "UTC"
     datetime_fallback: bool | None = None
+    timestamp_ntz_format: str | None = None
 
     def __post_init__(self) -> None:
         self.check()
@@ -99,6 +106,7 @@ class JsonOptions:
         for name, pattern in (
             ("timestampFormat", self.timestamp_format),
             ("dateFormat", self.date_format),
+            ("timestampNTZFormat", self.timestamp_ntz_format),
         ):
             if pattern is not None:
                 try:
@@ -133,6 +141,11 @@ class JsonOptions:
     def date_pattern(self) -> DateTimePattern | None:
         return None if self.date_format is None else compile_pattern(self.date_format)
 
+    def timestamp_ntz_pattern(self) -> DateTimePattern | None:
+        if self.timestamp_ntz_format is None:
+            return None
+        return compile_pattern(self.timestamp_ntz_format)
+
 
 def _boolean(name: str, raw: str) -> bool:
     low = str(raw).strip().lower()
@@ -164,6 +177,7 @@ def json_options(options: Mapping[str, str]) -> JsonOptions:
         features=Features(**flags),
         timestamp_format=get("timestampFormat"),
         date_format=get("dateFormat"),
+        timestamp_ntz_format=get("timestampNTZFormat"),
         time_zone="UTC" if zone is None else zone,
         datetime_fallback=(
             None

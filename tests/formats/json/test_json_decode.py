@@ -234,8 +234,8 @@ def test_argument_checks() -> None:
         JsonDecoder(_struct(_f("a", "long")), mode="DROPMALFORMED")  # type: ignore[arg-type]
     with pytest.raises(JsonSchemaError, match="must be a struct"):
         JsonDecoder({"type": "array", "elementType": "long", "containsNull": True})
-    with pytest.raises(JsonSchemaError, match="'binary' is not read") as info:
-        JsonDecoder(_struct(_f("a", "long"), _f("b", "binary")))
+    with pytest.raises(JsonSchemaError, match="'variant' is not read") as info:
+        JsonDecoder(_struct(_f("a", "long"), _f("b", "variant")))
     assert info.value.pointer == "/fields/1/type"
     with pytest.raises(JsonSchemaError, match="keys must be strings"):
         arrow_type_of({"type": "map", "keyType": "long", "valueType": "long"})
