@@ -472,8 +472,10 @@ OPTIONS: tuple[Option, ...] = (
          "`json`: the locale of month names in `timestampFormat`/`dateFormat`; only `en-US` "
          "is read here (`from_json`'s option)", READ, spark="ours only"),
     _opt("timestampNTZFormat", "string", None,
-         "`json`: accepted, not used: `TIMESTAMP_NTZ` fields are not read from JSON here "
-         "(`from_json`'s option)", READ, spark="no effect"),
+         "`json`: a Spark datetime pattern for `TIMESTAMP_NTZ` strings (a pattern that "
+         "parses a zone is refused per value); unset: Spark's ISO 8601 local forms "
+         "(`stringToTimestampWithoutTimeZone`); no fallback, as Spark "
+         "(`from_json`'s option)", READ, spark="ours only"),
     *(
         _opt(name, "string", None,
              f"`json`: accepted, not used: {why} (`from_json`'s option)", READ,

@@ -147,10 +147,9 @@ PROTOBUF_OPTION_NAMES = (
 #: shared by the key and the value as ``mode`` is; reads only (the sink writes ``to_json``'s
 #: default formats).
 JSON_OPTION_NAMES = (*FEATURE_OPTIONS, *DATETIME_OPTIONS, "locale")
-#: ``from_json``'s options accepted with no effect here (schema inference, files,
-#: ``TIMESTAMP_NTZ``, which is not read from JSON here): a warning says so.
+#: ``from_json``'s options accepted with no effect here (schema inference, files): a warning
+#: says so.
 JSON_NO_EFFECT_OPTIONS = (
-    "timestampNTZFormat",
     "primitivesAsString",
     "prefersDecimal",
     "samplingRatio",

@@ -176,7 +176,7 @@ def test_planning_refusals(
     with pytest.raises(Exception, match=r"Option 'valueSchema' is not a Spark schema.*NOPE"):
         _ours(spark, kafka_bootstrap, topic, valueSchema="a NOPE").schema  # noqa: B018
     with pytest.raises(Exception, match="not read from JSON here"):
-        _ours(spark, kafka_bootstrap, topic, valueSchema="a BINARY").schema  # noqa: B018
+        _ours(spark, kafka_bootstrap, topic, valueSchema="a MAP<INT, INT>").schema  # noqa: B018
 
 
 OPTION_DOCS: list[bytes | None] = [

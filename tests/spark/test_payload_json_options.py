@@ -71,7 +71,6 @@ def test_mode_defaults_per_format() -> None:
         ),
         ({"keyFormat": "json"}, "'keyFormat'='json' needs 'keySchema'"),
         ({"valueFormat": "json", "valueSchema": "a INT,"}, "Option 'valueSchema' is not a Spark"),
-        ({"valueFormat": "json", "valueSchema": "a DECIMAL(5,2)"}, "not read from JSON here"),
         ({"valueFormat": "json", "valueSchema": "a MAP<INT, INT>"}, "not read from JSON here"),
         (
             {"valueFormat": "json", "valueSchema": "a INT", "avroSchema": '"string"'},

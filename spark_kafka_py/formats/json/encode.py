@@ -183,10 +183,14 @@ def _timestamp(zone: dt.tzinfo | None) -> Writer:
         try:
             if zone is None:
                 t = _EPOCH_NAIVE + dt.timedelta(milliseconds=millis)
-                return f'"{t.strftime("%Y-%m-%dT%H:%M:%S")}.{t.microsecond // 1000:03d}"'
-            t = (_EPOCH + dt.timedelta(milliseconds=millis)).astimezone(zone)
+            else:
+                t = (_EPOCH + dt.timedelta(milliseconds=millis)).astimezone(zone)
         except OverflowError:
             raise _Bad(f"timestamp {value} us from the epoch is outside years 1..9999") from None
+        # the year always 4 digits (strftime's %Y writes year 1 as "1"; Spark: "0001")
+        stamp = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+        if zone is None:
+            return f'"{stamp}.{t.microsecond // 1000:03d}"'
         offset = t.utcoffset() or dt.timedelta(0)
         if offset == dt.timedelta(0):
             zone_text = "Z"
@@ -195,7 +199,6 @@ def _timestamp(zone: dt.tzinfo | None) -> Writer:
             sign = "+" if minutes >= 0 else "-"
             hours, mins = divmod(abs(minutes), 60)
             zone_text = f"{sign}{hours:02d}:{mins:02d}"
-        stamp = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
         return f'"{stamp}.{t.microsecond // 1000:03d}{zone_text}"'
 
     return write

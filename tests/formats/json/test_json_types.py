@@ -428,13 +428,9 @@ def test_what_the_sink_writes_reads_back() -> None:
     assert read.to_pylist() == rows
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="encode.py writes a timestamp_ntz before year 1000 without zero padding "
-    "('1-01-01T00:00:01.000'); Spark 4.3's to_json writes '0001-01-01T00:00:01.000' (measured), "
-    "which is what is read back",
-)
 def test_early_timestamp_ntz_written_then_read() -> None:
+    """Years before 1000 are written with four digits, as Spark 4.3's ``to_json`` writes them
+    (measured: ``0001-01-01T00:00:01.000``), and read back (failed before the fix: ``1-01-01``)."""
     from spark_kafka_py.formats.json.encode import encode_json
 
     schema = _struct(_f("t", "timestamp_ntz"))
