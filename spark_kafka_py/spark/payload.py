@@ -1349,11 +1349,12 @@ def _decode_json_column(
     permissive = options.permissive_for(JSON_FORMAT)
     mode: Mode = "PERMISSIVE" if permissive else "FAILFAST"
     decoder = _json_decoder(reader, mode, options.corrupt_column, options.json)
+    skip = 0
     if options.registry is not None:
-        values = _unframe(values, reader, permissive, where)
+        values, skip = _unframe(values, reader, permissive, where)
     bad: list[JsonDecodeError] = []
     try:
-        decoded = decoder.decode(values, on_error=bad.append)
+        decoded = decoder.decode(values, on_error=bad.append, skip=skip)
     except JsonDecodeError as exc:
         raise _json_record_error(exc, reader, where) from None
     if bad:
@@ -1366,12 +1367,33 @@ def _decode_json_column(
     return decoded
 
 
+def _starts_with_magic(values: pa.Array) -> bool:
+    """Whether every non-null value of a ``binary`` array is at least a framing's
+    :data:`~spark_kafka_py.formats.framing.HEADER_SIZE` bytes and starts with the magic byte,
+    checked with Arrow kernels over the column's buffers (no copy of the values)."""
+    present = values.drop_null() if values.null_count else values
+    if len(present) == 0:
+        return True
+    if pc.min(pc.binary_length(present)).as_py() < framing.HEADER_SIZE:
+        return False
+    buffers = present.buffers()
+    starts = pa.Array.from_buffers(
+        pa.int32(), len(present), [None, buffers[1]], offset=present.offset
+    )
+    data = pa.Array.from_buffers(pa.uint8(), buffers[2].size, [None, buffers[2]])
+    first = pc.take(data, starts)
+    return bool(pc.all(pc.equal(first, framing.MAGIC_BYTE)).as_py())
+
+
 def _unframe(
     values: pa.Array, reader: ReaderSchema, permissive: bool, where: Callable[[int], str]
-) -> pa.Array:
+) -> tuple[pa.Array, int]:
     """Registry-framed JSON (Confluent's ``JsonSchemaSerializer``: magic byte 0, the 4-byte
-    schema id, the document): the documents, the framing checked. The id is not looked up:
-    a JSON document needs no writer schema to be read with the reader's struct.
+    schema id, the document): the values and the bytes before each document, the framing
+    checked. The common batch, every value framed, is returned as it is with
+    :data:`~spark_kafka_py.formats.framing.HEADER_SIZE` (the decoder reads past it in place);
+    otherwise the documents cut out, the bad rows null, and 0. The id is not looked up: a
+    JSON document needs no writer schema to be read with the reader's struct.
 
     Raises:
         RecordFormatError: ``FAILFAST`` and a value that is not framed (naming the row);
@@ -1381,6 +1403,8 @@ def _unframe(
         values = values.combine_chunks()
     if not pa.types.is_binary(values.type):
         values = values.cast(pa.binary())
+    if _starts_with_magic(values):
+        return values, framing.HEADER_SIZE
     lengths = pc.binary_length(values)
     magic = pc.binary_slice(values, 0, 1)
     framed = pc.and_(
@@ -1391,8 +1415,6 @@ def _unframe(
     # an explicit stop: pyarrow 26's binary_slice without one fails ("Negative buffer
     # resize") on most arrays
     documents = pc.binary_slice(values, framing.HEADER_SIZE, 2**31 - 1)
-    if not pc.any(bad).as_py():
-        return documents
     rows = pc.indices_nonzero(bad).to_pylist()
     first = rows[0]
     try:
@@ -1413,7 +1435,7 @@ def _unframe(
         reader.column,
         error,
     )
-    return pc.if_else(bad, pa.scalar(None, pa.binary()), documents)
+    return pc.if_else(bad, pa.scalar(None, pa.binary()), documents), 0
 
 
 def _json_record_error(

@@ -16,7 +16,7 @@ MAX_NUMBER: int
 
 class Plan:
     def decode(
-        self, values: pa.Array, max_declined: int
+        self, values: pa.Array, max_declined: int, skip: int = 0
     ) -> tuple[pa.Array, list[int], pa.Array | None] | None: ...
 
 def plan(t: object, corrupt: str | None, timestamps: bool, dates: bool) -> Plan | None: ...

@@ -1363,9 +1363,10 @@ cdef class Plan:
             )
         return pa.Array.from_buffers(t, n.count, [validity, take_buffer(&n.data, &n.h_data)])
 
-    def decode(self, values, Py_ssize_t max_declined):
+    def decode(self, values, Py_ssize_t max_declined, Py_ssize_t skip=0):
         """Read a batch: ``values`` one JSON document per value (``binary``, ``string``,
-        ``large_binary``, ``large_string``; nulls allowed).
+        ``large_binary``, ``large_string``; nulls allowed), each past its first ``skip``
+        bytes (a framing the caller has checked: a value shorter refuses the batch).
 
         Returns:
             ``(array, declined, order)``: the struct array (one row per value; a declined row
@@ -1378,20 +1379,23 @@ cdef class Plan:
 
         Raises:
             MemoryError: malloc failed.
+            ValueError: ``skip`` is negative.
         """
         cdef Py_ssize_t k
         cdef Py_ssize_t unused = 0
+        if skip < 0:
+            raise ValueError(f"skip must be >= 0, not {skip}")
         if not self._lock.acquire(blocking=False):
             return None
         try:
-            return self._decode(values, max_declined)
+            return self._decode(values, max_declined, skip)
         finally:
             for k in range(self.n_nodes):
                 release_node(self.nodes[k])
             release(&self.declined, &unused)
             self._lock.release()
 
-    cdef object _decode(self, values, Py_ssize_t max_declined):
+    cdef object _decode(self, values, Py_ssize_t max_declined, Py_ssize_t skip):
         cdef const uint8_t* valid_bits
         cdef const uint8_t* offs
         cdef const uint8_t* data
@@ -1439,9 +1443,10 @@ cdef class Plan:
                 else:
                     start = (<const int32_t*>offs)[offset + row]
                     end = (<const int32_t*>offs)[offset + row + 1]
-                if start < 0 or end < start or end > data_size:
+                if start < 0 or end - start < skip or end > data_size:
                     rc = R_BADINPUT
                     break
+                start += skip
                 # each node's sizes saved (a declined document is undone), and a null slot
                 # in the nodes with one per row (append_null(root), unrolled)
                 for k in range(self.n_nodes):

@@ -492,17 +492,34 @@ class JsonDecoder:
         self.slow_batches = 0
 
     def decode(
-        self, values: pa.Array | pa.ChunkedArray, *, on_error: OnError | None = None
+        self,
+        values: pa.Array | pa.ChunkedArray,
+        *,
+        on_error: OnError | None = None,
+        skip: int = 0,
     ) -> pa.Array:
-        """Decode a batch (see :func:`decode_json`)."""
+        """Decode a batch (see :func:`decode_json`); with ``skip``, each value's document
+        starts after its first ``skip`` bytes (a framing the caller has checked, e.g.
+        Confluent's magic byte and schema id: the compiled path reads in place past it, the
+        others read the documents cut out of the values).
+
+        Raises:
+            JsonDecodeError: as :func:`decode_json`.
+            ValueError: ``skip`` with values that are not binary, or a value shorter than
+                ``skip`` bytes.
+        """
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
+        if skip and not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
+            raise ValueError(f"skip needs binary values, not {values.type}")
         if self._plan is not None:
-            compiled = self._compiled(self._plan, values, on_error)
+            compiled = self._compiled(self._plan, values, on_error, skip)
             if compiled is not None:
                 self.compiled_batches += 1
                 self.fast_batches += 1
                 return compiled
+        if skip:
+            values = _past(values, skip)
         text = _as_text(values) if self._fast_ok else None
         if text is not None:
             fast = self._fast(text)
@@ -514,13 +531,16 @@ class JsonDecoder:
 
     # -- compiled path: _accel --
 
-    def _compiled(self, plan: Plan, values: pa.Array, on_error: OnError | None) -> pa.Array | None:
-        """The batch by the compiled reader, its declined rows by the per-row path (in row
-        order, so ``FAILFAST`` raises for the first bad row: accepted rows are never bad);
-        None when the reader refuses the batch (too many declined rows, see
-        :data:`_DECLINED_SHARE`; an input type or size it does not take)."""
+    def _compiled(
+        self, plan: Plan, values: pa.Array, on_error: OnError | None, skip: int
+    ) -> pa.Array | None:
+        """The batch by the compiled reader (each document past ``skip`` bytes), its
+        declined rows by the per-row path (in row order, so ``FAILFAST`` raises for the
+        first bad row: accepted rows are never bad); None when the reader refuses the batch
+        (too many declined rows, see :data:`_DECLINED_SHARE`; an input type or size it does
+        not take, a value shorter than ``skip``)."""
         n = len(values)
-        result = plan.decode(values, n // _DECLINED_SHARE)
+        result = plan.decode(values, n // _DECLINED_SHARE, skip)
         if result is None:
             return None
         array, declined, order = result
@@ -528,7 +548,8 @@ class JsonDecoder:
         self.declined_rows += len(declined)
         if order is None:
             return array
-        rows = self._slow(values.take(pa.array(declined, pa.int64())), on_error, declined)
+        taken = values.take(pa.array(declined, pa.int64()))
+        rows = self._slow(_past(taken, skip) if skip else taken, on_error, declined)
         # the declined rows (nulls in ``array``) replaced by the per-row path's
         return pa.concat_arrays([array, rows]).take(order)
 
@@ -694,6 +715,18 @@ def _depth(value: object) -> int:
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in children)
     return deepest
+
+
+def _past(values: pa.Array, skip: int) -> pa.Array:
+    """Each value of a binary array past its first ``skip`` bytes (nulls stay null).
+
+    Raises:
+        ValueError: a value is shorter than ``skip`` bytes.
+    """
+    if len(values) > values.null_count and pc.min(pc.binary_length(values)).as_py() < skip:
+        raise ValueError(f"a value is shorter than the {skip} bytes before its document")
+    # an explicit stop: pyarrow's binary_slice without one fails on some arrays
+    return pc.binary_slice(values, skip, 2**31 - 1)
 
 
 def _as_text(values: pa.Array) -> pa.Array | None:

@@ -1113,3 +1113,62 @@ def test_values_of_any_type_in_any_field_agree(mode: str) -> None:
             accepted += _agree([doc], mode=mode).compiled_rows
         _agree(docs, mode=mode)
     assert accepted > 20
+
+
+# -- documents behind a framing (skip) ---------------------------------------------------------
+
+
+def _collect(errors: list[tuple[int, str]]) -> Callable[[JsonDecodeError], None]:
+    return lambda e: errors.append((e.index, e.reason))
+
+
+def _framed(docs: list[str | bytes | None], rng: random.Random) -> pa.Array:
+    """``docs`` behind Confluent's 5 bytes (magic byte 0, a 4-byte schema id), in a sliced
+    array (offset 1)."""
+    out: list[bytes | None] = [b"\0\0\0\0\1{}"]
+    for d in docs:
+        raw = d.encode() if isinstance(d, str) else d
+        out.append(None if raw is None else b"\0" + rng.randbytes(4) + raw)
+    return pa.array(out, BINARY).slice(1)
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "FAILFAST"])
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "other-paths"])
+def test_framed_documents_read_in_place_as_the_documents_alone(mode: str, compiled: bool) -> None:
+    """``decode(values, skip=5)`` gives the rows and errors of the documents cut out of the
+    values, by every path: the compiled reader in place (its declined rows cut out for the
+    per-row path), pyarrow's reader and the per-row path."""
+    rng = random.Random(21)
+    in_place = 0
+    for seed in range(12):
+        docs: list[str | bytes | None] = list(_good_batch(900 + seed, 40))
+        for _ in range(rng.randint(0, 4)):
+            docs.insert(rng.randint(0, len(docs)), rng.choice(DECLINED + INVALID_UTF8))  # type: ignore[operator]
+        docs.insert(rng.randint(0, len(docs)), rng.choice([None, "", "  "]))
+        if mode == "FAILFAST":
+            docs = docs[:5]  # a few: the first bad one raises
+        values = _framed(docs, rng)
+        plain = pa.array([d.encode() if isinstance(d, str) else d for d in docs], BINARY)
+        reference = JsonDecoder(SCHEMA, mode=mode, compiled=False)
+        want = _outcome(reference, plain, reference=True)
+        decoder = JsonDecoder(SCHEMA, mode=mode, compiled=compiled)
+        errors: list[tuple[int, str]] = []
+        try:
+            out = decoder.decode(values, on_error=_collect(errors), skip=5)
+            out.validate(full=True)
+            got: object = (_rows(out), errors)
+        except JsonDecodeError as error:
+            got = ("raised", error.index, error.reason)
+        assert got == want
+        in_place += decoder.compiled_batches
+    # (a batch with more than 1/8 of its rows declined goes to the other paths)
+    assert (in_place > 0) == compiled
+
+
+def test_a_framing_longer_than_a_value_is_refused() -> None:
+    for compiled in (True, False):
+        decoder = JsonDecoder(SCHEMA, compiled=compiled)
+        with pytest.raises(ValueError, match="shorter than the 5 bytes"):
+            decoder.decode(pa.array([b"\0\0\0\0\1{}", b"\0\0"]), skip=5)
+        with pytest.raises(ValueError, match="skip needs binary values"):
+            decoder.decode(pa.array(["{}"]), skip=1)
