@@ -49,17 +49,27 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
 - Timestamps from strings: with ``timestampFormat``, by the pattern
   (:mod:`.datetime_pattern`), and only if ``enableDateTimeParsingFallback`` is true also as
   below when the pattern does not match; without it, as ``DateTimeUtils.stringToTimestamp``
-  (Spark's default formatter and its fallback): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
-  then optionally ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past
-  the sixth dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``,
-  ``UTC``, ``GMT``, ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or
-  without a space before it; without a zone the ``timeZone`` option's (UTC by default);
-  surrounding whitespace is trimmed. An impossible date (``2024-02-30``) is a bad value.
+  (Spark's default formatter and its fallback, which first removes ``GMT``), whose forms
+  (``parseTimestampString``) are, after trimming U+0000..U+0020 and U+007F from both ends
+  (not U+00A0 or other non-ASCII spaces), with ASCII digits only: ``[+-]yyyy[yy]``,
+  ``-[m]m``, ``-[d]d``, then optionally ``T`` or a space and ``[h]h``, ``:[m]m``, ``:[s]s``,
+  ``.`` and fraction digits (past the sixth dropped), each part optional after the hour;
+  then, only after the seconds or the fraction, a zone id with or without spaces before it
+  (Java's ``ZoneId.of`` after Spark's ``getZoneId``: ``Z``, ``+h``, ``+hh``, ``+hh:mm``,
+  ``+hhmm``, ``+hh:mm:ss``, ``+hhmmss``, ``+h:mm`` and ``+hh:m`` padded, up to 18 hours;
+  ``UTC``, ``GMT``, ``UT`` alone or with such an offset; a short id such as ``EST`` or
+  ``PST``; a region such as ``Europe/Paris``, case as written). So ``2020-01-02T03`` is
+  read, ``2020-01-02T03:04Z`` and ``2020-01-02Z`` are bad values. A time alone
+  (``T03:04``, ``03:04:05``, ``T3``; ``T`` must be the very first character) is on today's
+  date in its zone, as Spark's ``LocalDate.now(zoneId)``: its value depends on the day it is
+  read. Years from ``-999999`` to ``+999999`` within a ``long`` of microseconds (to
+  ``+294247-01-10T04:00:54.775807Z``); a zone's offset for a year outside 1..9999 is the one
+  of a year 400*k years away (the same calendar). Without a zone the ``timeZone`` option's
+  (UTC by default). An impossible date (``2024-02-30``) or time (``24:00``) is a bad value.
 - ``timestamp_ntz`` from strings only (a number is a bad value), without any fallback: with
   ``timestampNTZFormat`` by the pattern, else as ``stringToTimestampWithoutTimeZone``: the
-  forms above (the time may stop after the hour: ``2020-01-02T03``), surrounding ASCII
-  whitespace trimmed; a zone or offset (``Z`` included) makes it a bad value, as does a
-  pattern matching one. ``timeZone`` does not apply.
+  forms above without a zone (any zone, ``Z`` included, and a time alone make it a bad
+  value), as is a pattern matching one. ``timeZone`` does not apply.
 - ``decimal(p,s)`` from a number, or a string with its commas removed (``1,0.5`` is 10.5),
   read as ``java.math.BigDecimal`` reads text (a sign, digits with an optional point, an
   exponent; Unicode digits; no spaces, ``NaN`` or ``Infinity``), rounded to ``s`` fraction
@@ -72,9 +82,12 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   into a quad or after a quad's single ``=`` (``"Q"``, ``"QQ="``): Jackson has then read
   the closing quote as base64 and goes on past it, and the document is malformed.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
-  without it as ``DateTimeUtils.stringToDate`` (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
-  optionally followed by a space or ``T`` and anything), then as an integer of days since
-  the epoch (Spark 1.5's form, Spark's last fallback; from 1582-10-15 on).
+  without it as ``DateTimeUtils.stringToDate`` (trimmed as timestamps; ASCII digits;
+  ``[+-]yyyy[yyy]``, ``-[m]m``, ``-[d]d``, optionally followed by a space or ``T`` and
+  anything; days within an ``int``), then the same without ``GMT``, then as
+  ``Integer.parseInt`` of days since the epoch (Spark 1.5's form, Spark's last fallback: a
+  sign and decimal digits, Unicode ones too, untrimmed; from 1582-10-15 on). ``18262`` is the
+  year 18262 (four to seven digits are a year), ``12`` is 1970-01-13.
 
 The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
 ``columnNameOfCorruptRecord``, default ``spark.sql.columnNameOfCorruptRecord`` =
@@ -87,10 +100,10 @@ Binary: a single-quoted string ending one character into a quad is a bad value f
 (Jackson decodes it from its whole text), malformed here; Jackson skips a raw control
 character before a quad, which here makes the document malformed first. Decimal strings are
 read the ``en-US`` way whatever the ``locale`` (Spark uses ``DecimalFormat`` for another).
-(``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A time
-without a date (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad
-values here; a date string of digits before 1582-10-15 too (Spark rebases it from the Julian
-calendar).
+(``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A date string of
+digits (days since the epoch) before 1582-10-15 is a bad value here (Spark rebases it from the
+Julian calendar). Timestamp and date strings without a format:
+``tests/formats/json/test_from_json_datetime_oracle.py``.
 
 Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes replaced by
 U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with Spark:
@@ -1352,12 +1365,12 @@ def _parse_date_fallback(text: str) -> int | None:
     return n
 
 
-def _parse_timestamp_string(text: str) -> tuple[int, int, int | None, dt.date | None] | None:
+def _parse_timestamp_string(text: str) -> tuple[int, int, str | None, bool] | None:
     """``SparkDateTimeUtils.parseTimestampString``: the text's local date-time and zone.
 
     Returns (the local date's days since the epoch, or 0 for a time without a date; the
-    microseconds of the day; the zone id's text or None; None, or the marker ``dt.date.min``
-    for a time without a date), or None when the text is none of its forms. Forms (after
+    microseconds of the day; the zone id's text or None; whether it is a time without a
+    date), or None when the text is none of its forms. Forms (after
     trimming :data:`_SPARK_TRIM`; ASCII digits): ``[+-]yyyy[yy]``, ``-[m]m``, ``-[d]d``,
     then ``T`` or a space and ``[h]h``, ``:[m]m``, ``:[s]s``, ``.`` and fraction digits
     (past the sixth dropped), then a zone id (any text from the first character that is not
@@ -1382,7 +1395,7 @@ def _parse_timestamp_string(text: str) -> tuple[int, int, int | None, dt.date | 
             return None
         days, rest = found, m[5]
         if rest is None:
-            return days, 0, None, None
+            return days, 0, None, False
     t = _TS_TIME.fullmatch(rest)
     if t is None:
         return None
@@ -1391,7 +1404,7 @@ def _parse_timestamp_string(text: str) -> tuple[int, int, int | None, dt.date | 
         return None  # LocalTime.of
     fraction = int((t[4] or "")[:6].ljust(6, "0"))
     micros = ((hour * 60 + minute) * 60 + second) * _MICROS_PER_SECOND + fraction
-    return days, micros, t[5], dt.date.min if just_time else None
+    return days, micros, t[5], just_time
 
 
 def _offset(text: str) -> dt.timezone | None:
@@ -1487,7 +1500,7 @@ def _parse_timestamp_ntz(text: str) -> int | None:
     (:func:`_parse_timestamp_string`'s forms), or None for a string with a zone id (valid or
     not), a time without a date, or an impossible date or time, or beyond a ``long``."""
     parsed = _parse_timestamp_string(text)
-    if parsed is None or parsed[2] is not None or parsed[3] is not None:
+    if parsed is None or parsed[2] is not None or parsed[3]:
         return None
     value = parsed[0] * _MICROS_PER_DAY + parsed[1]
     return value if _INT64_MIN <= value <= _INT64_MAX else None
@@ -1508,6 +1521,6 @@ def _parse_timestamp(text: str, zone: dt.tzinfo = dt.timezone.utc) -> int | None
         if found is None:
             return None
         zone = found
-    if just_time is not None:
+    if just_time:
         days = dt.datetime.now(zone).date().toordinal() - _EPOCH_ORDINAL
     return _zoned_micros(days, micros, zone)
