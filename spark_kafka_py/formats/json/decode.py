@@ -49,17 +49,27 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
 - Timestamps from strings: with ``timestampFormat``, by the pattern
   (:mod:`.datetime_pattern`), and only if ``enableDateTimeParsingFallback`` is true also as
   below when the pattern does not match; without it, as ``DateTimeUtils.stringToTimestamp``
-  (Spark's default formatter and its fallback): ``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
-  then optionally ``T`` or a space and ``[h]h:[m]m[:[s]s[.fraction]]`` (fraction digits past
-  the sixth dropped), then optionally a zone (``Z``, ``+hh``, ``+hhmm``, ``+hh:mm``,
-  ``UTC``, ``GMT``, ``UT``, ``GMT+hh:mm``, a region such as ``Europe/Paris``), with or
-  without a space before it; without a zone the ``timeZone`` option's (UTC by default);
-  surrounding whitespace is trimmed. An impossible date (``2024-02-30``) is a bad value.
+  (Spark's default formatter and its fallback, which first removes ``GMT``), whose forms
+  (``parseTimestampString``) are, after trimming U+0000..U+0020 and U+007F from both ends
+  (not U+00A0 or other non-ASCII spaces), with ASCII digits only: ``[+-]yyyy[yy]``,
+  ``-[m]m``, ``-[d]d``, then optionally ``T`` or a space and ``[h]h``, ``:[m]m``, ``:[s]s``,
+  ``.`` and fraction digits (past the sixth dropped), each part optional after the hour;
+  then, only after the seconds or the fraction, a zone id with or without spaces before it
+  (Java's ``ZoneId.of`` after Spark's ``getZoneId``: ``Z``, ``+h``, ``+hh``, ``+hh:mm``,
+  ``+hhmm``, ``+hh:mm:ss``, ``+hhmmss``, ``+h:mm`` and ``+hh:m`` padded, up to 18 hours;
+  ``UTC``, ``GMT``, ``UT`` alone or with such an offset; a short id such as ``EST`` or
+  ``PST``; a region such as ``Europe/Paris``, case as written). So ``2020-01-02T03`` is
+  read, ``2020-01-02T03:04Z`` and ``2020-01-02Z`` are bad values. A time alone
+  (``T03:04``, ``03:04:05``, ``T3``; ``T`` must be the very first character) is on today's
+  date in its zone, as Spark's ``LocalDate.now(zoneId)``: its value depends on the day it is
+  read. Years from ``-999999`` to ``+999999`` within a ``long`` of microseconds (to
+  ``+294247-01-10T04:00:54.775807Z``); a zone's offset for a year outside 1..9999 is the one
+  of a year 400*k years away (the same calendar). Without a zone the ``timeZone`` option's
+  (UTC by default). An impossible date (``2024-02-30``) or time (``24:00``) is a bad value.
 - ``timestamp_ntz`` from strings only (a number is a bad value), without any fallback: with
   ``timestampNTZFormat`` by the pattern, else as ``stringToTimestampWithoutTimeZone``: the
-  forms above (the time may stop after the hour: ``2020-01-02T03``), surrounding ASCII
-  whitespace trimmed; a zone or offset (``Z`` included) makes it a bad value, as does a
-  pattern matching one. ``timeZone`` does not apply.
+  forms above without a zone (any zone, ``Z`` included, and a time alone make it a bad
+  value), as is a pattern matching one. ``timeZone`` does not apply.
 - ``decimal(p,s)`` from a number, or a string with its commas removed (``1,0.5`` is 10.5),
   read as ``java.math.BigDecimal`` reads text (a sign, digits with an optional point, an
   exponent; Unicode digits; no spaces, ``NaN`` or ``Infinity``), rounded to ``s`` fraction
@@ -72,9 +82,12 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   into a quad or after a quad's single ``=`` (``"Q"``, ``"QQ="``): Jackson has then read
   the closing quote as base64 and goes on past it, and the document is malformed.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
-  without it as ``DateTimeUtils.stringToDate`` (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``,
-  optionally followed by a space or ``T`` and anything), then as an integer of days since
-  the epoch (Spark 1.5's form, Spark's last fallback; from 1582-10-15 on).
+  without it as ``DateTimeUtils.stringToDate`` (trimmed as timestamps; ASCII digits;
+  ``[+-]yyyy[yyy]``, ``-[m]m``, ``-[d]d``, optionally followed by a space or ``T`` and
+  anything; days within an ``int``), then the same without ``GMT``, then as
+  ``Integer.parseInt`` of days since the epoch (Spark 1.5's form, Spark's last fallback: a
+  sign and decimal digits, Unicode ones too, untrimmed; from 1582-10-15 on). ``18262`` is the
+  year 18262 (four to seven digits are a year), ``12`` is 1970-01-13.
 
 The corrupt-record field: a top-level field named ``corrupt_column`` (Spark's
 ``columnNameOfCorruptRecord``, default ``spark.sql.columnNameOfCorruptRecord`` =
@@ -87,10 +100,10 @@ Binary: a single-quoted string ending one character into a quad is a bad value f
 (Jackson decodes it from its whole text), malformed here; Jackson skips a raw control
 character before a quad, which here makes the document malformed first. Decimal strings are
 read the ``en-US`` way whatever the ``locale`` (Spark uses ``DecimalFormat`` for another).
-(``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A time
-without a date (``T03:04:05``, today's date for Spark) and years outside 1..9999 are bad
-values here; a date string of digits before 1582-10-15 too (Spark rebases it from the Julian
-calendar).
+(``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A date string of
+digits (days since the epoch) before 1582-10-15 is a bad value here (Spark rebases it from the
+Julian calendar). Timestamp and date strings without a format:
+``tests/formats/json/test_from_json_datetime_oracle.py``.
 
 Input: a ``binary``/``large_binary`` array is read as UTF-8 with invalid bytes replaced by
 U+FFFD; ``string``/``large_string`` as is. (Invalid UTF-8 is not compared with Spark:
@@ -143,7 +156,6 @@ shortest), so such values may differ in the last digits.
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import functools
 import io
@@ -157,7 +169,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Context, Decimal
 from typing import TYPE_CHECKING, Final, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -165,7 +177,7 @@ import pyarrow.json as pa_json
 
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
-from spark_kafka_py.formats.json.datetime_pattern import local_to_micros
+from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS, local_to_micros
 from spark_kafka_py.formats.json.jackson import (
     MAX_NESTING,
     NO_VALUE,
@@ -1301,118 +1313,247 @@ def java_double_str(x: float) -> str:
 
 # -- dates and timestamps -------------------------------------------------------------------------
 
-_DATE = re.compile(r"([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ].*)?)?)?", re.DOTALL)
-_TIMESTAMP = re.compile(
-    r"([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})"
-    r"(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?)?)?)?"
-    r" ?(Z|[+-]\d{1,2}(?::?\d{2})?|(?:UTC|GMT|UT)(?:[+-]\d{1,2}(?::?\d{2})?)?"
-    r"|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+)?"
+#: What ``SparkDateTimeUtils`` trims from both ends of a date or timestamp string before
+#: parsing it (``getTrimmedStart``/``getTrimmedEnd``: each UTF-8 byte that is
+#: ``Character.isWhitespace`` or ``isISOControl``): U+0000..U+0020 and U+007F. A non-ASCII
+#: character (U+00A0, U+0085, U+3000) is never trimmed: its UTF-8 bytes are negative in Java.
+_SPARK_TRIM: Final = "".join(map(chr, range(0x21))) + "\x7f"
+#: What Java's ``String.trim`` removes (the zone id's text, ``parseTimestampString``).
+_JAVA_TRIM: Final = "".join(map(chr, range(0x21)))
+#: ``stringToDate``'s forms (after trimming; ASCII digits only): ``[+-]yyyy*``,
+#: ``[+-]yyyy*-[m]m``, ``[+-]yyyy*-[m]m-[d]d``, the last optionally followed by a space or
+#: ``T`` and anything; the year of 4 to 7 digits.
+_DATE: Final = re.compile(
+    r"([+-]?)([0-9]{4,7})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?", re.DOTALL
 )
-_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?")
+#: ``parseTimestampString``'s date part (after trimming): a sign, a year of 4 to 6 digits,
+#: ``-[m]m``, ``-[d]d``, then a space or ``T`` and the time part (group 5).
+_TS_DATE: Final = re.compile(
+    r"([+-]?)([0-9]{4,6})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T](.*))?)?)?", re.DOTALL
+)
+#: ``parseTimestampString``'s time part: ``[h]h``, ``:[m]m``, ``:[s]s``, ``.`` and any number
+#: of fraction digits; a zone id (anything from the first other character on) only after the
+#: seconds or the fraction.
+_TS_TIME: Final = re.compile(
+    r"([0-9]{1,2})(?::([0-9]{1,2})(?::([0-9]{1,2})(?:\.([0-9]*))?([^0-9].*)?)?)?", re.DOTALL
+)
+#: A time without a date that does not start with ``T``: ``[h]h:`` first.
+_JUST_TIME: Final = re.compile(r"[0-9]{1,2}:")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+#: A zone id of a region (``ZoneRegion.checkName``).
+_REGION_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")
+#: 400 Gregorian years: the calendar (and a zone's recurring rules) repeats after them.
+_CYCLE_DAYS: Final = 146_097
 
 
 def _days(year: int, month: int, day: int) -> int | None:
-    """Days since 1970-01-01 of a proleptic Gregorian date; None when it does not exist or
-    the year is outside 1..9999."""
-    if not (1 <= year <= 9999 and 1 <= month <= 12):
+    """Days since 1970-01-01 of a proleptic Gregorian date (``LocalDate.of``: any year here,
+    negative and beyond 9999 included); None when the month or day does not exist."""
+    if not 1 <= month <= 12 or day < 1:
         return None
-    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if day > (29 if leap else 28) if month == 2 else day > (30 if month in (4, 6, 9, 11) else 31):
         return None
-    return dt.date(year, month, day).toordinal() - _EPOCH_ORDINAL
+    # the civil-from-days count of March-based years (exact for any integer year)
+    y = year - (month <= 2)
+    era, yoe = divmod(y, 400)
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * _CYCLE_DAYS + doe - 719_468
 
 
 def _parse_date(text: str) -> int | None:
-    """``DateTimeUtils.stringToDate``: days since the epoch, or None."""
-    m = _DATE.fullmatch(text.strip())
+    """``DateTimeUtils.stringToDate``: days since the epoch, or None. The text is trimmed as
+    Spark trims it (:data:`_SPARK_TRIM`); the year has 4 to 7 digits and a sign; the days
+    must fit an ``int``."""
+    m = _DATE.fullmatch(text.strip(_SPARK_TRIM))
     if m is None:
         return None
-    return _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+    days = _days(int(m[1] + m[2]), int(m[3] or 1), int(m[4] or 1))
+    if days is None or not _INT_MIN <= days <= _INT_MAX:
+        return None  # localDateToDays: Math.toIntExact
+    return days
 
 
 #: The days since the epoch ``RebaseDateTime.rebaseJulianToGregorianDays`` leaves as they are
-#: (from 1582-10-15, the first Gregorian day), to 9999-12-31.
-_GREGORIAN_DAYS: Final = (-141_427, 2_932_896)
+#: (from 1582-10-15, the first Gregorian day); the upper end is an ``int``'s.
+_GREGORIAN_DAYS: Final = (-141_427, _INT_MAX)
 
 
 def _parse_date_fallback(text: str) -> int | None:
     """JacksonParser's fallback for a date string: ``stringToDate`` of the text without
-    ``GMT`` (``cleanLegacyTimestampStr``), else the text as an ``int`` of days since the epoch
-    (Spark 1.5's way; days before 1582-10-15, which Spark rebases from the Julian calendar,
-    are bad values here)."""
+    ``GMT`` (``cleanLegacyTimestampStr``), else the text (not trimmed) as
+    ``Integer.parseInt`` reads it (a sign and decimal digits, Unicode ones too) of days since
+    the epoch (Spark 1.5's way; days before 1582-10-15, which Spark rebases from the Julian
+    calendar, are bad values here)."""
     days = _parse_date(text.replace("GMT", ""))
     if days is not None:
         return days
-    m = re.fullmatch(r"[+-]?[0-9]+", text)
+    m = re.fullmatch(r"[+-]?\d+", text)
     if m is None:
         return None
     n = int(text)
-    if not -(1 << 31) <= n < (1 << 31) or not _GREGORIAN_DAYS[0] <= n <= _GREGORIAN_DAYS[1]:
+    if not _GREGORIAN_DAYS[0] <= n <= _GREGORIAN_DAYS[1]:
         return None
     return n
 
 
-#: ``stringToTimestampWithoutTimeZone``'s forms (``parseTimestampString``): a date, then
-#: optionally ``T`` or a space and ``h[h]``, ``:m[m]``, ``:s[s]``, ``.fraction`` (each part
-#: optional after the hour); a zone after it is matched only to be refused.
-_TIMESTAMP_NTZ: Final = re.compile(
-    r"([+-]?\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})"
-    r"(?:[T ](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?)?)?)?)?"
-    r"(.*)",
-    re.DOTALL | re.ASCII,
-)
-#: What ``UTF8String.trimAll`` trims: Java's ``Character.isWhitespace`` of ASCII.
-_JAVA_WHITESPACE: Final = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+def _parse_timestamp_string(text: str) -> tuple[int, int, str | None, bool] | None:
+    """``SparkDateTimeUtils.parseTimestampString``: the text's local date-time and zone.
+
+    Returns (the local date's days since the epoch, or 0 for a time without a date; the
+    microseconds of the day; the zone id's text or None; whether it is a time without a
+    date), or None when the text is none of its forms. Forms (after
+    trimming :data:`_SPARK_TRIM`; ASCII digits): ``[+-]yyyy[yy]``, ``-[m]m``, ``-[d]d``,
+    then ``T`` or a space and ``[h]h``, ``:[m]m``, ``:[s]s``, ``.`` and fraction digits
+    (past the sixth dropped), then a zone id (any text from the first character that is not
+    a digit after the seconds or fraction: checked by :func:`_zone_id`); or a time alone,
+    ``T[h]h...`` (``T`` the very first character, nothing trimmed before it) or
+    ``[h]h:[m]m...`` (no sign).
+    """
+    trimmed = text.strip(_SPARK_TRIM)
+    if not trimmed:
+        return None
+    just_time = False
+    if text[0] == "T":
+        just_time, rest, days = True, trimmed[1:], 0
+    elif _JUST_TIME.match(trimmed):
+        just_time, rest, days = True, trimmed, 0
+    else:
+        m = _TS_DATE.fullmatch(trimmed)
+        if m is None:
+            return None
+        found = _days(int(m[1] + m[2]), int(m[3] or 1), int(m[4] or 1))
+        if found is None:
+            return None
+        days, rest = found, m[5]
+        if rest is None:
+            return days, 0, None, False
+    t = _TS_TIME.fullmatch(rest)
+    if t is None:
+        return None
+    hour, minute, second = int(t[1]), int(t[2] or 0), int(t[3] or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None  # LocalTime.of
+    fraction = int((t[4] or "")[:6].ljust(6, "0"))
+    micros = ((hour * 60 + minute) * 60 + second) * _MICROS_PER_SECOND + fraction
+    return days, micros, t[5], just_time
+
+
+def _offset(text: str) -> dt.timezone | None:
+    """``ZoneOffset.of``: ``Z``, ``+h``, ``+hh``, ``+hh:mm``, ``+hhmm``, ``+hh:mm:ss``,
+    ``+hhmmss`` (ASCII digits; hours up to 18, minutes and seconds up to 59, at most
+    18:00:00 in all); None for another text."""
+    if text == "Z":
+        return dt.timezone.utc
+    if len(text) == 2:
+        text = f"{text[0]}0{text[1]}"
+    n = len(text)
+    shapes = {3: "shh", 5: "shhmm", 6: "shh:mm", 7: "shhmmss", 9: "shh:mm:ss"}
+    shape = shapes.get(n)
+    if shape is None or text[0] not in "+-":
+        return None
+    for c, want in zip(text[1:], shape[1:], strict=True):
+        if (c not in "0123456789") if want != ":" else c != ":":
+            return None
+    digits = text[1:].replace(":", "")
+    hours, minutes, seconds = int(digits[:2]), int(digits[2:4] or 0), int(digits[4:6] or 0)
+    if hours > 18 or minutes > 59 or seconds > 59 or (hours == 18 and (minutes or seconds)):
+        return None
+    total = (hours * 60 + minutes) * 60 + seconds
+    return dt.timezone(dt.timedelta(seconds=-total if text[0] == "-" else total))
+
+
+@functools.lru_cache(maxsize=1)
+def _regions() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+@functools.lru_cache(maxsize=256)
+def _zone_id(text: str) -> dt.tzinfo | None:
+    """``SparkDateTimeUtils.getZoneId`` of a timestamp string's zone text (Java-trimmed
+    first): ``+h:`` and a final ``+hh:m`` padded, a short id (``PST``, ``EST``) replaced
+    (``ZoneId.SHORT_IDS``), then ``ZoneId.of``: an offset (:func:`_offset`) for a text of
+    one character or starting with a sign; ``UTC``, ``GMT``, ``UT`` alone or followed by an
+    offset; else a region of the time-zone database (case as written: ``utc`` is none).
+    None when Java throws."""
+    name = text.strip(_JAVA_TRIM)
+    name = re.sub(r"([+-])([0-9]):", r"\g<1>0\2:", name, count=1)
+    name = re.sub(r"([+-])([0-9]{2}):([0-9])\Z", r"\1\2:0\3", name, count=1)
+    name = SHORT_IDS.get(name, name)
+    if len(name) <= 1 or name[0] in "+-":
+        return _offset(name)
+    prefix = 3 if name.startswith(("UTC", "GMT")) else 2 if name.startswith("UT") else 0
+    if prefix:
+        if len(name) == prefix:
+            return dt.timezone.utc
+        if name[prefix] in "+-":
+            return _offset(name[prefix:])
+    if not _REGION_NAME.fullmatch(name) or name not in _regions():
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _zoned_micros(days: int, micros_of_day: int, zone: dt.tzinfo) -> int | None:
+    """Microseconds since the epoch of a local date-time in ``zone`` (``ZonedDateTime.of``,
+    :func:`.datetime_pattern.local_to_micros`); a year outside 1..9999 is moved by whole 400-year
+    cycles into it to find the zone's offset (the same calendar; past a zone's last
+    transition its rules recur each year, before its first one its first offset holds).
+    None beyond a ``long`` (``instantToMicros``)."""
+    local = days * _MICROS_PER_DAY + micros_of_day
+    if isinstance(zone, dt.timezone):
+        offset = zone.utcoffset(None) // dt.timedelta(microseconds=1)
+        value: int | None = local - offset
+    else:
+        shift = 0  # in days: the date read is days - shift, within 0001..9999
+        if days < _DAY_ONE:
+            shift = (days - _DAY_ONE) // _CYCLE_DAYS * _CYCLE_DAYS
+        elif days > _DAY_LAST:
+            shift = ((days - _DAY_LAST) // _CYCLE_DAYS + 1) * _CYCLE_DAYS
+        value = local_to_micros(local - shift * _MICROS_PER_DAY, zone)
+        if value is not None:
+            value += shift * _MICROS_PER_DAY
+    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
+        return None
+    return value
+
+
+#: 0001-01-01 and 9999-12-31 in days since the epoch.
+_DAY_ONE: Final = -719_162
+_DAY_LAST: Final = 2_932_896
 
 
 def _parse_timestamp_ntz(text: str) -> int | None:
     """``DateTimeUtils.stringToTimestampWithoutTimeZone(text, allowTimeZone=false)`` (what
     ``from_json`` reads a ``timestamp_ntz`` string with when no ``timestampNTZFormat`` is
-    given; no fallback): microseconds since 1970-01-01T00:00 of the local date-time, or None
-    for a string with a zone or offset (``Z``, ``+01:00``, ``UTC``, a region), a time
-    without a date, or an impossible date or time. Fraction digits past the sixth are
-    dropped; years outside 1..9999 are None here."""
-    m = _TIMESTAMP_NTZ.fullmatch(text.strip(_JAVA_WHITESPACE))
-    if m is None or m[8]:
-        return None  # a zone (or anything else) after the date-time
-    days = _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
-    hour, minute, second = int(m[4] or 0), int(m[5] or 0), int(m[6] or 0)
-    if days is None or hour > 23 or minute > 59 or second > 59:
+    given; no fallback): microseconds since 1970-01-01T00:00 of the local date-time
+    (:func:`_parse_timestamp_string`'s forms), or None for a string with a zone id (valid or
+    not), a time without a date, or an impossible date or time, or beyond a ``long``."""
+    parsed = _parse_timestamp_string(text)
+    if parsed is None or parsed[2] is not None or parsed[3]:
         return None
-    fraction = int((m[7] or "")[:6].ljust(6, "0"))
-    seconds = (hour * 60 + minute) * 60 + second
-    return days * _MICROS_PER_DAY + seconds * _MICROS_PER_SECOND + fraction
+    value = parsed[0] * _MICROS_PER_DAY + parsed[1]
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
 
 
 def _parse_timestamp(text: str, zone: dt.tzinfo = dt.timezone.utc) -> int | None:
-    """``DateTimeUtils.stringToTimestamp`` (the subset in the module docstring), ``zone`` for
-    a string without one: microseconds since the epoch, or None."""
-    m = _TIMESTAMP.fullmatch(text.strip())
-    if m is None:
+    """``DateTimeUtils.stringToTimestamp``: microseconds since the epoch of the text
+    (:func:`_parse_timestamp_string`'s forms) in its own zone (:func:`_zone_id`) or, without
+    one, in ``zone``; or None (not a form, an impossible date or time, an unknown zone, beyond
+    a ``long``). A time without a date is on today's date in that zone, as Spark's
+    ``LocalDate.now(zoneId)`` (so its value depends on when it is read)."""
+    parsed = _parse_timestamp_string(text)
+    if parsed is None:
         return None
-    days = _days(int(m[1]), int(m[2] or 1), int(m[3] or 1))
-    hour, minute, second = int(m[4] or 0), int(m[5] or 0), int(m[6] or 0)
-    if days is None or hour > 23 or minute > 59 or second > 59:
-        return None
-    fraction = int((m[7] or "")[:6].ljust(6, "0"))
-    local = days * _MICROS_PER_DAY + ((hour * 60 + minute) * 60 + second) * _MICROS_PER_SECOND
-    local += fraction
-    named = m[8]
-    if named is None:
-        return local_to_micros(local, zone)
-    if named in ("Z", "UTC", "GMT", "UT"):
-        return local
-    offset = _OFFSET.search(named)
-    if offset is not None and (named[0] in "+-" or named.startswith(("UTC", "GMT", "UT"))):
-        hours, minutes = int(offset[2]), int(offset[3] or 0)
-        if hours > 18 or minutes > 59:
+    days, micros, zone_text, just_time = parsed
+    if zone_text is not None:
+        found = _zone_id(zone_text)
+        if found is None:
             return None
-        seconds = (hours * 60 + minutes) * 60
-        return local - (seconds if offset[1] == "+" else -seconds) * _MICROS_PER_SECOND
-    try:
-        tz = ZoneInfo(named)
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
-    naive = dt.datetime(int(m[1]), int(m[2] or 1), int(m[3] or 1), hour, minute, second)
-    utc_offset = naive.replace(tzinfo=tz).utcoffset()
-    assert utc_offset is not None
-    return local - int(utc_offset.total_seconds()) * _MICROS_PER_SECOND
+        zone = found
+    if just_time:
+        days = dt.datetime.now(zone).date().toordinal() - _EPOCH_ORDINAL
+    return _zoned_micros(days, micros, zone)

@@ -20,8 +20,9 @@ included.
 
 Differences kept (strict xfails): without the ``timeZone`` option Spark uses the session time
 zone, which the executors here do not know (UTC is assumed;
-:func:`test_session_time_zone_is_not_known_here`); years outside 1..9999 and a time without a
-date are bad values here (:data:`KNOWN_DIFFERENCES`).
+:func:`test_session_time_zone_is_not_known_here`); with a pattern, years outside 1..9999 are
+bad values here (:data:`KNOWN_DIFFERENCES`). Without a pattern, such years and a time without a
+date (today's date) are read as Spark reads them: ``test_from_json_datetime_oracle.py``.
 """
 
 from __future__ import annotations
@@ -475,16 +476,6 @@ KNOWN_DIFFERENCES: list[tuple[str, dict[str, str], str]] = [
         '{"dt": "-5-01-02"}',
         {"dateFormat": "y-MM-dd"},
         "negative years (y takes a minus sign in Spark) are bad values here",
-    ),
-    (
-        '{"t": "12024-01-02T00:00:00Z"}',
-        {},
-        "stringToTimestamp reads years up to six digits; years beyond 9999 are bad here",
-    ),
-    (
-        '{"t": "T03:04:05"}',
-        {},
-        "a time without a date is today at that time for Spark; a bad value here",
     ),
 ]
 

@@ -20,8 +20,9 @@ default features, once differences, are in :data:`DOCS`; ``Inf``, ``-Inf``, ``-N
 ``INF`` are malformed for both, and pyarrow, which would read the first three, never sees
 them). The other options: ``test_from_json_options_oracle.py``.
 
-Not compared, documented in ``decode.py``: a time without a date (``"T03:04:05"``, which
-Spark reads as today at that time), years outside 1..9999.
+A time without a date (``"T03:04:05"``, which Spark reads as today at that time) and years
+outside 1..9999 (beyond Python's ``datetime``, which ``collect()`` gives): compared as
+integers in ``test_from_json_datetime_oracle.py``.
 """
 
 from __future__ import annotations
