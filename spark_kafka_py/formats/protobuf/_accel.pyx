@@ -21,6 +21,12 @@ reference decoder runs):
   (upb keeps them as unknown fields); maps: one entry per entry on the wire, in wire order,
   duplicate keys kept, a missing key or value read as its zero.
 
+How: a payload is first read in one pass, each value appended to its column as it is met
+(``MsgNode.read_fast``); a message in which a field occurs twice or a oneof member occurs
+(what the rules above make order-dependent) is read again, its half-written row dropped, in
+two passes: its fields' occurrences listed (``scan``), then each field's winning or merged
+value appended (``emit``).
+
 The conversions are the reference's (see :mod:`spark_kafka_py.formats.protobuf.decoder`).
 
 Support: :func:`plan` returns None for what it does not read (the reference then decodes
@@ -268,6 +274,37 @@ cdef Py_ssize_t _skip(
             pos = _skip(b, pos, end, <uint32_t>(tag >> 3), inner, depth + 1)
     _bad("bad wire type")
     return -1
+
+
+cdef inline Py_ssize_t _occurrence(
+    const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int32_t slot, int wt, Occ* o
+) except -1:
+    """Read one occurrence's value (its tag read: ``slot``, wire type ``wt``) at ``pos`` into
+    ``o``; the position after it."""
+    cdef uint64_t size
+    o.slot = slot
+    o.wt = wt
+    o.next = -1
+    o.end = 0
+    if wt == WT_VARINT:
+        o.v = _varint(b, end, &pos)
+    elif wt == WT_LEN:
+        size = <uint64_t>_size(b, end, &pos)
+        o.v = <uint64_t>pos
+        pos += <Py_ssize_t>size
+        o.end = pos
+    elif wt == WT_I64:
+        if end - pos < 8:
+            _bad("truncated fixed64")
+        memcpy(&o.v, b + pos, 8)
+        pos += 8
+    else:  # WT_I32
+        if end - pos < 4:
+            _bad("truncated fixed32")
+        o.v = 0
+        memcpy(&o.v, b + pos, 4)
+        pos += 4
+    return pos
 
 
 # -- nodes: one per output Arrow array -----------------------------------------------------------
@@ -562,6 +599,11 @@ DEF M_MANY = 4        # repeated / map: every occurrence
 DEF K_SCALAR = 0      # last occurrence wins
 DEF K_MESSAGE = 1     # occurrences merge
 
+# how read_fast hands a slot's value to its child
+DEF F_ONE = 0         # put_one (put_null for an implicit zero)
+DEF F_MESSAGE = 1     # a MsgNode: its own read_fast
+DEF F_LIST = 2        # a ListNode (repeated, map): add, close_row at the message's end
+
 
 cdef class MsgNode(PNode):
     """A message: its kept fields (slots) read from the wire into a struct array's children.
@@ -586,8 +628,12 @@ cdef class MsgNode(PNode):
     cdef int32_t* last
     cdef Buf occs
     cdef bint transparent
+    cdef uint8_t* seen        # read_fast: the slots met in this message
+    cdef int32_t* fastk       # read_fast: how a slot's child takes a value (F_*)
 
     def __dealloc__(self):
+        free(self.seen)
+        free(self.fastk)
         free(self.mode)
         free(self.kind)
         free(self.wire)
@@ -603,13 +649,11 @@ cdef class MsgNode(PNode):
     cdef int scan(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int depth) except -1:
         """Record the known fields' occurrences of one segment of the message's bytes."""
         cdef uint32_t tag
-        cdef uint64_t size
         cdef uint32_t number
         cdef int wt
         cdef int32_t slot
         cdef int32_t idx
         cdef Occ* o
-        cdef Py_ssize_t start
         while pos < end:
             tag = _tag(b, end, &pos)
             number = <uint32_t>(tag >> 3)
@@ -623,32 +667,11 @@ cdef class MsgNode(PNode):
                 self.occs.reserve(sizeof(Occ))
                 idx = <int32_t>(self.occs.size // sizeof(Occ))
                 o = (<Occ*>self.occs.data) + idx
-                o.slot = slot
-                o.wt = wt
-                o.next = -1
-                o.end = 0
-                if wt == WT_VARINT:
-                    o.v = _varint(b, end, &pos)
-                    if self.has_closed[slot] and (
-                        <int32_t>(<uint32_t>o.v) not in self.closed[slot]
-                    ):
-                        continue  # a closed enum's unknown number: an unknown field
-                elif wt == WT_LEN:
-                    size = <uint64_t>_size(b, end, &pos)
-                    o.v = <uint64_t>pos
-                    pos += <Py_ssize_t>size
-                    o.end = pos
-                elif wt == WT_I64:
-                    if end - pos < 8:
-                        _bad("truncated fixed64")
-                    memcpy(&o.v, b + pos, 8)
-                    pos += 8
-                else:  # WT_I32
-                    if end - pos < 4:
-                        _bad("truncated fixed32")
-                    o.v = 0
-                    memcpy(&o.v, b + pos, 4)
-                    pos += 4
+                pos = _occurrence(b, pos, end, slot, wt, o)
+                if self.has_closed[slot] and wt == WT_VARINT and (
+                    <int32_t>(<uint32_t>o.v) not in self.closed[slot]
+                ):
+                    continue  # a closed enum's unknown number: an unknown field
                 self.occs.size += sizeof(Occ)
                 if self.head[slot] < 0:
                     self.head[slot] = idx
@@ -763,7 +786,78 @@ cdef class MsgNode(PNode):
             i = occs[i].next
         return self.emit(b, depth + 1)
 
+    cdef int read_fast(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int depth) except -1:
+        """Read one segment of the message's bytes in one pass, each value appended to its
+        child as it is met (no occurrence list, no second pass): what :meth:`scan` then
+        :meth:`emit` append when every field occurs at most once (repeated fields and maps
+        any number of times) and no oneof member occurs. Returns 0, or 1 when the message
+        needs the two passes (a field met twice, a oneof member; here or in a message
+        inside): the row is then half-written, and the caller drops it (``truncate``) and
+        reads it again with the two passes. Raises :class:`Fallback` as :meth:`scan` does."""
+        cdef uint32_t tag
+        cdef uint32_t number
+        cdef int wt, i
+        cdef int32_t slot, mode, fk
+        cdef Occ o
+        cdef PNode child
+        cdef uint8_t* seen = self.seen
+        memset(seen, 0, self.nslots)
+        while pos < end:
+            tag = _tag(b, end, &pos)
+            number = <uint32_t>(tag >> 3)
+            wt = <int>(tag & 7)
+            slot = -1
+            if number < <uint32_t>self.nlookup:
+                slot = self.lookup[number] - 1
+            elif self.far is not None:
+                slot = self.far.get(number, -1)
+            if not (slot >= 0 and (wt == self.wire[slot] or (wt == WT_LEN and self.packable[slot]))):
+                if wt == WT_EGROUP:
+                    _bad("end group outside a group")
+                pos = _skip(b, pos, end, number, wt, depth)
+                continue
+            pos = _occurrence(b, pos, end, slot, wt, &o)
+            if self.has_closed[slot] and wt == WT_VARINT and (
+                <int32_t>(<uint32_t>o.v) not in self.closed[slot]
+            ):
+                continue  # a closed enum's unknown number: an unknown field
+            if self.oneof[slot] >= 0:
+                return 1
+            child = <PNode>self.kids[slot]
+            fk = self.fastk[slot]
+            if fk == F_LIST:
+                (<ListNode>child).add(b, &o, depth)
+                continue
+            if seen[slot]:
+                return 1
+            seen[slot] = 1
+            if fk == F_MESSAGE:
+                if depth + 1 > C_MAX_DEPTH:
+                    _bad("nesting too deep")
+                if (<MsgNode>child).read_fast(b, <Py_ssize_t>o.v, o.end, depth + 1):
+                    return 1
+            elif self.mode[slot] == M_IMPLICIT and child.is_zero(b, &o):
+                child.put_null()
+            else:
+                child.put_one(b, &o, depth)
+        for i in range(self.nslots):
+            child = <PNode>self.kids[i]
+            if self.fastk[i] == F_LIST:
+                (<ListNode>child).close_row()
+            elif not seen[i]:
+                if self.mode[i] == M_ZERO:
+                    child.put_zero(depth)
+                else:
+                    child.put_null()
+        if not self.transparent:
+            self.push_valid()
+        return 0
+
     cdef int put_top(self, const uint8_t* b, Py_ssize_t n) except -1:
+        cdef Py_ssize_t rows = self.n
+        if self.read_fast(b, 0, n, 0) == 0:
+            return 0
+        self.truncate(rows)  # the half-written row: read it again with the two passes
         self.start_scan()
         self.scan(b, 0, n, 0)
         return self.emit(b, 0)
@@ -926,23 +1020,30 @@ cdef class ListNode(PNode):
             _bad("packed fixed run not a multiple of its width")
         return 0
 
-    cdef int put_chain(self, const uint8_t* b, Occ* occs, int32_t head, int32_t cut, int depth) except -1:
-        cdef int32_t i = head
-        cdef Occ* o
-        while i >= 0:
-            o = occs + i
-            if i > cut:
-                if o.wt == WT_LEN and self.packed_wire >= 0:
-                    self.put_packed(b, <Py_ssize_t>o.v, o.end)
-                else:
-                    self.item.put_one(b, o, depth)
-                    self.count += 1
-            i = o.next
+    cdef inline int add(self, const uint8_t* b, Occ* o, int depth) except -1:
+        """The elements of one occurrence (a packed run, or one element) to this row."""
+        if o.wt == WT_LEN and self.packed_wire >= 0:
+            self.put_packed(b, <Py_ssize_t>o.v, o.end)
+        else:
+            self.item.put_one(b, o, depth)
+            self.count += 1
+        return 0
+
+    cdef inline int close_row(self) except -1:
+        """End this row: its list holds the elements added since the last row."""
         if self.count > 0x7FFFFFFF:
             _bad("list column over 2^31 items")
         self.offsets.put_int32(<int32_t>self.count)
         self.push_valid()
         return 0
+
+    cdef int put_chain(self, const uint8_t* b, Occ* occs, int32_t head, int32_t cut, int depth) except -1:
+        cdef int32_t i = head
+        while i >= 0:
+            if i > cut:
+                self.add(b, occs + i, depth)
+            i = occs[i].next
+        return self.close_row()
 
     cdef int put_zero(self, int depth) except -1:
         self.offsets.put_int32(<int32_t>self.count)
@@ -1141,9 +1242,11 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
     m.last = <int32_t*>realloc(NULL, size)
     m.has_closed = <int32_t*>realloc(NULL, size)
     m.kids = <PyObject**>realloc(NULL, sizeof(PyObject*) * max(m.nslots, 1))
+    m.seen = <uint8_t*>realloc(NULL, max(m.nslots, 1))
+    m.fastk = <int32_t*>realloc(NULL, size)
     if not (
         m.mode and m.kind and m.wire and m.packable and m.oneof and m.head and m.tail and m.last
-        and m.has_closed and m.kids
+        and m.has_closed and m.kids and m.seen and m.fastk
     ):
         raise MemoryError()
     numbers = [fd.number if fd is not None else 0 for fd, _ in pairs]
@@ -1210,8 +1313,22 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
             if m.far is None:
                 m.far = {}
             m.far[number] = i
+    # a oneof of one member (proto3 ``optional``'s synthetic oneof, or one member kept) reads
+    # as a field of its own: no other member can replace it
+    members = {}
     for i in range(m.nslots):
+        if m.oneof[i] >= 0:
+            members[m.oneof[i]] = members.get(m.oneof[i], 0) + 1
+    for i in range(m.nslots):
+        if m.oneof[i] >= 0 and members[m.oneof[i]] == 1:
+            m.oneof[i] = -1
         m.kids[i] = <PyObject*>m.children[i]
+        if m.mode[i] == M_MANY:
+            m.fastk[i] = F_LIST
+        elif m.kind[i] == K_MESSAGE and isinstance(m.children[i], MsgNode):
+            m.fastk[i] = F_MESSAGE
+        else:
+            m.fastk[i] = F_ONE
     return m
 
 

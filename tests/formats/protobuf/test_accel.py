@@ -479,6 +479,37 @@ def test_malformed_payloads_fail_or_null_as_upb(payload: bytes, name: str) -> No
     _rows([_tag(1, 0) + _varint(1), payload, None, payload], name)
 
 
+@pytest.mark.parametrize("name", ["default", "permissive", "unwrap"])
+def test_rows_read_again_in_two_passes_leave_no_trace(name: str) -> None:
+    """A payload the one-pass reading gives up on half-way (a field met a second time, a oneof
+    member; at the top or inside a message) after it appended values to lists, nested
+    messages, maps and wrappers: the half-written row is dropped and read again, and the
+    rows before and after it are whole (checked against upb)."""
+    inner = _len(_F["inner"], _len(1, b"abc") + _tag(2, 0) + _varint(5) + _len(3, b"\x02\x04"))
+    start = (
+        _tag(_F["i32"], 0)
+        + _varint(1)
+        + _len(_F["ri32"], b"\x01\x02\x03")
+        + _len(_F["rst"], b"x")
+        + inner
+        + _len(_F["inners"], _len(1, b"i"))
+        + _len(_F["m_ls"], _tag(1, 0) + _varint(3) + _len(2, b"three"))
+        + _len(_F["w_i32"], _tag(1, 0) + _varint(9))
+    )
+    again = [
+        start + _tag(_F["i32"], 0) + _varint(2),  # a scalar twice: the last wins
+        start + _len(_F["rst"], b"y") + inner,  # a message twice: merged
+        start + _len(_F["o_text"], b"t"),  # a oneof member
+        start + _len(_F["inner"], _tag(2, 0) + _varint(6) + _tag(2, 0) + _varint(7)),
+        start + _len(_F["inners"], _len(1, b"j") + _len(1, b"k")),  # twice inside a list item
+        start + _len(_F["w_i32"], _tag(1, 0) + _varint(10)),  # a wrapper twice
+    ]
+    payloads: list[bytes | None] = [start]
+    for payload in again:
+        payloads += [payload, start, None]
+    _rows(payloads, name)
+
+
 def test_nesting_is_bounded() -> None:
     deep = _tag(60, 0) + b"\0"
     for _ in range(200):
