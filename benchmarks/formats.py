@@ -9,10 +9,13 @@ one), in the schema registry's framing: each format's schema is registered under
 ``<topic>-value`` in one registry (``--schema-registry-url``, else a local Apicurio) and every
 value carries its id (Confluent's wire format: magic byte ``0``, the 4-byte id, for Protobuf the
 message indexes, here the single byte ``0``, then the payload). Then local[2] reads each route
-into the ``noop`` sink: one warm-up read each (its row count checked), then ``--repeat``
-alternating timed reads; records/s of the medians and the ratio ours / route (> 1: ours
-faster). Before timing, every route that runs is collected on the first 500 records of each
-partition and compared row for row with ours.
+into the ``noop`` sink, each route in a Spark session and JVM of its own
+(:func:`benchmarks.harness.spark_in_own_jvm`: one route's JIT-compiled code, heap and Python
+workers never serve another's, as each would be a job of its own; in one shared session the
+routes timed after others ran up to 2x slower): one warm-up read (its row count checked),
+then ``--repeat`` timed reads; records/s of the medians and the ratio ours / route (> 1:
+ours faster). Before timing, every route that runs is collected on the first 500 records of
+each partition and compared row for row with ours.
 
 JSON (:data:`JSON_SCHEMA`, a JSON Schema; read as :data:`JSON_DDL`): ``id``, ``seq``
 (``integer``: ``BIGINT``), ``score`` (``number``: ``DOUBLE``), ``name`` (``string``),
@@ -80,6 +83,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import statistics
 import sys
@@ -622,57 +626,74 @@ def _map_in_arrow(
     return decode
 
 
+#: A function of a Spark session giving the routes' DataFrames: name -> (options -> DataFrame).
+RouteBuilder = Callable[[Any], dict[str, Callable[[dict[str, str]], Any]]]
+
+
 def _spark_read(
-    spark: Any,
+    session: Callable[[], contextlib.AbstractContextManager[Any]],
     topic_options: dict[str, str],
     topic: str,
     records: int,
     repeat: int,
     log: Callable[[str], None],
-    routes: dict[str, Callable[[dict[str, str]], Any]],
-    unchecked: dict[str, Callable[[dict[str, str]], Any]] | None = None,
+    build: RouteBuilder,
+    unchecked: RouteBuilder | None = None,
 ) -> tuple[list[FormatResult], int]:
     """Compare every route on the first :data:`CHECKED_PER_PARTITION` records of each
-    partition (``partition, offset, v`` rows, the first route's against each other's), then
-    one warm-up read each (row count checked) and ``repeat`` alternating timed reads of
-    ``v`` into the noop sink. Each route maps options (the topic's, bounded or not) to a
-    DataFrame of ``partition, offset, v``. ``unchecked`` routes (the limit: rows that are not
-    the topic's) are timed the same way after ``routes``, without the comparison.
+    partition (``partition, offset, v`` rows, the first route's against each other's), in one
+    Spark session; then time each route in a Spark session of its own (``session()``, stopped
+    after it: no route runs in a JVM and Python workers another route has used, as each would
+    be its own job): one warm-up read (row count checked), then ``repeat`` timed reads of
+    ``v`` into the noop sink. ``build(spark)`` gives the routes, each mapping options (the
+    topic's, bounded or not) to a DataFrame of ``partition, offset, v``; ``unchecked`` routes
+    (the limit: rows that are not the topic's) are timed the same way after them, without
+    the comparison.
 
     Raises:
         SystemExit: a route's rows differ from the first's, or a read's count is not
             ``records``.
     """
-    from benchmarks.avro import _alternating_runs
-
     head = json.dumps({topic: {str(p): CHECKED_PER_PARTITION for p in range(PARTITIONS)}})
     bounded = {**topic_options, "endingOffsets": head}
-    names = list(routes)
-    expected = sorted(tuple(r) for r in routes[names[0]](bounded).collect())
-    for name in names[1:]:
-        got = sorted(tuple(r) for r in routes[name](bounded).collect())
-        if got != expected:
-            pairs = zip(got, expected, strict=False)
-            diff = next(((a, b) for a, b in pairs if a != b), None)
-            raise SystemExit(
-                f"{name} and {names[0]} differ on the first records ({len(got)} and "
-                f"{len(expected)} rows; first difference {diff})"
-            )
+    with session() as spark:
+        routes = build(spark)
+        names = list(routes)
+        extra = list(unchecked(spark)) if unchecked is not None else []
+        expected = sorted(tuple(r) for r in routes[names[0]](bounded).collect())
+        for name in names[1:]:
+            got = sorted(tuple(r) for r in routes[name](bounded).collect())
+            if got != expected:
+                pairs = zip(got, expected, strict=False)
+                diff = next(((a, b) for a, b in pairs if a != b), None)
+                raise SystemExit(
+                    f"{name} and {names[0]} differ on the first records ({len(got)} and "
+                    f"{len(expected)} rows; first difference {diff})"
+                )
     log(f"{', '.join(names)}: the same {len(expected):,} rows")
 
-    def timed(name: str) -> float:
-        start = time.perf_counter()
-        routes[name](topic_options).select("v").write.format("noop").mode("overwrite").save()
-        return time.perf_counter() - start
+    results: list[FormatResult] = []
+    for builder, route_names in ((build, names), (unchecked, extra)):
+        for name in route_names:
+            assert builder is not None
+            with session() as spark:
+                route = builder(spark)[name]
 
-    routes = {**routes, **(unchecked or {})}
-    names = list(routes)
-    for name in names:
-        log(f"{name}: warm-up {timed(name):.1f} s")
-        count = routes[name](topic_options).count()
-        if count != records:
-            raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
-    return _alternating_runs(names, timed, records, repeat, log), len(expected)
+                def timed(route: Callable[[dict[str, str]], Any] = route) -> float:
+                    start = time.perf_counter()
+                    route(topic_options).select("v").write.format("noop").mode("overwrite").save()
+                    return time.perf_counter() - start
+
+                log(f"{name}: warm-up {timed():.1f} s")
+                count = route(topic_options).count()
+                if count != records:
+                    raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
+                runs = [timed() for _ in range(repeat)]
+            result = FormatResult(name, records, statistics.median(runs), runs)
+            each = ", ".join(f"{r:.2f}" for r in runs)
+            log(f"{name}: {result.records_per_s:,.0f} records/s (runs {each} s)")
+            results.append(result)
+    return results, len(expected)
 
 
 def _load(spark: Any, fmt: str, options: dict[str, str]) -> Any:
@@ -767,9 +788,7 @@ def _protobuf_routes(
     return routes
 
 
-def _limit_route(
-    spark: Any, value_format: str, ours_options: dict[str, str]
-) -> Callable[[dict[str, str]], Any]:
+def _limit_route(value_format: str, ours_options: dict[str, str]) -> RouteBuilder:
     """The limit of a Python data source for this format's columns
     (:mod:`benchmarks.limit_source` with ``valueFormat``): pre-built Arrow batches of the
     decoded struct, in the row counts of the batches ours yields for the topic
@@ -777,14 +796,18 @@ def _limit_route(
     so the same tasks, batches and rows reach Spark without Kafka or decoding."""
     from benchmarks.limit_source import LIMIT_FORMAT, LimitDataSource, pykafka_batches
 
-    spark.dataSource.register(LimitDataSource)
     batches = json.dumps(pykafka_batches(ours_options))
 
-    def limit(options: dict[str, str]) -> Any:
-        df = _load(spark, LIMIT_FORMAT, {"batches": batches, "valueFormat": value_format})
-        return df.select("partition", "offset", df["value"].alias("v"))
+    def build(spark: Any) -> dict[str, Callable[[dict[str, str]], Any]]:
+        spark.dataSource.register(LimitDataSource)
 
-    return limit
+        def limit(options: dict[str, str]) -> Any:
+            df = _load(spark, LIMIT_FORMAT, {"batches": batches, "valueFormat": value_format})
+            return df.select("partition", "offset", df["value"].alias("v"))
+
+        return {JSON_LIMIT if value_format == "json" else PB_LIMIT: limit}
+
+    return build
 
 
 def _source_reads_protobuf() -> str | None:
@@ -816,11 +839,12 @@ def bench_formats(
     Raises:
         SystemExit: two routes' rows differ, or a read's row count is not ``records``.
     """
-    from benchmarks.harness import local_broker
-    from spark_kafka_py.discovery import ensure_registered
+    from benchmarks.harness import local_broker, spark_in_own_jvm
     from spark_kafka_py.schema_registry.client import Schema, SchemaRegistryClient
     from spark_kafka_py.testing.registry import ApicurioRegistry
-    from spark_kafka_py.testing.spark import local_spark_session
+
+    def session() -> contextlib.AbstractContextManager[Any]:
+        return spark_in_own_jvm("spark-kafka-py bench formats", master="local[2]")
 
     reports: list[FormatReport] = []
     decode_n = min(records, DECODE_RECORDS)
@@ -832,9 +856,6 @@ def bench_formats(
             log(f"Apicurio registry at {registry_url} in {time.perf_counter() - t0:.1f} s")
         client = SchemaRegistryClient.from_options({"schema.registry.url": registry_url})
         stack.callback(client.close)
-        spark = local_spark_session("spark-kafka-py bench formats", master="local[2]")
-        stack.callback(spark.stop)
-        ensure_registered(spark)
         for fmt in formats:
             run_id = uuid.uuid4().hex[:8]
             topic = f"bench-{fmt}-{run_id}"
@@ -845,7 +866,8 @@ def bench_formats(
                     f"{topic}-value", Schema(json.dumps(JSON_SCHEMA), "JSON")
                 )
                 pool = [frame(schema_id, v) for v in json_values(min(records, POOL))]
-                routes = _json_routes(spark, registry_url)
+                build: RouteBuilder = functools.partial(_json_routes, url=registry_url)
+
             else:
                 decode = bench_protobuf_decode(decode_n, repeat, log)
                 schema_id = client.register(f"{topic}-value", Schema(PROTO, "PROTOBUF"))
@@ -856,14 +878,20 @@ def bench_formats(
                 if why is not None:
                     not_run[PB_OURS] = why
                 not_run[PB_JVM] = PB_JVM_NOT_RUN
-                routes = _protobuf_routes(spark, registry_url, _proto_schema()[2], why is None)
+                build = functools.partial(
+                    _protobuf_routes,
+                    url=registry_url,
+                    descriptor_set=_proto_schema()[2],
+                    ours_runs=why is None,
+                )
+
             produce_s = _write_topic(bs, topic, pool, records)
             log(
                 f"{records:,} {fmt} records written to {topic} in {produce_s:.1f} s "
                 f"(schema id {schema_id})"
             )
             options = {"kafka.bootstrap.servers": bs, "subscribe": topic}
-            unchecked: dict[str, Callable[[dict[str, str]], Any]] = {}
+            unchecked: RouteBuilder | None = None
             if fmt == "json" or PB_OURS not in not_run:
                 ours_options = {**options, "schema.registry.url": registry_url}
                 if fmt == "json":
@@ -871,11 +899,10 @@ def bench_formats(
                 else:
                     ours_options.update(valueFormat="protobuf", messageName=MESSAGE)
                 t0 = time.perf_counter()
-                limit = _limit_route(spark, fmt, ours_options)
+                unchecked = _limit_route(fmt, ours_options)
                 log(f"the limit's batches planned in {time.perf_counter() - t0:.1f} s")
-                unchecked[JSON_LIMIT if fmt == "json" else PB_LIMIT] = limit
             results, checked = _spark_read(
-                spark, options, topic, records, repeat, log, routes, unchecked
+                session, options, topic, records, repeat, log, build, unchecked
             )
             reports.append(
                 FormatReport(
@@ -886,7 +913,7 @@ def bench_formats(
                     decode,
                     checked,
                     produce_s,
-                    [*routes, *unchecked],
+                    [r.system for r in results],
                 )
             )
     return reports
@@ -936,7 +963,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{records:,} {report.format} values of a 10-field record ({POOL:,} distinct "
             f"payloads cycled), {PARTITIONS} partitions, one local broker, local[2], noop sink, "
-            f"median of {repeat} run(s) after one warm-up each; the routes returned the same "
+            f"each route in a JVM of its own, median of {repeat} run(s) after one warm-up; "
+            f"the routes returned the same "
             f"rows on the first {report.checked:,} records. ours / route > 1: ours faster."
         )
         print()

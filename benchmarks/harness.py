@@ -255,3 +255,37 @@ def local_broker(bootstrap: str | None) -> Iterator[str]:
         yield cluster.bootstrap_servers
     finally:
         cluster.stop()
+
+
+@contextlib.contextmanager
+def spark_in_own_jvm(app_name: str, master: str = "local[2]") -> Iterator[Any]:
+    """A local SparkSession (:func:`~spark_kafka_py.testing.spark.local_spark_session`, with
+    the data source registered) in a JVM of its own: the JVM is started for it and shut down
+    after it (its gateway's stdin closed, which ends PySpark's gateway server), so what runs
+    in it finds no JIT-compiled code, heap or Python workers another run left behind, as a
+    job of its own would. Starting one costs about 7 s here.
+
+    Raises:
+        spark_kafka_py.testing.jars.JarResolutionError: the connector jars could not be
+            fetched.
+    """
+    from pyspark import SparkContext
+
+    from spark_kafka_py.discovery import ensure_registered
+    from spark_kafka_py.testing.spark import local_spark_session
+
+    spark = local_spark_session(app_name, master=master)
+    gateway = SparkContext._gateway
+    try:
+        ensure_registered(spark)
+        yield spark
+    finally:
+        spark.stop()
+        if gateway is not None:
+            gateway.shutdown()
+            proc = getattr(gateway, "proc", None)
+            if proc is not None:
+                proc.stdin.close()
+                proc.wait(timeout=120)
+        SparkContext._gateway = None
+        SparkContext._jvm = None
