@@ -646,6 +646,19 @@ cdef class MsgNode(PNode):
         free(self.has_closed)
         free(self.kids)
 
+    cdef inline int32_t slot_of(self, uint32_t number, int wt) except -2:
+        """The slot of field ``number`` met with wire type ``wt``, or -1: an unknown field (not
+        kept, or met with another wire type than its declared one; a repeated scalar's may
+        be packed)."""
+        cdef int32_t slot = -1
+        if number < <uint32_t>self.nlookup:
+            slot = self.lookup[number] - 1
+        elif self.far is not None:
+            slot = self.far.get(number, -1)
+        if slot >= 0 and (wt == self.wire[slot] or (wt == WT_LEN and self.packable[slot])):
+            return slot
+        return -1
+
     cdef int scan(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int depth) except -1:
         """Record the known fields' occurrences of one segment of the message's bytes."""
         cdef uint32_t tag
@@ -658,12 +671,8 @@ cdef class MsgNode(PNode):
             tag = _tag(b, end, &pos)
             number = <uint32_t>(tag >> 3)
             wt = <int>(tag & 7)
-            slot = -1
-            if number < <uint32_t>self.nlookup:
-                slot = self.lookup[number] - 1
-            elif self.far is not None:
-                slot = self.far.get(number, -1)
-            if slot >= 0 and (wt == self.wire[slot] or (wt == WT_LEN and self.packable[slot])):
+            slot = self.slot_of(number, wt)
+            if slot >= 0:
                 self.occs.reserve(sizeof(Occ))
                 idx = <int32_t>(self.occs.size // sizeof(Occ))
                 o = (<Occ*>self.occs.data) + idx
@@ -806,12 +815,8 @@ cdef class MsgNode(PNode):
             tag = _tag(b, end, &pos)
             number = <uint32_t>(tag >> 3)
             wt = <int>(tag & 7)
-            slot = -1
-            if number < <uint32_t>self.nlookup:
-                slot = self.lookup[number] - 1
-            elif self.far is not None:
-                slot = self.far.get(number, -1)
-            if not (slot >= 0 and (wt == self.wire[slot] or (wt == WT_LEN and self.packable[slot]))):
+            slot = self.slot_of(number, wt)
+            if slot < 0:
                 if wt == WT_EGROUP:
                     _bad("end group outside a group")
                 pos = _skip(b, pos, end, number, wt, depth)
