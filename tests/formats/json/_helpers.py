@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+import pytest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -50,3 +53,11 @@ def spark_from_json(
     df = spark.createDataFrame(list(enumerate(docs)), "i int, v string")
     rows = df.select("i", F.from_json("v", struct, options).alias("j")).collect()
     return [norm(r.j.asDict(recursive=True)) if r.j is not None else None for r in sorted(rows)]
+
+
+def known_differences(cases: Sequence[tuple[str, dict[str, str], str]]) -> list[Any]:
+    """The ``(doc, options, reason)`` parameters of a module's differences from Spark that are
+    kept, each a strict xfail with its reason: such a test fails the day ours agrees."""
+    return [
+        pytest.param(d, o, r, marks=pytest.mark.xfail(strict=True, reason=r)) for d, o, r in cases
+    ]

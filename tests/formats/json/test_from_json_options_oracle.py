@@ -37,7 +37,7 @@ import pytest
 
 from spark_kafka_py.formats.json.decode import JsonDecoder, decode_json
 from spark_kafka_py.formats.json.options import json_options
-from tests.formats.json._helpers import field, norm, spark_from_json
+from tests.formats.json._helpers import field, known_differences, norm, spark_from_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -480,13 +480,7 @@ KNOWN_DIFFERENCES: list[tuple[str, dict[str, str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("doc", "options", "reason"),
-    [
-        pytest.param(d, o, r, marks=pytest.mark.xfail(strict=True, reason=r))
-        for d, o, r in KNOWN_DIFFERENCES
-    ],
-)
+@pytest.mark.parametrize(("doc", "options", "reason"), known_differences(KNOWN_DIFFERENCES))
 def test_known_differences(
     utc_spark: SparkSession, doc: str, options: dict[str, str], reason: str
 ) -> None:
