@@ -32,6 +32,9 @@ import uuid
 from collections.abc import Iterable
 from typing import Final, NamedTuple
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from spark_kafka_py.formats.errors import FramingError
 
 #: The first byte of a Confluent-framed payload.
@@ -185,3 +188,16 @@ def header_id(
         if header_name == name:
             found, last = True, value
     return parse_header_id(last) if found else None
+
+
+def payloads_past(values: pa.Array, skip: int) -> pa.Array:
+    """Each value of a binary column past its first ``skip`` bytes (its framing, checked by
+    the caller), nulls kept: a new ``binary`` array of the payloads.
+
+    Raises:
+        ValueError: a value is shorter than ``skip`` bytes.
+    """
+    if len(values) > values.null_count and pc.min(pc.binary_length(values)).as_py() < skip:
+        raise ValueError(f"a value is shorter than the {skip} bytes before its payload")
+    # an explicit stop: pyarrow's binary_slice without one fails on some arrays
+    return pc.binary_slice(values, skip, 2**31 - 1)

@@ -175,6 +175,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from spark_kafka_py.formats import framing
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
 from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS, local_to_micros
@@ -531,7 +532,7 @@ class JsonDecoder:
                 self.fast_batches += 1
                 return compiled
         if skip:
-            values = _past(values, skip)
+            values = framing.payloads_past(values, skip)
         text = _as_text(values) if self._fast_ok else None
         if text is not None:
             fast = self._fast(text)
@@ -561,7 +562,7 @@ class JsonDecoder:
         if order is None:
             return array
         taken = values.take(pa.array(declined, pa.int64()))
-        rows = self._slow(_past(taken, skip) if skip else taken, on_error, declined)
+        rows = self._slow(framing.payloads_past(taken, skip) if skip else taken, on_error, declined)
         # the declined rows (nulls in ``array``) replaced by the per-row path's
         return pa.concat_arrays([array, rows]).take(order)
 
@@ -727,18 +728,6 @@ def _depth(value: object) -> int:
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in children)
     return deepest
-
-
-def _past(values: pa.Array, skip: int) -> pa.Array:
-    """Each value of a binary array past its first ``skip`` bytes (nulls stay null).
-
-    Raises:
-        ValueError: a value is shorter than ``skip`` bytes.
-    """
-    if len(values) > values.null_count and pc.min(pc.binary_length(values)).as_py() < skip:
-        raise ValueError(f"a value is shorter than the {skip} bytes before its document")
-    # an explicit stop: pyarrow's binary_slice without one fails on some arrays
-    return pc.binary_slice(values, skip, 2**31 - 1)
 
 
 def _as_text(values: pa.Array) -> pa.Array | None:

@@ -44,10 +44,10 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from google.protobuf.descriptor import Descriptor  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped]
 
+from spark_kafka_py.formats import framing
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import ProtobufDecodeError
 from spark_kafka_py.formats.protobuf.descriptors import ProtobufSchema
@@ -334,11 +334,7 @@ class ProtobufDecoder:
             if out is not None:
                 return out
         if skip:
-            lengths = pc.binary_length(values)
-            if len(values) > values.null_count and pc.min(lengths).as_py() < skip:
-                raise ValueError(f"a value of the column is shorter than {skip} bytes")
-            # an explicit stop: pyarrow's binary_slice without one fails on some arrays
-            values = pc.binary_slice(values, skip, 2**31 - 1)
+            values = framing.payloads_past(values, skip)
         return self._decode_upb(values.to_pylist())
 
     def _decode_accel(

@@ -377,7 +377,7 @@ def test_a_column_read_in_place_decodes_as_upb_reads_the_payloads(
 def test_a_column_in_place_refuses_what_is_not_a_framed_binary_column() -> None:
     accel, upb = _DECODERS["default"]
     for decoder in (accel, upb):
-        with pytest.raises(ValueError, match="shorter than 6 bytes"):
+        with pytest.raises(ValueError, match=r"shorter than (the )?6 bytes"):
             decoder.decode_column(pa.array([b"\0\0\0\0\1\0", b"\0\0"]), 6)
         with pytest.raises(ValueError, match="binary column"):
             decoder.decode_column(pa.array(["a"]), 0)
