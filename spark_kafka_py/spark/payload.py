@@ -1614,19 +1614,14 @@ def _single_writer(
     values: pa.Array, reader: _ProtobufReader, registry: RegistrySettings
 ) -> int | None:
     """The schema id of the common batch: every non-null value framed by that one schema id
-    with message indexes ``[0]`` (the byte 0) that names the reader's message, checked with
-    Arrow kernels instead of a Python loop over the framings; the messages are then each value
+    with message indexes ``[0]`` (the byte 0) that names the reader's message, checked in one
+    pass over the column's buffers
+    (:func:`~spark_kafka_py.formats.protobuf.framing.common_head`); the messages are then each value
     past its first :data:`_PB_SIMPLE_HEADER` bytes. None when the batch is anything else (then
     the per-row path decides, and names each bad row)."""
-    present = values.drop_null()
-    if len(present) == 0:
+    head = pb_framing.common_head(values, _PB_SIMPLE_HEADER)
+    if head is None:
         return None
-    if pc.min(pc.binary_length(present)).as_py() < _PB_SIMPLE_HEADER:
-        return None
-    heads = pc.unique(pc.binary_slice(present, 0, _PB_SIMPLE_HEADER))
-    if len(heads) != 1:
-        return None
-    head = heads[0].as_py()
     if head[0] != framing.MAGIC_BYTE or head[-1] != 0:
         return None
     schema_id = int.from_bytes(head[1 : framing.HEADER_SIZE], "big", signed=True)

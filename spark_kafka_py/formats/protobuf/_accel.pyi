@@ -6,6 +6,7 @@ does not read; :meth:`AccelPlan.decode` has the contract of
 refuses raises :class:`Fallback` (the caller then decodes it with the upb route);
 :meth:`AccelPlan.append` stops at a refused payload, the rows before it kept;
 :meth:`AccelPlan.append_arrow` does the same over a binary Arrow column's buffers.
+:func:`common_head` is the framing every value of a binary Arrow column shares, or None.
 """
 
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from google.protobuf.descriptor import Descriptor  # type: ignore[import-untyped
 
 from spark_kafka_py.formats.protobuf.types import Node, ProtobufOptions
 
-__all__ = ["MAX_DEPTH", "AccelPlan", "Fallback", "plan"]
+__all__ = ["MAX_DEPTH", "AccelPlan", "Fallback", "common_head", "plan"]
 
 MAX_DEPTH: int
 
@@ -33,4 +34,5 @@ class AccelPlan:
     def append_null(self) -> None: ...
     def finish(self) -> pa.Array: ...
 
+def common_head(values: pa.Array, size: int) -> bytes | None: ...
 def plan(descriptor: Descriptor, node: Node, options: ProtobufOptions) -> AccelPlan | None: ...

@@ -51,7 +51,7 @@ from cpython.object cimport PyObject
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 
 import pyarrow as pa
 
@@ -59,7 +59,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from spark_kafka_py._cutil cimport hand_over, address, bit, bitmap_bytes, grow, valid_utf8, value_range
 from google.protobuf.descriptor import FieldDescriptor
 
-__all__ = ["MAX_DEPTH", "AccelPlan", "Fallback", "plan"]
+__all__ = ["MAX_DEPTH", "AccelPlan", "Fallback", "common_head", "plan"]
 
 #: Nesting bound (messages and unknown groups); upb's is 100, so whatever upb reads nested
 #: deeper than this is left to it.
@@ -1476,3 +1476,57 @@ def plan(descriptor, node, options):
     p.root = root
     p.arrow_type = node.arrow
     return p
+
+
+def common_head(values, Py_ssize_t size):
+    """The ``size`` bytes every non-null value of a ``binary`` or ``large_binary`` Arrow
+    column starts with, read in place from its buffers (one pass, no copy): the framing the
+    whole batch shares. None when a value is shorter than ``size`` bytes, two values differ
+    in them, or no value is non-null.
+
+    Raises:
+        ValueError: ``values`` is of another type, ``size`` is negative, or its buffers are
+            shorter than its offsets say.
+    """
+    cdef const uint8_t* valid_bits
+    cdef const uint8_t* offs
+    cdef const uint8_t* data
+    cdef const uint8_t* first = NULL
+    cdef Py_ssize_t n, offset, data_size, i
+    cdef int64_t s, e
+    cdef int width
+    vt = values.type
+    if pa.types.is_binary(vt):
+        width = 4
+    elif pa.types.is_large_binary(vt):
+        width = 8
+    else:
+        raise ValueError(f"a binary column was expected, not {vt}")
+    if size < 0:
+        raise ValueError(f"size must be >= 0, not {size}")
+    n = len(values)
+    if n == 0 or values.null_count == n:
+        return None
+    buffers = values.buffers()
+    offset = values.offset
+    if buffers[1] is None or buffers[1].size < (offset + n + 1) * width:
+        raise ValueError("the column's offsets buffer is shorter than its length")
+    valid_bits = address(buffers[0]) if values.null_count else NULL
+    if valid_bits != NULL and buffers[0].size * 8 < offset + n:
+        raise ValueError("the column's validity bitmap is shorter than its length")
+    offs = address(buffers[1])
+    data = address(buffers[2])
+    data_size = 0 if buffers[2] is None else buffers[2].size
+    for i in range(n):
+        if valid_bits != NULL and not bit(valid_bits, offset + i):
+            continue
+        s = value_range(offs, width, offset + i, &e)
+        if s < 0 or e > data_size or s > e:
+            raise ValueError(f"value {i} is outside the column's data")
+        if e - s < size:
+            return None
+        if first == NULL:
+            first = data + s
+        elif memcmp(data + s, first, size) != 0:
+            return None
+    return PyBytes_FromStringAndSize(<const char*>first, size)

@@ -21,8 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from spark_kafka_py.formats import framing
+from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import FramingError
+
+#: The compiled twin's :func:`common_head` when it is built (else Arrow kernels do it).
+_ACCEL: Final = load_extension("spark_kafka_py.formats.protobuf._accel")
 
 #: The most message indexes read (nesting depth of the message named); protoc's own nesting
 #: limit is far below this.
@@ -131,3 +138,34 @@ def build(schema_id: int, indexes: Sequence[int], payload: bytes | bytearray | m
             :func:`build_indexes`.
     """
     return framing.build(schema_id, build_indexes(indexes) + bytes(payload))
+
+
+def common_head(values: pa.Array, size: int) -> bytes | None:
+    """The ``size`` bytes every non-null value of a ``binary`` Arrow column starts with: the
+    framing (magic byte, schema id, message indexes) a whole batch shares, so that its
+    messages can be read in place past it. None when a value is shorter than ``size`` bytes,
+    two values differ in them, or every value is null.
+
+    One pass over the column's buffers in the compiled twin
+    (:mod:`spark_kafka_py.formats.protobuf._accel`); Arrow kernels (lengths, then the distinct
+    heads) without it. Nothing is copied but the ``size`` bytes returned.
+
+    Raises:
+        ValueError: ``values`` is not ``binary`` or ``large_binary``, or ``size`` < 0.
+    """
+    if _ACCEL is not None:
+        head: bytes | None = _ACCEL.common_head(values, size)
+        return head
+    if not (pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
+        raise ValueError(f"a binary column was expected, not {values.type}")
+    if size < 0:
+        raise ValueError(f"size must be >= 0, not {size}")
+    present = values.drop_null() if values.null_count else values
+    if len(present) == 0 or pc.min(pc.binary_length(present)).as_py() < size:
+        return None
+    if size == 0:
+        return b""
+    heads = pc.unique(pc.binary_slice(present, 0, size))
+    if len(heads) != 1:
+        return None
+    return bytes(heads[0].as_py())

@@ -8,9 +8,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator
+from typing import Any
 
+import pyarrow as pa
 import pytest
 from google.protobuf import message_factory
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spark_kafka_py.formats.errors import FramingError
 from spark_kafka_py.formats.protobuf import (
@@ -133,3 +137,82 @@ def test_confluent_serializer_framing_read_by_ours(
     assert ours == framed
     back = ProtobufDeserializer(C, {"use.deprecated.format": False})(ours, ctx)
     assert back == message
+
+
+# -- common_head: the framing a whole batch shares (the in-place route's check) ---------------
+
+HEAD = b"\x00\x00\x00\x00\x07\x00"  # magic, schema id 7, message indexes [0]
+
+
+@pytest.fixture(params=["compiled", "arrow"])
+def head_of(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``framing.common_head`` by the compiled twin, then by the Arrow kernels alone."""
+    if request.param == "compiled":
+        if framing._ACCEL is None:
+            pytest.fail("the compiled protobuf extension is not built")
+    else:
+        monkeypatch.setattr(framing, "_ACCEL", None)
+    return framing.common_head
+
+
+@pytest.mark.parametrize(
+    ("values", "size", "expected"),
+    [
+        ([HEAD + b"\x08\x01", HEAD + b"\x08\x02", HEAD], 6, HEAD),
+        ([HEAD + b"\x08\x01", None, HEAD + b"\x10\x03"], 6, HEAD),  # nulls do not count
+        ([HEAD + b"\x08\x01", b"\x00\x00\x00\x00\x08\x00\x08\x01"], 6, None),  # another id
+        ([HEAD + b"\x08\x01", HEAD[:5]], 6, None),  # one value too short
+        ([HEAD + b"\x08\x01", b"\x00\x00\x00\x00\x07\x02\x02"], 6, None),  # indexes [1]
+        ([b"\x00\x00\x00\x00\x07\x02\x02\x08\x01"], 7, b"\x00\x00\x00\x00\x07\x02\x02"),
+        ([None, None], 6, None),
+        ([], 6, None),
+        ([b"ab", b"ac"], 0, b""),
+        ([b"abc", b"abd"], 2, b"ab"),
+    ],
+)
+def test_common_head(
+    head_of: Any, values: list[bytes | None], size: int, expected: bytes | None
+) -> None:
+    assert head_of(pa.array(values, pa.binary()), size) == expected
+    assert head_of(pa.array(values, pa.large_binary()), size) == expected
+
+
+def test_common_head_of_a_slice_reads_only_the_slice(head_of: Any) -> None:
+    column = pa.array([b"\x01other", HEAD + b"\x08\x01", None, HEAD, b"x"], pa.binary())
+    assert head_of(column, 6) is None
+    assert head_of(column.slice(1, 3), 6) == HEAD
+    assert head_of(column.slice(3, 2), 6) is None  # b"x" is shorter
+
+
+def test_common_head_refuses_other_columns(head_of: Any) -> None:
+    with pytest.raises(ValueError, match="binary column was expected"):
+        head_of(pa.array(["text"]), 1)
+    with pytest.raises(ValueError, match="size must be >= 0"):
+        head_of(pa.array([b"x"], pa.binary()), -1)
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.binary(max_size=8)), max_size=12),
+    st.integers(min_value=0, max_value=6),
+    st.sampled_from([b"", b"\x00", b"\x00\x01\x02"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_common_head_twins_agree_with_a_loop(
+    values: list[bytes | None], size: int, prefix: bytes
+) -> None:
+    values = [None if v is None else prefix + v for v in values]  # shared heads are common
+    present = [v for v in values if v is not None]
+    heads = {v[:size] for v in present}
+    expected = (
+        heads.pop()
+        if present and all(len(v) >= size for v in present) and len(heads) == 1
+        else None
+    )
+    column = pa.array(values, pa.binary())
+    assert framing.common_head(column, size) == expected
+    kept = framing._ACCEL
+    try:
+        framing._ACCEL = None  # type: ignore[misc]
+        assert framing.common_head(column, size) == expected
+    finally:
+        framing._ACCEL = kept  # type: ignore[misc]
