@@ -1337,6 +1337,51 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
     return m
 
 
+cdef struct BinaryColumn:
+    # A binary Arrow column's buffers, as read in place: ``n`` values from element
+    # ``offset``; ``width``-byte offsets (4: binary, 8: large_binary); no validity bitmap
+    # (NULL) when no value is null.
+    Py_ssize_t n
+    Py_ssize_t offset
+    int width
+    const uint8_t* valid_bits
+    const uint8_t* offsets
+    const uint8_t* data
+    Py_ssize_t data_size
+
+
+cdef object _binary_column(object values, BinaryColumn* c):
+    """Fill ``c`` from a ``binary`` / ``large_binary`` Arrow column; returns its buffers, which
+    the caller keeps alive while it reads. Raises ValueError: another type, or buffers
+    shorter than the column's length says."""
+    vt = values.type
+    if pa.types.is_binary(vt):
+        c.width = 4
+    elif pa.types.is_large_binary(vt):
+        c.width = 8
+    else:
+        raise ValueError(f"a binary column was expected, not {vt}")
+    buffers = values.buffers()
+    c.n = len(values)
+    c.offset = values.offset
+    c.valid_bits = NULL
+    c.offsets = NULL
+    c.data = NULL
+    c.data_size = 0
+    if c.n == 0:
+        return buffers
+    if buffers[1] is None or buffers[1].size < (c.offset + c.n + 1) * c.width:
+        raise ValueError("the column's offsets buffer is shorter than its length")
+    if values.null_count:
+        c.valid_bits = address(buffers[0])
+        if c.valid_bits != NULL and buffers[0].size * 8 < c.offset + c.n:
+            raise ValueError("the column's validity bitmap is shorter than its length")
+    c.offsets = address(buffers[1])
+    c.data = address(buffers[2])
+    c.data_size = 0 if buffers[2] is None else buffers[2].size
+    return buffers
+
+
 cdef class AccelPlan:
     """The compiled reader of one message type (see :func:`plan`)."""
 
@@ -1406,47 +1451,27 @@ cdef class AccelPlan:
                 offsets say, or a value is shorter than ``skip`` bytes.
         """
         cdef MsgNode root = self.root
-        cdef const uint8_t* valid_bits
-        cdef const uint8_t* offs
-        cdef const uint8_t* data
-        cdef Py_ssize_t n, offset, data_size, i, rows
+        cdef BinaryColumn c
+        cdef Py_ssize_t i, rows
         cdef int64_t s, e
-        cdef int width
-        vt = values.type
-        if pa.types.is_binary(vt):
-            width = 4
-        elif pa.types.is_large_binary(vt):
-            width = 8
-        else:
-            raise ValueError(f"a binary column was expected, not {vt}")
         if skip < 0:
             raise ValueError(f"skip must be >= 0, not {skip}")
-        buffers = values.buffers()
-        n = len(values)
-        offset = values.offset
-        if n == 0:
+        buffers = _binary_column(values, &c)  # kept alive while read
+        if c.n == 0:
             return -1
-        valid_bits = address(buffers[0]) if values.null_count else NULL
-        if buffers[1] is None or buffers[1].size < (offset + n + 1) * width:
-            raise ValueError("the column's offsets buffer is shorter than its length")
-        if valid_bits != NULL and buffers[0].size * 8 < offset + n:
-            raise ValueError("the column's validity bitmap is shorter than its length")
-        offs = address(buffers[1])
-        data = address(buffers[2])
-        data_size = 0 if buffers[2] is None else buffers[2].size
         i = start
         rows = root.n
         try:
-            while i < n:
-                if valid_bits != NULL and not bit(valid_bits, offset + i):
+            while i < c.n:
+                if c.valid_bits != NULL and not bit(c.valid_bits, c.offset + i):
                     root.put_null()
                 else:
-                    s = value_range(offs, width, offset + i, &e)
-                    if s < 0 or e > data_size or e - s < skip:
+                    s = value_range(c.offsets, c.width, c.offset + i, &e)
+                    if s < 0 or e > c.data_size or e - s < skip:
                         raise ValueError(
                             f"value {i} is outside the column's data or shorter than {skip} bytes"
                         )
-                    root.put_top(data + s + skip, <Py_ssize_t>(e - s - skip))
+                    root.put_top(c.data + s + skip, <Py_ssize_t>(e - s - skip))
                 i += 1
         except Fallback:
             root.truncate(rows + (i - start))
@@ -1488,45 +1513,25 @@ def common_head(values, Py_ssize_t size):
         ValueError: ``values`` is of another type, ``size`` is negative, or its buffers are
             shorter than its offsets say.
     """
-    cdef const uint8_t* valid_bits
-    cdef const uint8_t* offs
-    cdef const uint8_t* data
+    cdef BinaryColumn c
     cdef const uint8_t* first = NULL
-    cdef Py_ssize_t n, offset, data_size, i
+    cdef Py_ssize_t i
     cdef int64_t s, e
-    cdef int width
-    vt = values.type
-    if pa.types.is_binary(vt):
-        width = 4
-    elif pa.types.is_large_binary(vt):
-        width = 8
-    else:
-        raise ValueError(f"a binary column was expected, not {vt}")
     if size < 0:
         raise ValueError(f"size must be >= 0, not {size}")
-    n = len(values)
-    if n == 0 or values.null_count == n:
-        return None
-    buffers = values.buffers()
-    offset = values.offset
-    if buffers[1] is None or buffers[1].size < (offset + n + 1) * width:
-        raise ValueError("the column's offsets buffer is shorter than its length")
-    valid_bits = address(buffers[0]) if values.null_count else NULL
-    if valid_bits != NULL and buffers[0].size * 8 < offset + n:
-        raise ValueError("the column's validity bitmap is shorter than its length")
-    offs = address(buffers[1])
-    data = address(buffers[2])
-    data_size = 0 if buffers[2] is None else buffers[2].size
-    for i in range(n):
-        if valid_bits != NULL and not bit(valid_bits, offset + i):
+    buffers = _binary_column(values, &c)  # kept alive while read
+    for i in range(c.n):
+        if c.valid_bits != NULL and not bit(c.valid_bits, c.offset + i):
             continue
-        s = value_range(offs, width, offset + i, &e)
-        if s < 0 or e > data_size or s > e:
+        s = value_range(c.offsets, c.width, c.offset + i, &e)
+        if s < 0 or e > c.data_size or s > e:
             raise ValueError(f"value {i} is outside the column's data")
         if e - s < size:
             return None
         if first == NULL:
-            first = data + s
-        elif memcmp(data + s, first, size) != 0:
+            first = c.data + s
+        elif memcmp(c.data + s, first, size) != 0:
             return None
+    if first == NULL:  # no value, or every value null
+        return None
     return PyBytes_FromStringAndSize(<const char*>first, size)
