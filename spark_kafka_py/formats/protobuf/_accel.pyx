@@ -315,7 +315,9 @@ cdef class PNode:
 
     ``put_one``: the value of one occurrence; ``put_chain``: a message's occurrences merged
     (those after index ``cut``); ``put_zero``: the type's zero (a message: empty);
-    ``put_null``: a null row."""
+    ``put_null``: a null row. ``valid`` holds one flag byte per row from the first null on
+    (``valid.size == n`` while ``nulls``); the rows past ``valid.size`` are valid, so a
+    column without nulls keeps no flags at all."""
 
     cdef object arrow
     cdef Py_ssize_t n
@@ -326,11 +328,17 @@ cdef class PNode:
         self.valid = Buf()
 
     cdef inline int push_valid(self) except -1:
-        self.valid.put_byte(1)
+        if self.nulls:  # before the first null no flag is kept (the rows are valid)
+            self.valid.put_byte(1)
         self.n += 1
         return 0
 
     cdef int put_null(self) except -1:
+        cdef Py_ssize_t kept = self.valid.size
+        if kept < self.n:  # the first null: the rows before it were valid
+            self.valid.reserve(self.n - kept)
+            memset(self.valid.data + kept, 1, self.n - kept)
+            self.valid.size = self.n
         self.valid.put_byte(0)
         self.n += 1
         self.nulls += 1
@@ -354,7 +362,7 @@ cdef class PNode:
     cdef int put_zero(self, int depth) except -1:
         raise NotImplementedError
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
         """Whether an occurrence holds its type's zero (proto3 implicit presence: null)."""
         return False
 
@@ -375,11 +383,12 @@ cdef class PNode:
     cdef int truncate(self, Py_ssize_t rows) except -1:
         """Keep the first ``rows`` rows (drop a row left half-written by a refused payload)."""
         cdef Py_ssize_t i
-        for i in range(rows, self.n):  # the dropped tail only
+        for i in range(rows, self.valid.size):  # the dropped tail's kept flags only
             if not self.valid.data[i]:
                 self.nulls -= 1
         self.n = rows
-        self.valid.size = rows
+        if self.valid.size > rows:
+            self.valid.size = rows
         return 0
 
     cdef object validity(self):
@@ -461,7 +470,7 @@ cdef class ScalarNode(PNode):
     cdef int put_zero(self, int depth) except -1:
         return self.put_raw(0)
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
         cdef int conv = self.conv
         if conv == C_INT64 or conv == C_SINT64 or conv == C_DEC or conv == C_DOUBLE:
             return o.v == 0
@@ -524,7 +533,7 @@ cdef class SizedNode(PNode):
     cdef int put_zero(self, int depth) except -1:
         return self.put_bytes(NULL, 0)
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
         return o.end == <Py_ssize_t>o.v
 
     cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
@@ -581,7 +590,7 @@ cdef class EnumNode(SizedNode):
     cdef int put_zero(self, int depth) except -1:
         return self.put_raw(0)
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o):
+    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
         return (<uint32_t>o.v) == 0
 
     cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
@@ -628,7 +637,8 @@ cdef class MsgNode(PNode):
     cdef int32_t* last
     cdef Buf occs
     cdef bint transparent
-    cdef uint8_t* seen        # read_fast: the slots met in this message
+    cdef uint32_t* seen       # read_fast: per slot, the stamp of the last message it was met in
+    cdef uint32_t stamp       # read_fast: this message's stamp (no clearing of seen per message)
     cdef int32_t* fastk       # read_fast: how a slot's child takes a value (F_*)
 
     def __dealloc__(self):
@@ -808,9 +818,13 @@ cdef class MsgNode(PNode):
         cdef int wt, i
         cdef int32_t slot, mode, fk
         cdef Occ o
-        cdef PNode child
-        cdef uint8_t* seen = self.seen
-        memset(seen, 0, self.nslots)
+        cdef PyObject* child  # borrowed (self.children holds it): no reference counting
+        cdef uint32_t* seen = self.seen
+        cdef uint32_t stamp = self.stamp + 1
+        if stamp == 0:  # wrapped: the old stamps could match again
+            memset(seen, 0, self.nslots * sizeof(uint32_t))
+            stamp = 1
+        self.stamp = stamp
         while pos < end:
             tag = _tag(b, end, &pos)
             number = <uint32_t>(tag >> 3)
@@ -828,32 +842,32 @@ cdef class MsgNode(PNode):
                 continue  # a closed enum's unknown number: an unknown field
             if self.oneof[slot] >= 0:
                 return 1
-            child = <PNode>self.kids[slot]
+            child = self.kids[slot]
             fk = self.fastk[slot]
             if fk == F_LIST:
                 (<ListNode>child).add(b, &o, depth)
                 continue
-            if seen[slot]:
+            if seen[slot] == stamp:
                 return 1
-            seen[slot] = 1
+            seen[slot] = stamp
             if fk == F_MESSAGE:
                 if depth + 1 > C_MAX_DEPTH:
                     _bad("nesting too deep")
                 if (<MsgNode>child).read_fast(b, <Py_ssize_t>o.v, o.end, depth + 1):
                     return 1
-            elif self.mode[slot] == M_IMPLICIT and child.is_zero(b, &o):
-                child.put_null()
+            elif self.mode[slot] == M_IMPLICIT and (<PNode>child).is_zero(b, &o):
+                (<PNode>child).put_null()
             else:
-                child.put_one(b, &o, depth)
+                (<PNode>child).put_one(b, &o, depth)
         for i in range(self.nslots):
-            child = <PNode>self.kids[i]
+            child = self.kids[i]
             if self.fastk[i] == F_LIST:
                 (<ListNode>child).close_row()
-            elif not seen[i]:
+            elif seen[i] != stamp:
                 if self.mode[i] == M_ZERO:
-                    child.put_zero(depth)
+                    (<PNode>child).put_zero(depth)
                 else:
-                    child.put_null()
+                    (<PNode>child).put_null()
         if not self.transparent:
             self.push_valid()
         return 0
@@ -1247,13 +1261,14 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
     m.last = <int32_t*>realloc(NULL, size)
     m.has_closed = <int32_t*>realloc(NULL, size)
     m.kids = <PyObject**>realloc(NULL, sizeof(PyObject*) * max(m.nslots, 1))
-    m.seen = <uint8_t*>realloc(NULL, max(m.nslots, 1))
+    m.seen = <uint32_t*>realloc(NULL, max(m.nslots, 1) * sizeof(uint32_t))
     m.fastk = <int32_t*>realloc(NULL, size)
     if not (
         m.mode and m.kind and m.wire and m.packable and m.oneof and m.head and m.tail and m.last
         and m.has_closed and m.kids and m.seen and m.fastk
     ):
         raise MemoryError()
+    memset(m.seen, 0, max(m.nslots, 1) * sizeof(uint32_t))  # no stamp yet (stamp 0 is never used)
     numbers = [fd.number if fd is not None else 0 for fd, _ in pairs]
     m.nlookup = min(max(numbers) + 1, 1024)
     m.lookup = <int32_t*>realloc(NULL, sizeof(int32_t) * m.nlookup)
