@@ -609,9 +609,14 @@ DEF K_SCALAR = 0      # last occurrence wins
 DEF K_MESSAGE = 1     # occurrences merge
 
 # how read_fast hands a slot's value to its child
-DEF F_ONE = 0         # put_one (put_null for an implicit zero)
+DEF F_ONE = 0         # put_one
 DEF F_MESSAGE = 1     # a MsgNode: its own read_fast
 DEF F_LIST = 2        # a ListNode (repeated, map): add, close_row at the message's end
+DEF F_IMPLICIT = 3    # implicit presence: put_null for the child's is_zero, else put_one
+DEF F_ZERO_V64 = 4    # F_IMPLICIT, the zero tested here: the 64 bits read are 0
+DEF F_ZERO_V32 = 5    # F_IMPLICIT, the zero tested here: their low 32 bits are 0
+DEF F_ZERO_LEN = 6    # F_IMPLICIT, the zero tested here: an empty length-delimited value
+DEF F_RARE = 7        # a closed enum or a oneof member: checked first, then as ``fastr``
 
 
 cdef class MsgNode(PNode):
@@ -640,10 +645,12 @@ cdef class MsgNode(PNode):
     cdef uint32_t* seen       # read_fast: per slot, the stamp of the last message it was met in
     cdef uint32_t stamp       # read_fast: this message's stamp (no clearing of seen per message)
     cdef int32_t* fastk       # read_fast: how a slot's child takes a value (F_*)
+    cdef int32_t* fastr       # read_fast: the same without F_RARE (what a rare slot is then)
 
     def __dealloc__(self):
         free(self.seen)
         free(self.fastk)
+        free(self.fastr)
         free(self.mode)
         free(self.kind)
         free(self.wire)
@@ -817,6 +824,7 @@ cdef class MsgNode(PNode):
         cdef uint32_t number
         cdef int wt, i
         cdef int32_t slot, mode, fk
+        cdef bint zero
         cdef Occ o
         cdef PyObject* child  # borrowed (self.children holds it): no reference counting
         cdef uint32_t* seen = self.seen
@@ -836,32 +844,45 @@ cdef class MsgNode(PNode):
                 pos = _skip(b, pos, end, number, wt, depth)
                 continue
             pos = _occurrence(b, pos, end, slot, wt, &o)
-            if self.has_closed[slot] and wt == WT_VARINT and (
-                <int32_t>(<uint32_t>o.v) not in self.closed[slot]
-            ):
-                continue  # a closed enum's unknown number: an unknown field
-            if self.oneof[slot] >= 0:
-                return 1
-            child = self.kids[slot]
             fk = self.fastk[slot]
+            if fk == F_RARE:
+                if self.has_closed[slot] and wt == WT_VARINT and (
+                    <int32_t>(<uint32_t>o.v) not in self.closed[slot]
+                ):
+                    continue  # a closed enum's unknown number: an unknown field
+                if self.oneof[slot] >= 0:
+                    return 1
+                fk = self.fastr[slot]
+            child = self.kids[slot]
             if fk == F_LIST:
                 (<ListNode>child).add(b, &o, depth)
                 continue
             if seen[slot] == stamp:
                 return 1
             seen[slot] = stamp
-            if fk == F_MESSAGE:
+            if fk == F_ONE:
+                (<PNode>child).put_one(b, &o, depth)
+            elif fk == F_MESSAGE:
                 if depth + 1 > C_MAX_DEPTH:
                     _bad("nesting too deep")
                 if (<MsgNode>child).read_fast(b, <Py_ssize_t>o.v, o.end, depth + 1):
                     return 1
-            elif self.mode[slot] == M_IMPLICIT and (<PNode>child).is_zero(b, &o):
-                (<PNode>child).put_null()
-            else:
-                (<PNode>child).put_one(b, &o, depth)
+            else:  # implicit presence: the type's zero reads as null
+                if fk == F_ZERO_V64:
+                    zero = o.v == 0
+                elif fk == F_ZERO_V32:
+                    zero = (<uint32_t>o.v) == 0
+                elif fk == F_ZERO_LEN:
+                    zero = o.end == <Py_ssize_t>o.v
+                else:
+                    zero = (<PNode>child).is_zero(b, &o)
+                if zero:
+                    (<PNode>child).put_null()
+                else:
+                    (<PNode>child).put_one(b, &o, depth)
         for i in range(self.nslots):
             child = self.kids[i]
-            if self.fastk[i] == F_LIST:
+            if self.fastr[i] == F_LIST:
                 (<ListNode>child).close_row()
             elif seen[i] != stamp:
                 if self.mode[i] == M_ZERO:
@@ -1263,9 +1284,10 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
     m.kids = <PyObject**>realloc(NULL, sizeof(PyObject*) * max(m.nslots, 1))
     m.seen = <uint32_t*>realloc(NULL, max(m.nslots, 1) * sizeof(uint32_t))
     m.fastk = <int32_t*>realloc(NULL, size)
+    m.fastr = <int32_t*>realloc(NULL, size)
     if not (
         m.mode and m.kind and m.wire and m.packable and m.oneof and m.head and m.tail and m.last
-        and m.has_closed and m.kids and m.seen and m.fastk
+        and m.has_closed and m.kids and m.seen and m.fastk and m.fastr
     ):
         raise MemoryError()
     memset(m.seen, 0, max(m.nslots, 1) * sizeof(uint32_t))  # no stamp yet (stamp 0 is never used)
@@ -1343,13 +1365,32 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
         if m.oneof[i] >= 0 and members[m.oneof[i]] == 1:
             m.oneof[i] = -1
         m.kids[i] = <PyObject*>m.children[i]
-        if m.mode[i] == M_MANY:
-            m.fastk[i] = F_LIST
-        elif m.kind[i] == K_MESSAGE and isinstance(m.children[i], MsgNode):
-            m.fastk[i] = F_MESSAGE
-        else:
-            m.fastk[i] = F_ONE
+        m.fastr[i] = _fast_kind(m.mode[i], m.kind[i], m.children[i])
+        m.fastk[i] = F_RARE if m.has_closed[i] or m.oneof[i] >= 0 else m.fastr[i]
     return m
+
+
+cdef int32_t _fast_kind(int32_t mode, int32_t kind, object child):
+    """How read_fast hands a slot's value to ``child`` (``F_*``, never F_RARE): the zero of
+    implicit presence tested in place for the nodes whose ``is_zero`` is one comparison (the
+    same comparisons as theirs)."""
+    cdef int conv
+    if mode == M_MANY:
+        return F_LIST
+    if kind == K_MESSAGE and isinstance(child, MsgNode):
+        return F_MESSAGE
+    if mode != M_IMPLICIT:
+        return F_ONE
+    if type(child) is ScalarNode:
+        conv = (<ScalarNode>child).conv
+        if conv in (C_INT64, C_SINT64, C_DEC, C_DOUBLE, C_BOOL):
+            return F_ZERO_V64
+        return F_ZERO_V32
+    if type(child) is EnumNode:
+        return F_ZERO_V32
+    if type(child) is SizedNode:
+        return F_ZERO_LEN
+    return F_IMPLICIT
 
 
 cdef struct BinaryColumn:
