@@ -31,7 +31,9 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   field's value, a bad one leaving it and making the row bad (``{"a": 1, "a": "x"}`` gives
   ``a`` 1 and, in ``PERMISSIVE``, the corrupt record).
 - A document nested deeper than 1000 (Jackson 2.15+'s ``StreamReadConstraints`` default),
-  fields not in the schema included, is malformed.
+  fields not in the schema included, is malformed; so is a document with a number token of
+  more than 1000 digits (``maxNumberLength``: integer, fraction and exponent digits added; as
+  Jackson counts them, :func:`.jackson.number_length_ok`), wherever it stands.
 - A lone surrogate escape (``"\\ud800"``) in a string becomes ``?`` (Java's UTF-8
   encoder).
 - Coercions that are not errors: an integer into a double or float; the non-numeric tokens
@@ -145,8 +147,10 @@ vectorized ISO 8601 cast is not used. pyarrow never sees a value that is not an 
 
 Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
 limit never recurses further: the parser's ``RecursionError`` is caught); a batch with a
-document of more than that many ``{``/``[`` takes the per-row path; memory is linear in the
-batch.
+document of more than that many ``{``/``[``, or with a run of more than
+:data:`.jackson.MAX_NUMBER_LENGTH` number characters (``-+.0-9eE``, strings included), takes
+the per-row path, where a number token's digits are counted once (linear); memory is linear in
+the batch.
 
 A number that goes into a string field is written with Python's shortest repr digits, laid
 out as Java's ``Double.toString``; Java's digits differ for a few values (``5e-324`` is
@@ -181,6 +185,7 @@ from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
 from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS, local_to_micros
 from spark_kafka_py.formats.json.jackson import (
     MAX_NESTING,
+    MAX_NUMBER_LENGTH,
     NO_VALUE,
     Malformed,
     parse_document,
@@ -602,6 +607,8 @@ class JsonDecoder:
             )
             if pc.max(brackets).as_py() > MAX_NESTING:
                 return None  # perhaps nested too deeply: pyarrow would read it
+        if longest > MAX_NUMBER_LENGTH and _long_number_run(docs):
+            return None  # perhaps a number Jackson refuses: pyarrow would read it
         try:
             joined = pc.binary_join(
                 pa.ListArray.from_arrays(pa.array([0, n], pa.int32()), docs), "\n"
@@ -711,6 +718,23 @@ class JsonDecoder:
         except _Partial as partial:
             assert isinstance(partial.value, dict)
             return partial.value, partial.reason
+
+
+#: A run of characters a number token may hold: long ones are looked at more closely.
+_NUMBER_RUN: Final = "[-+.0-9eE]{100}"
+
+
+def _long_number_run(docs: pa.Array) -> bool:
+    """Whether a document of ``docs`` (text) has a run of more than
+    :data:`.jackson.MAX_NUMBER_LENGTH` characters of ``-+.0-9eE`` (what a number token longer
+    than that needs; strings count too). Linear: a regular expression picks the documents
+    with a run of 100, which are split into runs."""
+    long_docs = docs.filter(pc.greater(pc.binary_length(docs), MAX_NUMBER_LENGTH))
+    candidates = long_docs.filter(pc.match_substring_regex(long_docs, _NUMBER_RUN))
+    if len(candidates) == 0:
+        return False
+    runs = pc.list_flatten(pc.split_pattern_regex(candidates, "[^-+.0-9eE]+"))
+    return bool(pc.max(pc.binary_length(runs)).as_py() > MAX_NUMBER_LENGTH)
 
 
 def _depth(value: object) -> int:
