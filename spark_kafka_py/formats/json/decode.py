@@ -182,7 +182,9 @@ import pyarrow.json as pa_json
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
-from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS, local_to_micros
+from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS
+from spark_kafka_py.formats.json.datetime_pattern import civil_days as _days
+from spark_kafka_py.formats.json.datetime_pattern import zoned_micros as _zoned_micros
 from spark_kafka_py.formats.json.jackson import (
     MAX_NESTING,
     MAX_NUMBER_LENGTH,
@@ -1355,24 +1357,6 @@ _JUST_TIME: Final = re.compile(r"[0-9]{1,2}:")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 #: A zone id of a region (``ZoneRegion.checkName``).
 _REGION_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")
-#: 400 Gregorian years: the calendar (and a zone's recurring rules) repeats after them.
-_CYCLE_DAYS: Final = 146_097
-
-
-def _days(year: int, month: int, day: int) -> int | None:
-    """Days since 1970-01-01 of a proleptic Gregorian date (``LocalDate.of``: any year here,
-    negative and beyond 9999 included); None when the month or day does not exist."""
-    if not 1 <= month <= 12 or day < 1:
-        return None
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    if day > (29 if leap else 28) if month == 2 else day > (30 if month in (4, 6, 9, 11) else 31):
-        return None
-    # the civil-from-days count of March-based years (exact for any integer year)
-    y = year - (month <= 2)
-    era, yoe = divmod(y, 400)
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * _CYCLE_DAYS + doe - 719_468
 
 
 def _parse_date(text: str) -> int | None:
@@ -1508,35 +1492,6 @@ def _zone_id(text: str) -> dt.tzinfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         return None
-
-
-def _zoned_micros(days: int, micros_of_day: int, zone: dt.tzinfo) -> int | None:
-    """Microseconds since the epoch of a local date-time in ``zone`` (``ZonedDateTime.of``,
-    :func:`.datetime_pattern.local_to_micros`); a year outside 1..9999 is moved by whole 400-year
-    cycles into it to find the zone's offset (the same calendar; past a zone's last
-    transition its rules recur each year, before its first one its first offset holds).
-    None beyond a ``long`` (``instantToMicros``)."""
-    local = days * _MICROS_PER_DAY + micros_of_day
-    if isinstance(zone, dt.timezone):
-        offset = zone.utcoffset(None) // dt.timedelta(microseconds=1)
-        value: int | None = local - offset
-    else:
-        shift = 0  # in days: the date read is days - shift, within 0001..9999
-        if days < _DAY_ONE:
-            shift = (days - _DAY_ONE) // _CYCLE_DAYS * _CYCLE_DAYS
-        elif days > _DAY_LAST:
-            shift = ((days - _DAY_LAST) // _CYCLE_DAYS + 1) * _CYCLE_DAYS
-        value = local_to_micros(local - shift * _MICROS_PER_DAY, zone)
-        if value is not None:
-            value += shift * _MICROS_PER_DAY
-    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
-        return None
-    return value
-
-
-#: 0001-01-01 and 9999-12-31 in days since the epoch.
-_DAY_ONE: Final = -719_162
-_DAY_LAST: Final = 2_932_896
 
 
 def _parse_timestamp_ntz(text: str) -> int | None:
