@@ -82,7 +82,9 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   padding required, whitespace before a quad only, more quads after a padded one; the empty
   string is no bytes; anything else is a bad value, except a string that ends one character
   into a quad or after a quad's single ``=`` (``"Q"``, ``"QQ="``): Jackson has then read
-  the closing quote as base64 and goes on past it, and the document is malformed.
+  the closing quote as base64 and goes on past it, and the document is malformed. A
+  single-quoted string (``allowSingleQuotes``) is decoded from its text: such a string is a
+  bad value.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
   without it as ``DateTimeUtils.stringToDate`` (trimmed as timestamps; ASCII digits;
   ``[+-]yyyy[yyy]``, ``-[m]m``, ``-[d]d``, optionally followed by a space or ``T`` and
@@ -98,9 +100,8 @@ document.
 
 Differences kept: without the ``timeZone`` option Spark reads zone-less strings in the
 session time zone, unknown here (UTC is taken; a strict xfail in the options oracle).
-Binary: a single-quoted string ending one character into a quad is a bad value for Spark
-(Jackson decodes it from its whole text), malformed here; Jackson skips a raw control
-character before a quad, which here makes the document malformed first. Decimal strings are
+Binary: Jackson skips a raw control character before a quad of a double-quoted string it
+decodes while reading it, which here makes the document malformed first. Decimal strings are
 read the ``en-US`` way whatever the ``locale`` (Spark uses ``DecimalFormat`` for another).
 (``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A date string of
 digits (days since the epoch) before 1582-10-15 is a bad value here (Spark rebases it from the
@@ -197,6 +198,7 @@ from spark_kafka_py.formats.json.jackson import Const as _Const
 from spark_kafka_py.formats.json.jackson import Float as _Float
 from spark_kafka_py.formats.json.jackson import Int as _Int
 from spark_kafka_py.formats.json.jackson import Pairs as _Pairs
+from spark_kafka_py.formats.json.jackson import Quoted as _Quoted
 from spark_kafka_py.formats.json.options import JsonOptions
 
 if TYPE_CHECKING:
@@ -978,6 +980,11 @@ def _convert(value: object, t: _Type, path: str, ctx: _Context) -> object:
         return None
     kind = t.kind
     cls = value.__class__
+    if cls is _Quoted:
+        assert isinstance(value, str)
+        if kind == "binary":
+            return _base64(value, path, whole_text=True)
+        value, cls = str(value), str
     if kind == "struct":
         if cls is not dict and cls is not _Pairs:
             raise _bad(t, value, path)
@@ -1196,19 +1203,21 @@ _BASE64: Final = {c: i for i, c in enumerate(
 )}  # fmt: skip
 
 
-def _base64(text: str, path: str) -> bytes:
+def _base64(text: str, path: str, *, whole_text: bool = False) -> bytes:
     """A JSON string into ``binary`` as Jackson's ``getBinaryValue`` decodes it (its default
     ``Base64Variants.MIME_NO_LINEFEEDS``; ``ReaderBasedJsonParser._decodeBase64``, Jackson
     2.15+): the standard alphabet in quads of four characters, padding ``=`` required (``QQ``
     is bad, ``QQ==`` is ``A``), characters up to U+0020 skipped before a quad and at the end
     only, more quads allowed after a padded one (``QQ==QQ==`` is ``AA``), the unused bits of
     a padded quad ignored (``QR==`` is ``A``); the empty string is no bytes.
+    ``whole_text``: a single-quoted string, which Jackson decodes from its text
+    (``Base64Variant.decode(String)``, the same rules): every error is a bad value.
 
     Raises:
         _Bad: another string (the field is null: "partial results").
-        _Malformed: the string ends one character into a quad, or right after a quad's
-            first ``=`` (``Q``, ``QQ=``): Jackson then reads the closing quote as part of the
-            value and goes on past it, which leaves the document malformed.
+        _Malformed: (not ``whole_text``) the string ends one character into a quad, or right
+            after a quad's first ``=`` (``Q``, ``QQ=``): Jackson then reads the closing quote
+            as part of the value and goes on past it, which leaves the document malformed.
     """
     out = bytearray()
     n = len(text)
@@ -1226,6 +1235,8 @@ def _base64(text: str, path: str) -> bytes:
         if a < 0:
             raise bad(f"{text[i]!r} at {i}")
         if i + 1 == n:
+            if whole_text:
+                raise bad("one character into a quad at the end")
             raise _Malformed(f"base64 ending one character into a quad at {path or '/'}")
         b = _BASE64.get(text[i + 1], -1)
         if b < 0:
@@ -1234,6 +1245,8 @@ def _base64(text: str, path: str) -> bytes:
             raise bad("missing padding")
         if text[i + 2] == "=":
             if i + 3 == n:
+                if whole_text:
+                    raise bad("one '=' at the end")
                 raise _Malformed(f"base64 ending after one '=' at {path or '/'}")
             if text[i + 3] != "=":
                 raise bad(f"{text[i + 3]!r} at {i + 3} where '=' is expected")
@@ -1287,7 +1300,7 @@ def _jackson_text(value: object) -> str:
         return java_double_str(x) if math.isfinite(x) else f'"{java_double_str(x)}"'
     if cls is _Const:
         return f'"{value}"'
-    if cls is str:
+    if cls is str or cls is _Quoted:
         return json.dumps(value, ensure_ascii=False)
     if cls is list:
         assert isinstance(value, list)

@@ -66,6 +66,12 @@ class Const(str):
     """``NaN``, ``Infinity`` or ``-Infinity``: a non-numeric number token, by its value."""
 
 
+class Quoted(str):
+    """A single-quoted string value's text (``allowSingleQuotes``): Jackson reads such a
+    string whole when it meets it (``_handleOddValue``), so a conversion of it works on its
+    text (base64: ``Base64Variant.decode(String)``), never on the document's stream."""
+
+
 class Pairs(dict):  # type: ignore[type-arg]  # JSON objects' values are anything
     """An object with a key given more than once: the dict (the last value of each key) and
     every (key, value) in document order, as Jackson streams them."""
@@ -277,9 +283,12 @@ class _Parser:
             return self.obj(depth + 1)
         if c == "[":
             return self.array(depth + 1)
-        if c == '"' or (c == "'" and self.f.allow_single_quotes):
+        if c == '"':
             self.pos += 1
             return self.string(c)
+        if c == "'" and self.f.allow_single_quotes:
+            self.pos += 1
+            return Quoted(self.string(c))
         if c == "-" or "0" <= c <= "9":
             return self.number()
         for token, value in (("true", True), ("false", False), ("null", None)):

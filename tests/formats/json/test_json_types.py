@@ -198,6 +198,31 @@ def test_binary_single_quotes() -> None:
     assert _one("binary", "{'v': 'QQ==', 'i': 7}") == b"A"
 
 
+# A single-quoted string is decoded from its whole text (Base64Variant.decode(String)): the
+# strings a double-quoted one makes malformed are bad values (Spark 4.3's from_json: v null,
+# i 7, the corrupt record).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Q", "BAD"),
+        ("QQ=", "BAD"),
+        ("QQ\\u003d", "BAD"),
+        ("QUJDQ", "BAD"),
+        ("QUJ", "BAD"),
+        ("QUJD", b"ABC"),
+        (" QUI= ", b"AB"),
+    ],
+)
+def test_binary_single_quoted_base64(text: str, expected: object) -> None:
+    assert _one("binary", f"{{'v': '{text}', 'i': 7}}") == expected
+    assert _one("binary", f'{{"i": 7, "v": \'{text}\'}}') == expected
+
+
+def test_binary_single_quoted_in_an_array_is_bad() -> None:
+    assert _one({"type": "array", "elementType": "binary", "containsNull": True},
+                "{'v': [ 'Q' ], 'i': 7}") == "BAD"  # fmt: skip
+
+
 # -- timestamp_ntz ----------------------------------------------------------------------------
 
 
