@@ -380,3 +380,19 @@ def test_wide_and_signed_years_refused(pattern: str, text: str) -> None:
     compiled = compile_pattern(pattern)
     assert compiled.parse_timestamp(text, UTC) is None
     assert compiled.parse_date(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("+12024-01-02 00:00", 317273673600000000),
+        ("-0005-01-02 00:00", -62324899200000000),
+        ("0000-01-02 00:00", -62167132800000000),
+        ("+294247-01-02 00:00", 9223371331200000000),
+        ("+294248-01-02 00:00", None),  # beyond a long of microseconds
+        ("12024-01-02 00:00", None),
+    ],
+)
+def test_wide_years_without_a_zone(text: str, expected: int | None) -> None:
+    """``timestampNTZFormat``'s reading (Spark 4.3's values, through unix_micros)."""
+    assert compile_pattern("yyyy-MM-dd HH:mm").parse_local_timestamp(text) == expected

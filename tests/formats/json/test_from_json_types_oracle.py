@@ -321,6 +321,42 @@ def test_long_numbers(utc_spark: SparkSession, leading_zeros: str) -> None:
     assert sum(t is not None and t["_corrupt_record"] is None for t in theirs) >= 10
 
 
+NTZ_YEARS = [
+    "+12024-01-02 00:00", "-0005-01-02 00:00", "0000-01-02 00:00", "12024-01-02 00:00",
+    "+2024-01-02 00:00", "-0000-01-02 00:00", "+294247-01-02 00:00", "+294248-01-02 00:00",
+    "-290307-01-02 00:00", "-290308-01-02 00:00", "+12024-02-29 00:00", "+12000-02-29 23:59",
+]  # fmt: skip
+
+
+def test_timestamp_ntz_format_years(utc_spark: SparkSession) -> None:
+    """Signed and wide years with ``timestampNTZFormat`` (``yyyy``: EXCEEDS_PAD), compared as
+    microseconds (Python's datetime cannot hold them)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    options = {"timestampNTZFormat": "yyyy-MM-dd HH:mm"}
+    docs = [f'{{"t": "{v}", "i": 7}}' for v in NTZ_YEARS]
+    struct = StructType.fromJson(SCHEMA)
+    df = utc_spark.createDataFrame(list(enumerate(docs)), "n int, v string")
+    j = F.from_json("v", struct, {"mode": "PERMISSIVE", **options})
+    rows = df.select(
+        "n",
+        F.unix_micros(j.t.cast("timestamp")).alias("t"),  # a UTC session: the same micros
+        j._corrupt_record.isNotNull().alias("bad"),
+    ).collect()
+    theirs = [(r.t, r.bad) for r in sorted(rows)]
+    out = decode_json(pa.array(docs), SCHEMA, mode="PERMISSIVE", options=json_options(options))
+    ours = list(
+        zip(
+            out.field("t").cast(pa.int64()).to_pylist(),
+            out.field("_corrupt_record").is_valid().to_pylist(),
+            strict=True,
+        )
+    )
+    assert theirs == ours
+    assert sum(t is not None for t, _ in theirs) >= 6
+
+
 FAILFAST_DOCS = [
     '{"i": 7, "d": 1' + "0" * 1000 + "}",
     '{"i": 7, "zz": 1.' + "0" * 1000 + "}",
