@@ -84,7 +84,10 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   into a quad or after a quad's single ``=`` (``"Q"``, ``"QQ="``): Jackson has then read
   the closing quote as base64 and goes on past it, and the document is malformed. A
   single-quoted string (``allowSingleQuotes``) is decoded from its text: such a string is a
-  bad value.
+  bad value. Raw control characters (``allowUnquotedControlChars`` off) in a double-quoted
+  string are skipped by the decoder before a quad and at the end, a bad value inside a quad
+  (the document malformed if one follows the bad character); in any other string, the
+  document is malformed.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
   without it as ``DateTimeUtils.stringToDate`` (trimmed as timestamps; ASCII digits;
   ``[+-]yyyy[yyy]``, ``-[m]m``, ``-[d]d``, optionally followed by a space or ``T`` and
@@ -100,8 +103,8 @@ document.
 
 Differences kept: without the ``timeZone`` option Spark reads zone-less strings in the
 session time zone, unknown here (UTC is taken; a strict xfail in the options oracle).
-Binary: Jackson skips a raw control character before a quad of a double-quoted string it
-decodes while reading it, which here makes the document malformed first. Decimal strings are
+A number of more than 1000 digits inside a schema field's array, map or nested struct makes
+the whole document malformed here; Spark keeps a partial row. Decimal strings are
 read the ``en-US`` way whatever the ``locale`` (Spark uses ``DecimalFormat`` for another).
 (``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A date string of
 digits (days since the epoch) before 1582-10-15 is a bad value here (Spark rebases it from the
@@ -199,6 +202,7 @@ from spark_kafka_py.formats.json.jackson import Float as _Float
 from spark_kafka_py.formats.json.jackson import Int as _Int
 from spark_kafka_py.formats.json.jackson import Pairs as _Pairs
 from spark_kafka_py.formats.json.jackson import Quoted as _Quoted
+from spark_kafka_py.formats.json.jackson import RawControls as _RawControls
 from spark_kafka_py.formats.json.options import JsonOptions
 
 if TYPE_CHECKING:
@@ -696,6 +700,26 @@ class JsonDecoder:
         finally:
             sys.setrecursionlimit(limit)
 
+    def _with_raw_controls(
+        self, parsed: object, raw: list[_RawControls]
+    ) -> tuple[dict[str, object] | None, str | None]:
+        """A document whose strings ``raw`` hold raw control characters: read as any other,
+        then malformed unless the base64 decoder of a ``binary`` field read each of them
+        (Jackson reads a string lazily: only that decoder skips such characters)."""
+        if not isinstance(parsed, dict):
+            return {}, f"the top level is not an object but {_json_kind(parsed)}"
+        try:
+            row: dict[str, object] = _struct(parsed, self._read_type, "", self._ctx)
+            reason = None
+        except _Malformed as malformed:
+            return {}, f"malformed JSON: {malformed.reason}"
+        except _Partial as partial:
+            assert isinstance(partial.value, dict)
+            row, reason = partial.value, partial.reason
+        if not all(s.consumed for s in raw):
+            return {}, "malformed JSON: a control character in a string"
+        return row, reason
+
     def _row_within_limit(self, doc: str) -> tuple[dict[str, object] | None, str | None]:
         start = len(doc) - len(doc.lstrip(" \t\n\r"))
         try:
@@ -705,12 +729,17 @@ class JsonDecoder:
         except ValueError as strict_error:
             # not strict JSON: read as Jackson reads it with the options' features (the
             # strict parser's message is kept when that fails too: it says more)
+            raw: list[_RawControls] | None = (
+                None if self._options.features.allow_unquoted_control_chars else []
+            )
             try:
-                parsed = parse_document(doc, start, self._options.features)
+                parsed = parse_document(doc, start, self._options.features, raw)
             except Malformed:
                 return {}, f"malformed JSON: {strict_error}"
             if parsed is NO_VALUE:
                 return None, None  # comments only: no token, a null row as for blank text
+            if raw:
+                return self._with_raw_controls(parsed, raw)
         if doc.count("{") + doc.count("[") > MAX_NESTING and _depth(parsed) > MAX_NESTING:
             return {}, f"malformed JSON: nested deeper than {MAX_NESTING}"
         if not isinstance(parsed, dict):
@@ -903,11 +932,13 @@ def _context(options: JsonOptions) -> _Context:
 
 
 class _Bad(Exception):
-    """A value that does not fit its type: the enclosing struct's field becomes null."""
+    """A value that does not fit its type: the enclosing struct's field becomes null. ``at``:
+    for a base64 string, the index of the character the decoder stopped at."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, at: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.at = at
 
 
 class _Malformed(Exception):
@@ -985,6 +1016,19 @@ def _convert(value: object, t: _Type, path: str, ctx: _Context) -> object:
         if kind == "binary":
             return _base64(value, path, whole_text=True)
         value, cls = str(value), str
+    elif cls is _RawControls:
+        assert isinstance(value, _RawControls)
+        if kind != "binary":
+            raise _Malformed(f"a control character in a string at {path or '/'}")
+        value.consumed = True
+        try:
+            return _base64(value, path)
+        except _Bad as bad:
+            # Jackson skips the rest of the string past the bad character, refusing a raw
+            # control character there
+            if bad.at is not None and any(k > bad.at for k in value.controls):
+                raise _Malformed(f"a control character in a string at {path or '/'}") from None
+            raise
     if kind == "struct":
         if cls is not dict and cls is not _Pairs:
             raise _bad(t, value, path)
@@ -1223,8 +1267,8 @@ def _base64(text: str, path: str, *, whole_text: bool = False) -> bytes:
     n = len(text)
     i = 0
 
-    def bad(why: str) -> _Bad:
-        return _Bad(f"expected base64 (binary) at {path or '/'}: {why} in {_short(text)}")
+    def bad(why: str, at: int) -> _Bad:
+        return _Bad(f"expected base64 (binary) at {path or '/'}: {why} in {_short(text)}", at)
 
     while True:
         while i < n and text[i] <= " ":
@@ -1233,38 +1277,38 @@ def _base64(text: str, path: str, *, whole_text: bool = False) -> bytes:
             return bytes(out)
         a = _BASE64.get(text[i], -1)
         if a < 0:
-            raise bad(f"{text[i]!r} at {i}")
+            raise bad(f"{text[i]!r} at {i}", i)
         if i + 1 == n:
             if whole_text:
-                raise bad("one character into a quad at the end")
+                raise bad("one character into a quad at the end", n)
             raise _Malformed(f"base64 ending one character into a quad at {path or '/'}")
         b = _BASE64.get(text[i + 1], -1)
         if b < 0:
-            raise bad(f"{text[i + 1]!r} at {i + 1}")
+            raise bad(f"{text[i + 1]!r} at {i + 1}", i + 1)
         if i + 2 == n:
-            raise bad("missing padding")
+            raise bad("missing padding", n)
         if text[i + 2] == "=":
             if i + 3 == n:
                 if whole_text:
-                    raise bad("one '=' at the end")
+                    raise bad("one '=' at the end", n)
                 raise _Malformed(f"base64 ending after one '=' at {path or '/'}")
             if text[i + 3] != "=":
-                raise bad(f"{text[i + 3]!r} at {i + 3} where '=' is expected")
+                raise bad(f"{text[i + 3]!r} at {i + 3} where '=' is expected", i + 3)
             out.append(((a << 6 | b) >> 4) & 0xFF)
             i += 4
             continue
         c = _BASE64.get(text[i + 2], -1)
         if c < 0:
-            raise bad(f"{text[i + 2]!r} at {i + 2}")
+            raise bad(f"{text[i + 2]!r} at {i + 2}", i + 2)
         if i + 3 == n:
-            raise bad("missing padding")
+            raise bad("missing padding", n)
         if text[i + 3] == "=":
             out += (((a << 12 | b << 6 | c) >> 2) & 0xFFFF).to_bytes(2, "big")
             i += 4
             continue
         d = _BASE64.get(text[i + 3], -1)
         if d < 0:
-            raise bad(f"{text[i + 3]!r} at {i + 3}")
+            raise bad(f"{text[i + 3]!r} at {i + 3}", i + 3)
         out += (a << 18 | b << 12 | c << 6 | d).to_bytes(3, "big")
         i += 4
 
@@ -1302,6 +1346,8 @@ def _jackson_text(value: object) -> str:
         return f'"{value}"'
     if cls is str or cls is _Quoted:
         return json.dumps(value, ensure_ascii=False)
+    if cls is _RawControls:
+        raise _Malformed("a control character in a string")
     if cls is list:
         assert isinstance(value, list)
         return "[" + ",".join(_jackson_text(v) for v in value) + "]"

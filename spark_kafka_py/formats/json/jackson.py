@@ -66,6 +66,22 @@ class Const(str):
     """``NaN``, ``Infinity`` or ``-Infinity``: a non-numeric number token, by its value."""
 
 
+class RawControls(str):
+    """A double-quoted string value with raw control characters (below U+0020) while
+    ``allowUnquotedControlChars`` is off, read only when :func:`parse_document` is given a
+    list for them: Jackson reads a string lazily, and only its base64 decoder (a ``binary``
+    field) reads past such characters (skipped before a quad); any other reading of it makes
+    the document malformed, which the caller decides (``consumed`` set by the base64 reading).
+
+    Attributes:
+        controls: the indices of the raw control characters in the string's text.
+        consumed: whether the base64 decoder read it.
+    """
+
+    controls: tuple[int, ...]
+    consumed: bool
+
+
 class Quoted(str):
     """A single-quoted string value's text (``allowSingleQuotes``): Jackson reads such a
     string whole when it meets it (``_handleOddValue``), so a conversion of it works on its
@@ -157,6 +173,7 @@ def python_decoder(features: Features) -> json.JSONDecoder:
 
 
 _LINE_END: Final = re.compile(r"[\n\r]")
+_SURROGATE_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _NUMBER: Final = re.compile(r"-?([0-9]+)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _ESCAPES: Final = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "/": "/",
                    "\\": "\\"}  # fmt: skip
@@ -241,14 +258,17 @@ def number_length_ok(
 
 
 class _Parser:
-    __slots__ = ("f", "n", "pos", "starts", "text")
+    __slots__ = ("f", "n", "pos", "raw", "starts", "text")
 
-    def __init__(self, text: str, pos: int, features: Features) -> None:
+    def __init__(
+        self, text: str, pos: int, features: Features, raw: list[RawControls] | None = None
+    ) -> None:
         self.text = text
         self.pos = pos
         self.n = len(text)
         self.f = features
         self.starts: list[int] | None = None
+        self.raw = raw
 
     def fail(self, what: str) -> Malformed:
         return Malformed(f"{what} at char {self.pos}")
@@ -285,7 +305,7 @@ class _Parser:
             return self.array(depth + 1)
         if c == '"':
             self.pos += 1
-            return self.string(c)
+            return self.string(c, self.raw)
         if c == "'" and self.f.allow_single_quotes:
             self.pos += 1
             return Quoted(self.string(c))
@@ -340,13 +360,16 @@ class _Parser:
             self.starts = read_buffer_starts(self.text)
         return self.starts
 
-    def string(self, quote: str) -> str:
-        """The string whose opening ``quote`` was read."""
+    def string(self, quote: str, raw: list[RawControls] | None = None) -> str:
+        """The string whose opening ``quote`` was read; with ``raw``, raw control characters
+        are read too (a :class:`RawControls`, appended to ``raw``)."""
         text, n, f = self.text, self.n, self.f
         out: list[str] = []
         start = self.pos
         i = start
         surrogates = False
+        done = 0  # the length of the text in ``out``
+        controls: list[int] = []
         while True:
             if i >= n:
                 self.pos = i
@@ -358,12 +381,14 @@ class _Parser:
                 break
             if c == "\\":
                 out.append(text[start:i])
+                done += i - start
                 if i + 1 >= n:
                     self.pos = i
                     raise self.fail("unterminated escape")
                 e = text[i + 1]
                 if e in _ESCAPES:
                     out.append(_ESCAPES[e])
+                    done += 1
                     i += 2
                 elif e == "u":
                     digits = text[i + 2 : i + 6]
@@ -373,11 +398,13 @@ class _Parser:
                     code = int(digits, 16)
                     surrogates = surrogates or 0xD800 <= code <= 0xDFFF
                     out.append(chr(code))
+                    done += 1
                     i += 6
                 elif f.allow_backslash_escaping_any_character or (
                     e == "'" and f.allow_single_quotes
                 ):
                     out.append(e)
+                    done += 1
                     i += 2
                 else:
                     self.pos = i
@@ -385,12 +412,24 @@ class _Parser:
                 start = i
                 continue
             if c < " " and not f.allow_unquoted_control_chars:
-                self.pos = i
-                raise self.fail(f"control character {c!r} in a string")
+                if raw is None:
+                    self.pos = i
+                    raise self.fail(f"control character {c!r} in a string")
+                controls.append(done + i - start)
             i += 1
         value = "".join(out)
         if surrogates:  # an escaped pair is one character, as in UTF-16
+            if controls:  # each pair joined before a control character moves it back by one
+                pairs = [m.start() for m in _SURROGATE_PAIR.finditer(value)]
+                controls = [k - bisect.bisect_left(pairs, k) for k in controls]
             value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        if controls:
+            assert raw is not None
+            marked = RawControls(value)
+            marked.controls = tuple(controls)
+            marked.consumed = False
+            raw.append(marked)
+            return marked
         return value
 
     def name(self) -> str:
@@ -452,10 +491,14 @@ class _Parser:
                 raise self.fail("',' or ']' expected")
 
 
-def parse_document(text: str, start: int, features: Features) -> object:
+def parse_document(
+    text: str, start: int, features: Features, raw: list[RawControls] | None = None
+) -> object:
     """The first JSON value of ``text`` from ``start`` (whitespace and, with
     ``allowComments``, comments skipped first), read with ``features``; :data:`NO_VALUE` when
-    nothing but whitespace and comments is there.
+    nothing but whitespace and comments is there. With ``raw``, a double-quoted string value
+    with raw control characters is a :class:`RawControls`, appended to ``raw`` (the caller
+    decides whether the document is malformed).
 
     Raises:
         Malformed: the value is not JSON under the features, or nested too deeply.
@@ -464,7 +507,7 @@ def parse_document(text: str, start: int, features: Features) -> object:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + MAX_NESTING + 64)
     try:
-        parser = _Parser(text, start, features)
+        parser = _Parser(text, start, features, raw)
         parser.skip_ws()
         if parser.pos >= parser.n:
             return NO_VALUE

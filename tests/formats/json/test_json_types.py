@@ -218,6 +218,29 @@ def test_binary_single_quoted_base64(text: str, expected: object) -> None:
     assert _one("binary", f'{{"i": 7, "v": \'{text}\'}}') == expected
 
 
+# Raw control characters (Spark 4.3's from_json): Jackson's base64 decoder reads a binary
+# field's string as it goes, skipping them before a quad and at the end; inside a quad they
+# are a bad value, after a bad character (the rest of the string skipped) or in any other
+# string the document is malformed.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\tQUJD\t", b"ABC"),
+        ("QUJD\x01", b"ABC"),
+        ("QU\tJD", "BAD"),
+        ("QUJD\tQ!JD", "BAD"),
+        ("Q!J\tD", "MALFORMED"),
+    ],
+)
+def test_binary_raw_control_characters(text: str, expected: object) -> None:
+    assert _one("binary", f'{{"v": "{text}", "i": 7}}') == expected
+
+
+def test_raw_control_characters_elsewhere_are_malformed() -> None:
+    assert _one("string", '{"v": "a\tb", "i": 7}') == "MALFORMED"
+    assert _one("binary", '{"zz": "a\tb", "v": "QQ==", "i": 7}') == "MALFORMED"
+
+
 def test_binary_single_quoted_in_an_array_is_bad() -> None:
     assert _one({"type": "array", "elementType": "binary", "containsNull": True},
                 "{'v': [ 'Q' ], 'i': 7}") == "BAD"  # fmt: skip
