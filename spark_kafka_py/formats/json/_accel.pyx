@@ -43,7 +43,8 @@ leading zeros, trailing commas, raw control characters in strings, other escapes
 surrogate escape, invalid UTF-8, a top level that is not an object, anything but whitespace
 after the object, a name with an escape, a schema field given twice, any type mismatch
 (``"1"`` for a number, ``1.5`` or ``1e3`` for an integer type, a number for a string, ...), an
-integer token of more than 19 digits or a number token of more than :data:`MAX_NUMBER` bytes,
+integer token of more than 19 digits or a number token of more than :data:`MAX_NUMBER` bytes
+(a number token anywhere of more than 1000 bytes: Jackson's ``maxNumberLength``),
 nesting deeper than :data:`MAX_DEPTH` (a value of :data:`.jackson.MAX_NESTING` or less: the
 per-row path then decides), strings for float fields (``"NaN"`` ...).
 
@@ -109,6 +110,9 @@ DEF C_MAX_DEPTH = 256
 MAX_NUMBER = 64
 DEF C_MAX_NUMBER = 64
 DEF INT32_MAX = 2147483647
+#: ``jackson.MAX_NUMBER_LENGTH``: a number token of at most that many bytes has at most that
+#: many digits, which Jackson takes; a longer one is declined.
+DEF C_MAX_NUMBER_LENGTH = 1000
 #: The most entries of one map object read here (a key given twice is looked for among the
 #: entries before it); a larger object is declined.
 MAX_MAP_ENTRIES = 64
@@ -528,7 +532,8 @@ cdef int raw_string(Cur* c, Py_ssize_t* start, Py_ssize_t* size) noexcept nogil:
 cdef int scan_number(Cur* c, bint* is_int) noexcept nogil:
     """A number token at ``c.pos`` by RFC 8259 section 6's grammar (``-``? ``0`` or a digit
     1-9 and digits, then optionally ``.`` digits, then optionally ``e``/``E`` sign? digits);
-    ``c.pos`` past it. What follows is checked by the caller (``01`` fails there)."""
+    ``c.pos`` past it. What follows is checked by the caller (``01`` fails there). A token
+    of more than ``jackson.MAX_NUMBER_LENGTH`` bytes is declined (Jackson may refuse it)."""
     cdef const uint8_t* p = c.p
     cdef Py_ssize_t i = c.pos
     cdef Py_ssize_t end = c.end
@@ -561,6 +566,8 @@ cdef int scan_number(Cur* c, bint* is_int) noexcept nogil:
             return R_DECLINE
         while i < end and is_digit(p[i]):
             i += 1
+    if i - c.pos > C_MAX_NUMBER_LENGTH:
+        return R_DECLINE  # perhaps more digits than Jackson takes: the per-row path counts
     c.pos = i
     return R_OK
 

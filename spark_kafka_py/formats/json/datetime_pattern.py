@@ -14,8 +14,11 @@ A pattern is compiled once into a regular expression (a group per field) and a r
 The pattern letters read here, with what ``DateTimeFormatter`` parses for them (strict):
 
 ========  ======================================================================
-``y``     year: ``yy`` two digits, 2000-2099; ``y``/``yyy`` at least 1/3 digits;
-          ``yyyy``..``yyyyyy`` at least 4 digits (more only as an adjacent value)
+``y``     year: ``yy`` two digits, 2000-2099; ``y``/``yyy`` at least 1/3 digits, a
+          ``-`` taken, a ``+`` refused (``SignStyle.NORMAL``); ``yyyy``..``yyyyyy``
+          (n letters) exactly n digits, or ``-`` and at least n, or ``+`` and more than n
+          (``SignStyle.EXCEEDS_PAD``); year 0 and negative years are proleptic (``-0`` is
+          refused), up to ``ChronoField.YEAR``'s +-999999999
 ``M L``   month: ``M`` 1-2 digits, ``MM`` 2, ``MMM`` ``Jan``..``Dec``, ``MMMM``
           ``January``..``December`` (Locale US, any case)
 ``d``     day of month: ``d`` 1-2 digits, ``dd`` 2
@@ -41,11 +44,14 @@ u e c``; ``A B n N p``; ``E F q Q``; five ``G M L``; seven ``y``) and those not 
 here: ``G`` (era), ``z`` and ``v`` (zone names), ``O`` and ``ZZZZ`` (localized offsets),
 ``V`` other than ``VV``, ``g``, more than 9 ``S``, ``{``, ``}``, ``#`` and any other letter.
 
-Differences kept: years outside 1..9999 are bad values here (Spark reads years up to six
-digits and, for ``y``/``yyy``, negative years); a variable-width number not followed by a
-fixed-width one does not give back digits (as ``DateTimeFormatter``) but one followed by
-such a field backtracks over the digits as a regular expression does, which is how
-``DateTimeFormatter``'s adjacent value parsing splits ``yyyyMMdd``.
+A date is kept within an ``int`` of days and a timestamp within a ``long`` of microseconds
+(Spark's types), else the value is bad; a zone's offset for a year outside 1..9999 is the one
+of the same date 400*k years away (:func:`zoned_micros`).
+
+Differences kept: a variable-width number not followed by a fixed-width one does not give
+back digits (as ``DateTimeFormatter``) but one followed by such a field backtracks over the
+digits as a regular expression does, which is how ``DateTimeFormatter``'s adjacent value
+parsing splits ``yyyyMMdd``.
 """
 
 from __future__ import annotations
@@ -65,6 +71,8 @@ _MICROS_PER_SECOND: Final = 1_000_000
 _MICROS_PER_DAY: Final = 86_400 * _MICROS_PER_SECOND
 _EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
 _UTC: Final = dt.timezone.utc
+#: ``ChronoField.YEAR``'s range.
+_MIN_YEAR, _MAX_YEAR = -999_999_999, 999_999_999
 
 #: Letters Spark refuses (``DateTimeFormatterHelper``): week-based, unsupported, and
 #: unsupported for parsing.
@@ -209,6 +217,60 @@ def local_to_micros(local_micros: int, zone: dt.tzinfo) -> int | None:
     return local_micros - (offset // dt.timedelta(microseconds=1))
 
 
+#: 400 Gregorian years: the calendar (and a zone's recurring rules) repeats after them.
+_CYCLE_DAYS: Final = 146_097
+
+
+def civil_days(year: int, month: int, day: int) -> int | None:
+    """Days since 1970-01-01 of a proleptic Gregorian date (``LocalDate.of``: any year here,
+    negative and beyond 9999 included); None when the month or day does not exist."""
+    if not 1 <= month <= 12 or day < 1:
+        return None
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if day > (29 if leap else 28) if month == 2 else day > (30 if month in (4, 6, 9, 11) else 31):
+        return None
+    # the civil-from-days count of March-based years (exact for any integer year)
+    y = year - (month <= 2)
+    era, yoe = divmod(y, 400)
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * _CYCLE_DAYS + doe - 719_468
+
+
+def zoned_micros(days: int, micros_of_day: int, zone: dt.tzinfo) -> int | None:
+    """Microseconds since the epoch of a local date-time in ``zone`` (``ZonedDateTime.of``,
+    :func:`local_to_micros`); a year outside 1..9999 is moved by whole 400-year
+    cycles into it to find the zone's offset (the same calendar; past a zone's last
+    transition its rules recur each year, before its first one its first offset holds).
+    None beyond a ``long`` (``instantToMicros``)."""
+    local = days * _MICROS_PER_DAY + micros_of_day
+    if isinstance(zone, dt.timezone):
+        offset = zone.utcoffset(None) // dt.timedelta(microseconds=1)
+        value: int | None = local - offset
+    else:
+        shift = 0  # in days: the date read is days - shift, within 0001..9999
+        if days < _DAY_ONE:
+            shift = (days - _DAY_ONE) // _CYCLE_DAYS * _CYCLE_DAYS
+        elif days > _DAY_LAST:
+            shift = ((days - _DAY_LAST) // _CYCLE_DAYS + 1) * _CYCLE_DAYS
+        value = local_to_micros(local - shift * _MICROS_PER_DAY, zone)
+        if value is not None:
+            value += shift * _MICROS_PER_DAY
+    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
+        return None
+    return value
+
+
+#: 0001-01-01 and 9999-12-31 in days since the epoch.
+_DAY_ONE: Final = -719_162
+_DAY_LAST: Final = 2_932_896
+
+
+#: A ``long``'s range (Spark's microseconds) and an ``int``'s (Spark's days).
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
 # -- patterns -----------------------------------------------------------------------------------
 
 
@@ -227,6 +289,9 @@ class _Part:
     fixed_number: bool = False  # a fixed-width number (an adjacent value in Java's terms)
     variable_number: bool = False
     field: _Field | None = None
+    #: the regex when no fixed-width number follows (Java gives no digits back); None: the
+    #: regex's last quantifier made possessive
+    possessive: str | None = None
 
 
 def _split(pattern: str) -> list[tuple[str, object]]:
@@ -297,6 +362,30 @@ _OFFSET_FORMS: Final = {
 }
 
 
+def _year(group: str, n: int) -> _Part:
+    """``y`` x ``n`` (``n`` not 2) as ``DateTimeFormatterBuilder`` appends it (for ``u``, which
+    Spark puts in its place): ``appendValue(YEAR, n, 19, sign)``, parsed strictly. ``n`` < 4:
+    ``SignStyle.NORMAL``, a ``-`` taken, a ``+`` refused, at least ``n`` digits. ``n`` >= 4:
+    ``SignStyle.EXCEEDS_PAD``, a ``-`` and at least ``n`` digits, or a ``+`` and more than ``n``
+    digits, or exactly ``n`` digits without a sign (Java reads every digit, then refuses more
+    than ``n`` unsigned ones). Minus zero is refused in :func:`_resolve`."""
+    if n < 4:
+        body = f"-?[0-9]{{{n},19}}"
+        return _Part(
+            f"(?P<{group}>{body})",
+            variable_number=True,
+            field=_Field(group, "year"),
+            possessive=f"(?P<{group}>{body}+)",
+        )
+    signed = f"-[0-9]{{{n},19}}", f"\\+[0-9]{{{n + 1},19}}"
+    return _Part(
+        f"(?P<{group}>{signed[0]}|{signed[1]}|[0-9]{{{n}}})",
+        variable_number=True,
+        field=_Field(group, "year"),
+        possessive=f"(?P<{group}>{signed[0]}+|{signed[1]}+|[0-9]{{{n}}}(?![0-9]))",
+    )
+
+
 def _letters(run: str, index: int, pattern: str) -> _Part:
     """One run of a pattern letter as a regex part.
 
@@ -326,7 +415,7 @@ def _letters(run: str, index: int, pattern: str) -> _Part:
             raise too_many()
         if n == 2:
             return number("year2", 2, 2)
-        return number("year", n, 19)
+        return _year(group, n)
     if c in "ML":
         if n == 1:
             return number("month", 1, 19)
@@ -439,7 +528,7 @@ class DateTimePattern:
                 following = parts[i + 1] if i + 1 < len(parts) else None
                 adjacent = isinstance(following, _Part) and following.fixed_number
                 if not adjacent:  # Java does not give digits back: possessive
-                    text = text[:-1] + "+)"
+                    text = part.possessive if part.possessive is not None else text[:-1] + "+)"
             regex.append(text)
             if part.field is not None:
                 fields.append(part.field)
@@ -465,7 +554,9 @@ class DateTimePattern:
         if "zone" in got and _parsed_zone(got["zone"]) is None:
             return None
         resolved = _resolve(got)
-        return None if resolved is None else resolved[0]
+        if resolved is None or not _INT32_MIN <= resolved[0] <= _INT32_MAX:
+            return None  # Spark's days are an int
+        return resolved[0]
 
     def parse_timestamp(self, text: str, zone: dt.tzinfo) -> int | None:
         """``Iso8601TimestampFormatter.parse``: microseconds since the epoch, the parsed zone or
@@ -477,7 +568,6 @@ class DateTimePattern:
         if resolved is None:
             return None
         days, micros_of_day = resolved
-        local = days * _MICROS_PER_DAY + micros_of_day
         if "zone" in got:
             parsed_zone = _parsed_zone(got["zone"])
             if parsed_zone is None:
@@ -487,8 +577,8 @@ class DateTimePattern:
             seconds = _parsed_offset(got["offset"])
             if seconds is None:
                 return None
-            return local - seconds * _MICROS_PER_SECOND
-        return local_to_micros(local, zone)
+            zone = dt.timezone(dt.timedelta(seconds=seconds))
+        return zoned_micros(days, micros_of_day, zone)
 
     def parse_local_timestamp(self, text: str) -> int | None:
         """``Iso8601TimestampFormatter.parseWithoutTimeZone(text, allowTimeZone=false)`` (a
@@ -503,7 +593,8 @@ class DateTimePattern:
         if resolved is None:
             return None
         days, micros_of_day = resolved
-        return days * _MICROS_PER_DAY + micros_of_day
+        local = days * _MICROS_PER_DAY + micros_of_day
+        return local if _INT64_MIN <= local <= _INT64_MAX else None
 
     def arrow_timestamps(self, column: pa.Array, zone: dt.tzinfo) -> pa.Array | None:
         """:meth:`parse_timestamp` over a string column with Arrow's kernels, for the patterns
@@ -667,9 +758,16 @@ def _resolve(got: dict[str, str]) -> tuple[int, int] | None:
     """The parsed fields as (days since the epoch, microseconds of the day), with Spark's
     defaults and ``ResolverStyle.STRICT``'s checks; None when impossible."""
     # -- the date
-    year = 2000 + int(got["year2"]) if "year2" in got else int(got.get("year", 1970))
-    if not 1 <= year <= 9999:
-        return None
+    if "year2" in got:
+        year = 2000 + int(got["year2"])
+    elif "year" in got:
+        year = int(got["year"])
+        if year == 0 and got["year"][0] == "-":
+            return None  # Java: minus zero is refused in strict parsing
+        if not _MIN_YEAR <= year <= _MAX_YEAR:
+            return None  # ChronoField.YEAR's range
+    else:
+        year = 1970
     month: int | None = None
     if "month" in got:
         month = int(got["month"])
@@ -685,20 +783,26 @@ def _resolve(got: dict[str, str]) -> tuple[int, int] | None:
         return None
     if day is not None and not 1 <= day <= 31:
         return None
-    try:
-        if "doy" in got:
-            doy = int(got["doy"])
-            if not 1 <= doy <= 366:
-                return None
-            date = dt.date(year, 1, 1) + dt.timedelta(days=doy - 1)
-            if date.year != year:
-                return None
-            if (month is not None and date.month != month) or (day is not None and date.day != day):
-                return None
-        else:
-            date = dt.date(year, month or 1, day or 1)
-    except ValueError:
-        return None
+    if "doy" in got:
+        doy = int(got["doy"])
+        if not 1 <= doy <= (366 if calendar.isleap(year) else 365):
+            return None
+        days = civil_days(year, 1, 1)
+        assert days is not None
+        days += doy - 1
+        of_month = doy
+        for m in range(1, 13):
+            length = calendar.monthrange(2000 if calendar.isleap(year) else 2001, m)[1]
+            if of_month <= length:
+                break
+            of_month -= length
+        if (month is not None and m != month) or (day is not None and of_month != day):
+            return None
+    else:
+        found = civil_days(year, month or 1, day or 1)
+        if found is None:
+            return None
+        days = found
     # -- the time
     ampm = got.get("ampm")
     pm = None if ampm is None else ampm.upper() == "PM"
@@ -746,7 +850,6 @@ def _resolve(got: dict[str, str]) -> tuple[int, int] | None:
         return None
     fraction = got.get("fraction", "")
     micros = int(fraction[:6].ljust(6, "0")) if fraction else 0
-    days = date.toordinal() - _EPOCH_ORDINAL
     return days, (((hour or 0) * 60 + minute) * 60 + second) * _MICROS_PER_SECOND + micros
 
 

@@ -31,7 +31,9 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   field's value, a bad one leaving it and making the row bad (``{"a": 1, "a": "x"}`` gives
   ``a`` 1 and, in ``PERMISSIVE``, the corrupt record).
 - A document nested deeper than 1000 (Jackson 2.15+'s ``StreamReadConstraints`` default),
-  fields not in the schema included, is malformed.
+  fields not in the schema included, is malformed; so is a document with a number token of
+  more than 1000 digits (``maxNumberLength``: integer, fraction and exponent digits added; as
+  Jackson counts them, :func:`.jackson.number_length_ok`), wherever it stands.
 - A lone surrogate escape (``"\\ud800"``) in a string becomes ``?`` (Java's UTF-8
   encoder).
 - Coercions that are not errors: an integer into a double or float; the non-numeric tokens
@@ -80,7 +82,12 @@ JSON options given (:class:`.options.JsonOptions`: Spark's defaults unless set) 
   padding required, whitespace before a quad only, more quads after a padded one; the empty
   string is no bytes; anything else is a bad value, except a string that ends one character
   into a quad or after a quad's single ``=`` (``"Q"``, ``"QQ="``): Jackson has then read
-  the closing quote as base64 and goes on past it, and the document is malformed.
+  the closing quote as base64 and goes on past it, and the document is malformed. A
+  single-quoted string (``allowSingleQuotes``) is decoded from its text: such a string is a
+  bad value. Raw control characters (``allowUnquotedControlChars`` off) in a double-quoted
+  string are skipped by the decoder before a quad and at the end, a bad value inside a quad
+  (the document malformed if one follows the bad character); in any other string, the
+  document is malformed.
 - Dates from strings: with ``dateFormat`` by the pattern (the fallback as for timestamps);
   without it as ``DateTimeUtils.stringToDate`` (trimmed as timestamps; ASCII digits;
   ``[+-]yyyy[yyy]``, ``-[m]m``, ``-[d]d``, optionally followed by a space or ``T`` and
@@ -96,9 +103,8 @@ document.
 
 Differences kept: without the ``timeZone`` option Spark reads zone-less strings in the
 session time zone, unknown here (UTC is taken; a strict xfail in the options oracle).
-Binary: a single-quoted string ending one character into a quad is a bad value for Spark
-(Jackson decodes it from its whole text), malformed here; Jackson skips a raw control
-character before a quad, which here makes the document malformed first. Decimal strings are
+A number of more than 1000 digits inside a schema field's array, map or nested struct makes
+the whole document malformed here; Spark keeps a partial row. Decimal strings are
 read the ``en-US`` way whatever the ``locale`` (Spark uses ``DecimalFormat`` for another).
 (``tests/formats/json/test_from_json_types_oracle.py``, strict xfails.) A date string of
 digits (days since the epoch) before 1582-10-15 is a bad value here (Spark rebases it from the
@@ -145,8 +151,10 @@ vectorized ISO 8601 cast is not used. pyarrow never sees a value that is not an 
 
 Bounds: nesting beyond :data:`MAX_NESTING` is malformed (and deeper than Python's recursion
 limit never recurses further: the parser's ``RecursionError`` is caught); a batch with a
-document of more than that many ``{``/``[`` takes the per-row path; memory is linear in the
-batch.
+document of more than that many ``{``/``[``, or with a run of more than
+:data:`.jackson.MAX_NUMBER_LENGTH` number characters (``-+.0-9eE``, strings included), takes
+the per-row path, where a number token's digits are counted once (linear); memory is linear in
+the batch.
 
 A number that goes into a string field is written with Python's shortest repr digits, laid
 out as Java's ``Double.toString``; Java's digits differ for a few values (``5e-324`` is
@@ -178,9 +186,12 @@ import pyarrow.json as pa_json
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
-from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS, local_to_micros
+from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS
+from spark_kafka_py.formats.json.datetime_pattern import civil_days as _days
+from spark_kafka_py.formats.json.datetime_pattern import zoned_micros as _zoned_micros
 from spark_kafka_py.formats.json.jackson import (
     MAX_NESTING,
+    MAX_NUMBER_LENGTH,
     NO_VALUE,
     Malformed,
     parse_document,
@@ -190,6 +201,8 @@ from spark_kafka_py.formats.json.jackson import Const as _Const
 from spark_kafka_py.formats.json.jackson import Float as _Float
 from spark_kafka_py.formats.json.jackson import Int as _Int
 from spark_kafka_py.formats.json.jackson import Pairs as _Pairs
+from spark_kafka_py.formats.json.jackson import Quoted as _Quoted
+from spark_kafka_py.formats.json.jackson import RawControls as _RawControls
 from spark_kafka_py.formats.json.options import JsonOptions
 
 if TYPE_CHECKING:
@@ -602,6 +615,8 @@ class JsonDecoder:
             )
             if pc.max(brackets).as_py() > MAX_NESTING:
                 return None  # perhaps nested too deeply: pyarrow would read it
+        if longest > MAX_NUMBER_LENGTH and _long_number_run(docs):
+            return None  # perhaps a number Jackson refuses: pyarrow would read it
         try:
             joined = pc.binary_join(
                 pa.ListArray.from_arrays(pa.array([0, n], pa.int32()), docs), "\n"
@@ -685,6 +700,26 @@ class JsonDecoder:
         finally:
             sys.setrecursionlimit(limit)
 
+    def _with_raw_controls(
+        self, parsed: object, raw: list[_RawControls]
+    ) -> tuple[dict[str, object] | None, str | None]:
+        """A document whose strings ``raw`` hold raw control characters: read as any other,
+        then malformed unless the base64 decoder of a ``binary`` field read each of them
+        (Jackson reads a string lazily: only that decoder skips such characters)."""
+        if not isinstance(parsed, dict):
+            return {}, f"the top level is not an object but {_json_kind(parsed)}"
+        try:
+            row: dict[str, object] = _struct(parsed, self._read_type, "", self._ctx)
+            reason = None
+        except _Malformed as malformed:
+            return {}, f"malformed JSON: {malformed.reason}"
+        except _Partial as partial:
+            assert isinstance(partial.value, dict)
+            row, reason = partial.value, partial.reason
+        if not all(s.consumed for s in raw):
+            return {}, "malformed JSON: a control character in a string"
+        return row, reason
+
     def _row_within_limit(self, doc: str) -> tuple[dict[str, object] | None, str | None]:
         start = len(doc) - len(doc.lstrip(" \t\n\r"))
         try:
@@ -694,12 +729,17 @@ class JsonDecoder:
         except ValueError as strict_error:
             # not strict JSON: read as Jackson reads it with the options' features (the
             # strict parser's message is kept when that fails too: it says more)
+            raw: list[_RawControls] | None = (
+                None if self._options.features.allow_unquoted_control_chars else []
+            )
             try:
-                parsed = parse_document(doc, start, self._options.features)
+                parsed = parse_document(doc, start, self._options.features, raw)
             except Malformed:
                 return {}, f"malformed JSON: {strict_error}"
             if parsed is NO_VALUE:
                 return None, None  # comments only: no token, a null row as for blank text
+            if raw:
+                return self._with_raw_controls(parsed, raw)
         if doc.count("{") + doc.count("[") > MAX_NESTING and _depth(parsed) > MAX_NESTING:
             return {}, f"malformed JSON: nested deeper than {MAX_NESTING}"
         if not isinstance(parsed, dict):
@@ -711,6 +751,23 @@ class JsonDecoder:
         except _Partial as partial:
             assert isinstance(partial.value, dict)
             return partial.value, partial.reason
+
+
+#: A run of characters a number token may hold: long ones are looked at more closely.
+_NUMBER_RUN: Final = "[-+.0-9eE]{100}"
+
+
+def _long_number_run(docs: pa.Array) -> bool:
+    """Whether a document of ``docs`` (text) has a run of more than
+    :data:`.jackson.MAX_NUMBER_LENGTH` characters of ``-+.0-9eE`` (what a number token longer
+    than that needs; strings count too). Linear: a regular expression picks the documents
+    with a run of 100, which are split into runs."""
+    long_docs = docs.filter(pc.greater(pc.binary_length(docs), MAX_NUMBER_LENGTH))
+    candidates = long_docs.filter(pc.match_substring_regex(long_docs, _NUMBER_RUN))
+    if len(candidates) == 0:
+        return False
+    runs = pc.list_flatten(pc.split_pattern_regex(candidates, "[^-+.0-9eE]+"))
+    return bool(pc.max(pc.binary_length(runs)).as_py() > MAX_NUMBER_LENGTH)
 
 
 def _depth(value: object) -> int:
@@ -875,11 +932,13 @@ def _context(options: JsonOptions) -> _Context:
 
 
 class _Bad(Exception):
-    """A value that does not fit its type: the enclosing struct's field becomes null."""
+    """A value that does not fit its type: the enclosing struct's field becomes null. ``at``:
+    for a base64 string, the index of the character the decoder stopped at."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, at: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.at = at
 
 
 class _Malformed(Exception):
@@ -952,6 +1011,24 @@ def _convert(value: object, t: _Type, path: str, ctx: _Context) -> object:
         return None
     kind = t.kind
     cls = value.__class__
+    if cls is _Quoted:
+        assert isinstance(value, str)
+        if kind == "binary":
+            return _base64(value, path, whole_text=True)
+        value, cls = str(value), str
+    elif cls is _RawControls:
+        assert isinstance(value, _RawControls)
+        if kind != "binary":
+            raise _Malformed(f"a control character in a string at {path or '/'}")
+        value.consumed = True
+        try:
+            return _base64(value, path)
+        except _Bad as bad:
+            # Jackson skips the rest of the string past the bad character, refusing a raw
+            # control character there
+            if bad.at is not None and any(k > bad.at for k in value.controls):
+                raise _Malformed(f"a control character in a string at {path or '/'}") from None
+            raise
     if kind == "struct":
         if cls is not dict and cls is not _Pairs:
             raise _bad(t, value, path)
@@ -1170,26 +1247,28 @@ _BASE64: Final = {c: i for i, c in enumerate(
 )}  # fmt: skip
 
 
-def _base64(text: str, path: str) -> bytes:
+def _base64(text: str, path: str, *, whole_text: bool = False) -> bytes:
     """A JSON string into ``binary`` as Jackson's ``getBinaryValue`` decodes it (its default
     ``Base64Variants.MIME_NO_LINEFEEDS``; ``ReaderBasedJsonParser._decodeBase64``, Jackson
     2.15+): the standard alphabet in quads of four characters, padding ``=`` required (``QQ``
     is bad, ``QQ==`` is ``A``), characters up to U+0020 skipped before a quad and at the end
     only, more quads allowed after a padded one (``QQ==QQ==`` is ``AA``), the unused bits of
     a padded quad ignored (``QR==`` is ``A``); the empty string is no bytes.
+    ``whole_text``: a single-quoted string, which Jackson decodes from its text
+    (``Base64Variant.decode(String)``, the same rules): every error is a bad value.
 
     Raises:
         _Bad: another string (the field is null: "partial results").
-        _Malformed: the string ends one character into a quad, or right after a quad's
-            first ``=`` (``Q``, ``QQ=``): Jackson then reads the closing quote as part of the
-            value and goes on past it, which leaves the document malformed.
+        _Malformed: (not ``whole_text``) the string ends one character into a quad, or right
+            after a quad's first ``=`` (``Q``, ``QQ=``): Jackson then reads the closing quote
+            as part of the value and goes on past it, which leaves the document malformed.
     """
     out = bytearray()
     n = len(text)
     i = 0
 
-    def bad(why: str) -> _Bad:
-        return _Bad(f"expected base64 (binary) at {path or '/'}: {why} in {_short(text)}")
+    def bad(why: str, at: int) -> _Bad:
+        return _Bad(f"expected base64 (binary) at {path or '/'}: {why} in {_short(text)}", at)
 
     while True:
         while i < n and text[i] <= " ":
@@ -1198,34 +1277,38 @@ def _base64(text: str, path: str) -> bytes:
             return bytes(out)
         a = _BASE64.get(text[i], -1)
         if a < 0:
-            raise bad(f"{text[i]!r} at {i}")
+            raise bad(f"{text[i]!r} at {i}", i)
         if i + 1 == n:
+            if whole_text:
+                raise bad("one character into a quad at the end", n)
             raise _Malformed(f"base64 ending one character into a quad at {path or '/'}")
         b = _BASE64.get(text[i + 1], -1)
         if b < 0:
-            raise bad(f"{text[i + 1]!r} at {i + 1}")
+            raise bad(f"{text[i + 1]!r} at {i + 1}", i + 1)
         if i + 2 == n:
-            raise bad("missing padding")
+            raise bad("missing padding", n)
         if text[i + 2] == "=":
             if i + 3 == n:
+                if whole_text:
+                    raise bad("one '=' at the end", n)
                 raise _Malformed(f"base64 ending after one '=' at {path or '/'}")
             if text[i + 3] != "=":
-                raise bad(f"{text[i + 3]!r} at {i + 3} where '=' is expected")
+                raise bad(f"{text[i + 3]!r} at {i + 3} where '=' is expected", i + 3)
             out.append(((a << 6 | b) >> 4) & 0xFF)
             i += 4
             continue
         c = _BASE64.get(text[i + 2], -1)
         if c < 0:
-            raise bad(f"{text[i + 2]!r} at {i + 2}")
+            raise bad(f"{text[i + 2]!r} at {i + 2}", i + 2)
         if i + 3 == n:
-            raise bad("missing padding")
+            raise bad("missing padding", n)
         if text[i + 3] == "=":
             out += (((a << 12 | b << 6 | c) >> 2) & 0xFFFF).to_bytes(2, "big")
             i += 4
             continue
         d = _BASE64.get(text[i + 3], -1)
         if d < 0:
-            raise bad(f"{text[i + 3]!r} at {i + 3}")
+            raise bad(f"{text[i + 3]!r} at {i + 3}", i + 3)
         out += (a << 18 | b << 12 | c << 6 | d).to_bytes(3, "big")
         i += 4
 
@@ -1261,8 +1344,10 @@ def _jackson_text(value: object) -> str:
         return java_double_str(x) if math.isfinite(x) else f'"{java_double_str(x)}"'
     if cls is _Const:
         return f'"{value}"'
-    if cls is str:
+    if cls is str or cls is _Quoted:
         return json.dumps(value, ensure_ascii=False)
+    if cls is _RawControls:
+        raise _Malformed("a control character in a string")
     if cls is list:
         assert isinstance(value, list)
         return "[" + ",".join(_jackson_text(v) for v in value) + "]"
@@ -1331,24 +1416,6 @@ _JUST_TIME: Final = re.compile(r"[0-9]{1,2}:")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 #: A zone id of a region (``ZoneRegion.checkName``).
 _REGION_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")
-#: 400 Gregorian years: the calendar (and a zone's recurring rules) repeats after them.
-_CYCLE_DAYS: Final = 146_097
-
-
-def _days(year: int, month: int, day: int) -> int | None:
-    """Days since 1970-01-01 of a proleptic Gregorian date (``LocalDate.of``: any year here,
-    negative and beyond 9999 included); None when the month or day does not exist."""
-    if not 1 <= month <= 12 or day < 1:
-        return None
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    if day > (29 if leap else 28) if month == 2 else day > (30 if month in (4, 6, 9, 11) else 31):
-        return None
-    # the civil-from-days count of March-based years (exact for any integer year)
-    y = year - (month <= 2)
-    era, yoe = divmod(y, 400)
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * _CYCLE_DAYS + doe - 719_468
 
 
 def _parse_date(text: str) -> int | None:
@@ -1484,35 +1551,6 @@ def _zone_id(text: str) -> dt.tzinfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         return None
-
-
-def _zoned_micros(days: int, micros_of_day: int, zone: dt.tzinfo) -> int | None:
-    """Microseconds since the epoch of a local date-time in ``zone`` (``ZonedDateTime.of``,
-    :func:`.datetime_pattern.local_to_micros`); a year outside 1..9999 is moved by whole 400-year
-    cycles into it to find the zone's offset (the same calendar; past a zone's last
-    transition its rules recur each year, before its first one its first offset holds).
-    None beyond a ``long`` (``instantToMicros``)."""
-    local = days * _MICROS_PER_DAY + micros_of_day
-    if isinstance(zone, dt.timezone):
-        offset = zone.utcoffset(None) // dt.timedelta(microseconds=1)
-        value: int | None = local - offset
-    else:
-        shift = 0  # in days: the date read is days - shift, within 0001..9999
-        if days < _DAY_ONE:
-            shift = (days - _DAY_ONE) // _CYCLE_DAYS * _CYCLE_DAYS
-        elif days > _DAY_LAST:
-            shift = ((days - _DAY_LAST) // _CYCLE_DAYS + 1) * _CYCLE_DAYS
-        value = local_to_micros(local - shift * _MICROS_PER_DAY, zone)
-        if value is not None:
-            value += shift * _MICROS_PER_DAY
-    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
-        return None
-    return value
-
-
-#: 0001-01-01 and 9999-12-31 in days since the epoch.
-_DAY_ONE: Final = -719_162
-_DAY_LAST: Final = 2_932_896
 
 
 def _parse_timestamp_ntz(text: str) -> int | None:

@@ -308,3 +308,91 @@ def test_arrow_kernels_leave_what_they_cannot_read_exactly() -> None:
         "yyyyMd",
     ):
         assert compile_pattern(pattern).arrow_timestamps(pa.array(["x"]), UTC) is None
+
+
+# Years past four digits and signed years, with the values Spark 4.3's from_json gives
+# (unix_micros / unix_date, measured; test_from_json_options_oracle's year cases): the year
+# letters follow DateTimeFormatter's sign styles, ``yyyy`` EXCEEDS_PAD (a sign needed past four
+# digits, ``+`` refused within them), ``y``/``yyy`` NORMAL (``-`` taken, ``+`` refused).
+@pytest.mark.parametrize(
+    ("pattern", "text", "zone_id", "expected_micros", "expected_days"),
+    [
+        ("yyyy-MM-dd HH:mm", "+12024-01-02 00:00", "UTC", 317273673600000000, 3672149),
+        ("yyyy-MM-dd HH:mm", "-2024-01-02 00:00", "UTC", -126038419200000000, -1458778),
+        ("yyyy-MM-dd HH:mm", "-0005-01-02 00:00", "UTC", -62324899200000000, -721353),
+        ("yyyy-MM-dd HH:mm", "0000-01-02 00:00", "UTC", -62167132800000000, -719527),
+        ("yyyy-MM-dd HH:mm", "+02024-01-02 00:00", "UTC", 1704153600000000, 19724),
+        ("yyyy-MM-dd HH:mm", "+294247-01-02 00:00", "UTC", 9223371331200000000, 106751983),
+        # beyond a long of microseconds: the timestamp is bad, the date is read
+        ("yyyy-MM-dd HH:mm", "+294248-01-02 00:00", "UTC", None, 106752348),
+        ("yyyy-MM-dd HH:mm", "-290308-01-02 00:00", "UTC", None, -106752346),
+        ("yyyy-MM-dd HH:mm", "+5881580-07-11 00:00", "UTC", None, 2147483647),
+        ("yyyy-MM-dd HH:mm", "+5881580-07-12 00:00", "UTC", None, None),
+        ("yyyy-MM-dd HH:mm", "+12024-07-01 12:00", "Europe/Paris", 317289348000000000, 3672330),
+        # before the zone's first transition: its local mean time, +00:09:21
+        ("yyyy-MM-dd HH:mm", "-0005-01-02 00:00", "Europe/Paris", -62324899761000000, -721353),
+        ("yyyy-MM-dd HH:mm XXX", "+12024-01-02 00:00 -08:00", "UTC", 317273702400000000, 3672149),
+        ("y-MM-dd", "-5-01-02", "UTC", -62324899200000000, -721353),
+        ("y-MM-dd", "0-01-02", "UTC", -62167132800000000, -719527),
+        ("y-MM-dd", "12024-01-02", "UTC", 317273673600000000, 3672149),
+        ("y-MM-dd", "-12024-01-02", "UTC", -441607939200000000, -5111203),
+        ("y-MM-dd", "-4-02-29", "UTC", -62288352000000000, -720930),
+        ("yyy-MM-dd", "-005-01-02", "UTC", -62324899200000000, -721353),
+        ("yyyy D", "+12024 366", "UTC", 317305123200000000, 3672513),
+        ("yyyy D", "-0004 366", "UTC", -62261913600000000, -720624),
+    ],
+)
+def test_wide_and_signed_years(
+    pattern: str, text: str, zone_id: str, expected_micros: int | None, expected_days: int | None
+) -> None:
+    compiled = compile_pattern(pattern)
+    assert compiled.parse_timestamp(text, zone_of(zone_id)) == expected_micros
+    assert compiled.parse_date(text) == expected_days
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        ("yyyy-MM-dd HH:mm", "12024-01-02 00:00"),  # more than four digits need a sign
+        ("yyyy-MM-dd HH:mm", "+2024-01-02 00:00"),  # and four digits refuse one
+        ("yyyy-MM-dd HH:mm", "+0000-01-02 00:00"),
+        ("yyyy-MM-dd HH:mm", "-0000-01-02 00:00"),  # minus zero
+        ("yyyy-MM-dd HH:mm", "-5-01-02 00:00"),  # at least four digits
+        ("yyyy-MM-dd HH:mm", "+999999999-01-01 00:00"),  # days beyond an int
+        ("yyyy-MM-dd HH:mm", "+1000000000-01-01 00:00"),  # beyond ChronoField.YEAR
+        ("yyyyMMdd", "120240102"),
+        ("yyyyMMdd", "+20240102"),
+        ("dd/MM/yyyy", "02/01/12024"),
+        ("y-MM-dd", "+5-01-02"),  # NORMAL: no plus sign
+        ("y-MM-dd", "-0-01-02"),
+        ("y-MM-dd", "-1-02-29"),  # -1 is not a leap year
+        ("yyy-MM-dd", "-5-01-02"),
+        ("yyy-MM-dd", "+12024-01-02"),
+        ("yy-MM-dd", "+24-01-02"),
+        ("yy-MM-dd", "-24-01-02"),
+        ("yy-MM-dd", "124-01-02"),
+        ("yyyyy-MM-dd", "2024-01-02"),
+        ("yyyyy-MM-dd", "+12024-01-02"),
+        ("yyyy D", "-0001 366"),
+    ],
+)
+def test_wide_and_signed_years_refused(pattern: str, text: str) -> None:
+    compiled = compile_pattern(pattern)
+    assert compiled.parse_timestamp(text, UTC) is None
+    assert compiled.parse_date(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("+12024-01-02 00:00", 317273673600000000),
+        ("-0005-01-02 00:00", -62324899200000000),
+        ("0000-01-02 00:00", -62167132800000000),
+        ("+294247-01-02 00:00", 9223371331200000000),
+        ("+294248-01-02 00:00", None),  # beyond a long of microseconds
+        ("12024-01-02 00:00", None),
+    ],
+)
+def test_wide_years_without_a_zone(text: str, expected: int | None) -> None:
+    """``timestampNTZFormat``'s reading (Spark 4.3's values, through unix_micros)."""
+    assert compile_pattern("yyyy-MM-dd HH:mm").parse_local_timestamp(text) == expected

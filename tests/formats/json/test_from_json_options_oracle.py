@@ -20,9 +20,10 @@ included.
 
 Differences kept (strict xfails): without the ``timeZone`` option Spark uses the session time
 zone, which the executors here do not know (UTC is assumed;
-:func:`test_session_time_zone_is_not_known_here`); with a pattern, years outside 1..9999 are
-bad values here (:data:`KNOWN_DIFFERENCES`). Without a pattern, such years and a time without a
-date (today's date) are read as Spark reads them: ``test_from_json_datetime_oracle.py``.
+:func:`test_session_time_zone_is_not_known_here`). Years past four digits, year 0 and negative
+years with a pattern (:data:`YEAR_CASES`) are compared as microseconds and days (Python's
+datetime cannot hold them). Without a pattern, such years and a time without a date (today's
+date) are read as Spark reads them: ``test_from_json_datetime_oracle.py``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kafka_py.formats.json.decode import JsonDecoder, decode_json
-from spark_kafka_py.formats.json.options import json_options
+from spark_kafka_py.formats.json.options import JsonOptionError, json_options
 from tests.formats.json._helpers import field, known_differences, norm, spark_from_json
 
 if TYPE_CHECKING:
@@ -464,20 +465,90 @@ def test_pattern_edges(utc_spark: SparkSession, pattern: str) -> None:
     assert _compare(theirs, docs, options) == []
 
 
+#: Years around the edges of ``DateTimeFormatter``'s sign styles (``yyyy``..: EXCEEDS_PAD, a sign
+#: required past the letters' width and ``+`` refused within it; ``y``/``yyy``: NORMAL, ``-``
+#: taken, ``+`` refused; ``yy``: two digits, 2000-2099) and Spark's ranges (a timestamp within
+#: a ``long`` of microseconds, a date within an ``int`` of days).
+YEAR_CASES: dict[str, list[str]] = {
+    "yyyy-MM-dd HH:mm": [
+        "+12024-01-02 00:00", "12024-01-02 00:00", "+2024-01-02 00:00", "-2024-01-02 03:04",
+        "-0005-01-02 00:00", "-5-01-02 00:00", "+02024-01-02 00:00", "0000-01-02 00:00",
+        "-0000-01-02 00:00", "+0000-01-02 00:00", "+00000-01-02 00:00", "+294247-01-02 00:00",
+        "+294248-01-02 00:00", "-290308-01-02 00:00", "-290307-01-02 00:00",
+        "+999999-12-31 23:59", "+5881580-07-11 00:00", "+5881580-07-12 00:00",
+        "-5877641-06-23 00:00", "-5877641-06-24 00:00", "+999999999-01-01 00:00",
+        "+1000000000-01-01 00:00", "+12024-02-29 00:00", "+12000-02-29 00:00",
+        "+00000000000000002024-01-02 00:00", "-12024-07-01 12:00",
+    ],
+    "y-MM-dd": [
+        "-5-01-02", "+5-01-02", "5-01-02", "0-01-02", "-0-01-02", "12024-01-02",
+        "-12024-01-02", "-005-01-02", "00005-01-02", "-1-02-29", "-4-02-29",
+    ],
+    "yyy-MM-dd": ["-5-01-02", "-005-01-02", "2024-01-02", "12024-01-02", "+12024-01-02"],
+    "yy-MM-dd": ["24-01-02", "+24-01-02", "-24-01-02", "124-01-02", "4-01-02"],
+    "yyyyy-MM-dd": [
+        "02024-01-02", "2024-01-02", "+12024-01-02", "+123456-01-02", "-02024-01-02",
+        "12024-01-02",
+    ],
+    "yyyyMMdd": ["20240102", "+120240102", "120240102", "-00050102", "+20240102"],
+    "yMMdd": ["-50102", "120240102", "+50102"],
+    "dd/MM/yyyy HH:mm": ["02/01/+12024 10:00", "02/01/-0005 10:00", "02/01/12024 10:00"],
+    "yyyy D": ["+12024 366", "+12023 366", "-0004 366", "-0001 366"],
+    "MMM d, yyyy": ["Jan 2, +12024", "Feb 29, -0004", "Feb 29, -0001"],
+}  # fmt: skip
+
+
+def _micros_rows(spark: SparkSession, docs: list[str | None], options: dict[str, str]) -> list[Any]:
+    """Spark's rows as (``t`` in microseconds, ``dt`` in days, a corrupt record or not): years
+    that Python's datetime cannot hold are compared as numbers."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    df = spark.createDataFrame(list(enumerate(docs)), "i int, v string")
+    j = F.from_json("v", StructType.fromJson(SCHEMA), {"mode": "PERMISSIVE", **options})
+    rows = df.select(
+        "i",
+        F.unix_micros(j.t).alias("t"),
+        F.unix_date(j.dt).alias("dt"),
+        j._corrupt_record.isNotNull().alias("bad"),
+    ).collect()
+    return [(r.t, r.dt, r.bad) for r in sorted(rows)]
+
+
+def _our_micros_rows(docs: list[str | None], options: dict[str, str]) -> list[Any]:
+    out = decode_json(pa.array(docs), SCHEMA, mode="PERMISSIVE", options=json_options(options))
+    t = out.field("t").cast(pa.int64()).to_pylist()
+    days = out.field("dt").cast(pa.int32()).to_pylist()
+    bad = out.field("_corrupt_record").is_valid().to_pylist()
+    return list(zip(t, days, bad, strict=True))
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/Los_Angeles", "-08:00"])
+@pytest.mark.parametrize("pattern", list(YEAR_CASES))
+def test_years_beyond_four_digits_and_signs(
+    utc_spark: SparkSession, pattern: str, zone: str
+) -> None:
+    docs: list[str | None] = [f'{{"t": "{t}", "dt": "{t}"}}' for t in YEAR_CASES[pattern]]
+    options = {"timestampFormat": pattern, "dateFormat": pattern, "timeZone": zone}
+    theirs = _micros_rows(utc_spark, docs, options)
+    ours = _our_micros_rows(docs, options)
+    assert [(d, o) for d, t, o in zip(docs, theirs, ours, strict=True) if t != o] == []
+
+
+@pytest.mark.parametrize("option", ["timestampFormat", "dateFormat"])
+def test_u_is_refused_as_spark_refuses_it(utc_spark: SparkSession, option: str) -> None:
+    """Spark 3+ refuses ``u`` (its week-based letters) when the pattern is built; ours
+    refuses the option, naming it."""
+    docs: list[str | None] = ['{"t": "2024-01-02", "dt": "2024-01-02"}']
+    with pytest.raises(Exception, match="DATETIME_PATTERN_RECOGNITION"):
+        _theirs(utc_spark, docs, {option: "uuuu-MM-dd"})
+    with pytest.raises(JsonOptionError, match=f"Option '{option}'.*'u' in 'uuuu-MM-dd'"):
+        json_options({option: "uuuu-MM-dd"})
+
+
 #: Documents where ours differs from from_json on purpose (each named in decode.py's or
 #: datetime_pattern.py's docstring): (document, options, reason).
-KNOWN_DIFFERENCES: list[tuple[str, dict[str, str], str]] = [
-    (
-        '{"t": "+12024-01-02 00:00"}',
-        {"timestampFormat": "yyyy-MM-dd HH:mm"},
-        "years beyond 9999 (a signed year wider than the pattern) are bad values here",
-    ),
-    (
-        '{"dt": "-5-01-02"}',
-        {"dateFormat": "y-MM-dd"},
-        "negative years (y takes a minus sign in Spark) are bad values here",
-    ),
-]
+KNOWN_DIFFERENCES: list[tuple[str, dict[str, str], str]] = []
 
 
 @pytest.mark.parametrize(("doc", "options", "reason"), known_differences(KNOWN_DIFFERENCES))

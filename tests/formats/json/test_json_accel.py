@@ -237,6 +237,9 @@ def good_document(rng: random.Random, temporal: bool = True) -> str:
 #: Documents the compiled reader must decline, each for one reason (the per-row path then
 #: reads them: some are good rows for it, most are errors).
 DECLINED = [
+    '{"d": 1' + "0" * 1000 + "}",  # perhaps more digits than Jackson takes (malformed)
+    '{"zz": 1.' + "0" * 999 + "}",  # 1000 digits: taken
+    '{"zz": [0.' + "0" * 1000 + "]}",
     "{'l': 1}",  # single quotes
     "{\"s\": 'x'}",
     '{"l": 1 /* c */}',  # comments

@@ -5,7 +5,9 @@ written out (the behaviours themselves were measured on Spark 4.3: test_from_jso
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import math
 
 import pyarrow as pa
 import pytest
@@ -19,6 +21,7 @@ from spark_kafka_py.formats.json.decode import (
     decode_json,
     java_double_str,
 )
+from spark_kafka_py.formats.json.options import json_options
 
 UTC = dt.timezone.utc
 
@@ -353,3 +356,72 @@ def test_fast_path_document_longer_than_a_block(compiled: bool) -> None:
     out = decoder.decode(pa.array(['{"n": 1}', '{"s": "' + long_text + '", "n": 2}']))
     assert (decoder.fast_batches, decoder.slow_batches) == (1, 0)
     assert out.to_pylist() == [{"s": None, "n": 1}, {"s": long_text, "n": 2}]
+
+
+# Numbers around Jackson's maxNumberLength (1000 digits), with the outcome Spark 4.3's
+# from_json gives (measured: test_from_json_types_oracle.test_long_numbers): "bad" is a
+# malformed document (all-null row, the corrupt record), else the double read.
+_Z = "0" * 1000
+LONG_NUMBERS = [
+    ("1" + _Z, "bad"),  # 1001 integer digits
+    ("1" + _Z[1:], math.inf),  # 1000
+    ("-1" + _Z, "bad"),
+    ("1." + _Z, "bad"),  # 1 + 1000 digits
+    ("1." + _Z[1:], 1.0),  # 1 + 999
+    ("0." + _Z, 0.0),  # an absent exponent counts -1 when the number starts with 0
+    ("0." + _Z + "0", "bad"),
+    ("1e" + _Z[2:] + "1", 10.0),  # 1 + 999
+    ("1e" + _Z[1:] + "1", "bad"),  # 1 + 1000
+    ("0e" + _Z[1:] + "1", 0.0),
+    ("0.5" + _Z, "bad"),
+]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "other-paths"])
+@pytest.mark.parametrize(("token", "outcome"), LONG_NUMBERS, ids=lambda t: str(t)[:8])
+def test_numbers_longer_than_jackson_takes_make_the_document_malformed(
+    compiled: bool, token: str, outcome: object
+) -> None:
+    schema = _struct(_f("i", "integer"), _f("x", "double"), _f("_corrupt_record", "string"))
+    decoder = JsonDecoder(schema, mode="PERMISSIVE", compiled=compiled)
+    for doc in (f'{{"i": 7, "x": {token}}}', f'{{"i": 7, "zz": [{token}], "x": 1.0}}'):
+        (row,) = decoder.decode(pa.array([doc, '{"i": 1}'])).to_pylist()[:1]
+        if outcome == "bad":
+            assert row == {"i": None, "x": None, "_corrupt_record": doc}
+        else:
+            x = outcome if doc.startswith('{"i": 7, "x"') else 1.0
+            assert row == {"i": 7, "x": x, "_corrupt_record": None}
+    raises = pytest.raises(JsonDecodeError, match=r"record 0: malformed JSON.*1000 digits")
+    with raises if outcome == "bad" else contextlib.nullcontext():
+        decode_json(pa.array([f'{{"i": 7, "x": {token}}}']), schema, mode="FAILFAST")
+
+
+@pytest.mark.parametrize(
+    ("at", "pad", "outcome"),
+    [(2997, "a", "bad"), (2998, "a", 1.0), (2998, "\U0001f600", 1.0), (6997, "\U0001f600", 1.0),
+     (6997, "\u00e9", "bad"), (7999, "a", 1.0), (8000, "a", "bad")],
+)  # fmt: skip
+def test_how_a_long_number_is_counted_depends_on_jacksons_input_buffer(
+    at: int, pad: str, outcome: object
+) -> None:
+    """``1.`` and 1000 zeros starting at UTF-16 unit ``at``: refused when it ends (with the
+    character after it) in the 4000-unit buffer where it starts (Spark's outcomes)."""
+    head, middle = '{"p": "', '", "i": 7, "x": '
+    units = at - len(head) - len(middle)
+    width = len(pad.encode("utf-16-le")) // 2
+    doc = head + "a" * (units % width) + pad * (units // width) + middle + "1." + _Z + "}"
+    schema = _struct(_f("i", "integer"), _f("x", "double"))
+    (row,) = decode_json(pa.array([doc]), schema, mode="PERMISSIVE").to_pylist()
+    assert row == ({"i": None, "x": None} if outcome == "bad" else {"i": 7, "x": outcome})
+
+
+def test_leading_zeros_do_not_count_and_are_dropped() -> None:
+    schema = _struct(_f("l", "long"), _f("b", "string"), _f("x", "double"))
+    options = json_options({"allowNumericLeadingZeros": "true"})
+    docs = ['{"l": ' + "0" * 5000 + "1}", '{"b": 0012, "x": -00.5}', '{"x": 00.' + _Z + "}"]
+    out = decode_json(pa.array(docs), schema, mode="PERMISSIVE", options=options).to_pylist()
+    assert out == [
+        {"l": 1, "b": None, "x": None},
+        {"l": None, "b": "12", "x": -0.5},
+        {"l": None, "b": None, "x": 0.0},
+    ]

@@ -131,7 +131,10 @@ def test_decimal_bounds_hold_for_huge_exponents() -> None:
     # no 10**n is ever built: these answer at once (a wrong path would not return)
     for text in ("1e-2147483647", "9e2147483647", "1e-646456990", "-1e646456990"):
         assert _one("decimal(38,10)", f'{{"v": {text}, "i": 7}}') in ("BAD", Decimal(0))
-    assert _one("decimal(5,2)", '{"v": 0.' + "0" * 5000 + '1, "i": 7}') == Decimal("0.00")
+    # as a string (BigDecimal's grammar, no length limit: Spark gives 0.00); as a number token,
+    # more digits than Jackson takes (maxNumberLength 1000): the document is malformed
+    assert _one("decimal(5,2)", '{"v": "0.' + "0" * 5000 + '1", "i": 7}') == Decimal("0.00")
+    assert _one("decimal(5,2)", '{"v": 0.' + "0" * 5000 + '1, "i": 7}') == "MALFORMED"
 
 
 # -- binary -----------------------------------------------------------------------------------
@@ -193,6 +196,54 @@ def test_binary_from_other_json_types_is_bad(value: str) -> None:
 
 def test_binary_single_quotes() -> None:
     assert _one("binary", "{'v': 'QQ==', 'i': 7}") == b"A"
+
+
+# A single-quoted string is decoded from its whole text (Base64Variant.decode(String)): the
+# strings a double-quoted one makes malformed are bad values (Spark 4.3's from_json: v null,
+# i 7, the corrupt record).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Q", "BAD"),
+        ("QQ=", "BAD"),
+        ("QQ\\u003d", "BAD"),
+        ("QUJDQ", "BAD"),
+        ("QUJ", "BAD"),
+        ("QUJD", b"ABC"),
+        (" QUI= ", b"AB"),
+    ],
+)
+def test_binary_single_quoted_base64(text: str, expected: object) -> None:
+    assert _one("binary", f"{{'v': '{text}', 'i': 7}}") == expected
+    assert _one("binary", f'{{"i": 7, "v": \'{text}\'}}') == expected
+
+
+# Raw control characters (Spark 4.3's from_json): Jackson's base64 decoder reads a binary
+# field's string as it goes, skipping them before a quad and at the end; inside a quad they
+# are a bad value, after a bad character (the rest of the string skipped) or in any other
+# string the document is malformed.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\tQUJD\t", b"ABC"),
+        ("QUJD\x01", b"ABC"),
+        ("QU\tJD", "BAD"),
+        ("QUJD\tQ!JD", "BAD"),
+        ("Q!J\tD", "MALFORMED"),
+    ],
+)
+def test_binary_raw_control_characters(text: str, expected: object) -> None:
+    assert _one("binary", f'{{"v": "{text}", "i": 7}}') == expected
+
+
+def test_raw_control_characters_elsewhere_are_malformed() -> None:
+    assert _one("string", '{"v": "a\tb", "i": 7}') == "MALFORMED"
+    assert _one("binary", '{"zz": "a\tb", "v": "QQ==", "i": 7}') == "MALFORMED"
+
+
+def test_binary_single_quoted_in_an_array_is_bad() -> None:
+    assert _one({"type": "array", "elementType": "binary", "containsNull": True},
+                "{'v': [ 'Q' ], 'i': 7}") == "BAD"  # fmt: skip
 
 
 # -- timestamp_ntz ----------------------------------------------------------------------------
