@@ -992,22 +992,6 @@ cdef inline bint same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t size)
     return True
 
 
-cdef inline bint utf8_ok(const uint8_t* s, Py_ssize_t size) noexcept nogil:
-    """Strict UTF-8 (``_cutil.valid_utf8``), ASCII first checked 8 bytes at a time."""
-    cdef Py_ssize_t i = 0
-    cdef uint64_t word
-    while i + 8 <= size:
-        memcpy(&word, s + i, 8)
-        if word & 0x8080808080808080ULL:
-            return valid_utf8(s + i, size - i)
-        i += 8
-    while i < size:
-        if s[i] & 0x80:
-            return valid_utf8(s + i, size - i)
-        i += 1
-    return True
-
-
 cdef inline Py_ssize_t find_field(JNode* n, const uint8_t* key, Py_ssize_t size,
                                   Py_ssize_t* hint) noexcept nogil:
     """The schema field named ``key`` (UTF-8 bytes, compared exactly: names match
@@ -1474,7 +1458,7 @@ cdef class Plan:
                 skip_ws(&cur)
                 if cur.pos == end:
                     continue  # blank: a null row
-                if not utf8_ok(data + start, end - start) or data[cur.pos] != 123:
+                if not valid_utf8(data + start, end - start) or data[cur.pos] != 123:
                     rc = R_DECLINE
                 else:
                     rc = parse_struct(&cur, self.root, 1)

@@ -38,7 +38,7 @@ import pytest
 
 from spark_kafka_py.formats.json.decode import JsonDecoder, decode_json
 from spark_kafka_py.formats.json.options import JsonOptionError, json_options
-from tests.formats.json._helpers import field, known_differences, norm, spark_from_json
+from tests.formats.json._helpers import field, norm, spark_from_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -548,12 +548,5 @@ def test_u_is_refused_as_spark_refuses_it(utc_spark: SparkSession, option: str) 
 
 #: Documents where ours differs from from_json on purpose (each named in decode.py's or
 #: datetime_pattern.py's docstring): (document, options, reason).
-KNOWN_DIFFERENCES: list[tuple[str, dict[str, str], str]] = []
-
-
-@pytest.mark.parametrize(("doc", "options", "reason"), known_differences(KNOWN_DIFFERENCES))
-def test_known_differences(
-    utc_spark: SparkSession, doc: str, options: dict[str, str], reason: str
-) -> None:
-    theirs = _theirs(utc_spark, [doc], options)
-    assert _compare(theirs, [doc], options) == [], reason
+# No kept differences from Spark for these options: a new one is a strict xfail here, as in
+# test_from_json_types_oracle (tests/formats/json/_helpers.known_differences).
