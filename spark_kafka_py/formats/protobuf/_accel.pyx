@@ -795,8 +795,15 @@ cdef class MsgNode(PNode):
         return 0
 
     cdef int put_one(self, const uint8_t* b, Occ* o, int depth) except -1:
+        cdef Py_ssize_t rows = self.n
         if depth + 1 > C_MAX_DEPTH:
             _bad("nesting too deep")
+        # one pass first, as put_top (a repeated message's items come here); a transparent
+        # node counts no rows of its own, so it reads with the two passes only
+        if not self.transparent:
+            if self.read_fast(b, <Py_ssize_t>o.v, o.end, depth + 1) == 0:
+                return 0
+            self.truncate(rows)  # the half-written item: read it again with the two passes
         self.start_scan()
         self.scan(b, <Py_ssize_t>o.v, o.end, depth + 1)
         return self.emit(b, depth + 1)
