@@ -310,6 +310,25 @@ cdef inline Py_ssize_t _occurrence(
 # -- nodes: one per output Arrow array -----------------------------------------------------------
 
 
+# how a type's zero is recognised (proto3 implicit presence: the zero reads as null)
+DEF Z_NEVER = 0       # no zero (messages, timestamps, ...)
+DEF Z_V64 = 1         # the 64 bits read are 0
+DEF Z_V32 = 2         # their low 32 bits are 0
+DEF Z_LEN = 3         # an empty length-delimited value
+
+
+cdef inline bint _is_zero(int32_t kind, Occ* o) noexcept:
+    """Whether occurrence ``o`` holds the zero of a type whose zero is recognised as ``kind``
+    (``Z_*``)."""
+    if kind == Z_V64:
+        return o.v == 0
+    if kind == Z_V32:
+        return (<uint32_t>o.v) == 0
+    if kind == Z_LEN:
+        return o.end == <Py_ssize_t>o.v
+    return False
+
+
 cdef class PNode:
     """Appends one value a row into one Arrow array's buffers; ``n`` rows so far.
 
@@ -362,9 +381,9 @@ cdef class PNode:
     cdef int put_zero(self, int depth) except -1:
         raise NotImplementedError
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
-        """Whether an occurrence holds its type's zero (proto3 implicit presence: null)."""
-        return False
+    cdef int32_t zero_kind(self) noexcept:
+        """How this type's zero is recognised (``Z_*``; proto3 implicit presence: null)."""
+        return Z_NEVER
 
     cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
         """Check an occurrence that is not read (a later one wins)."""
@@ -470,13 +489,13 @@ cdef class ScalarNode(PNode):
     cdef int put_zero(self, int depth) except -1:
         return self.put_raw(0)
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
+    cdef int32_t zero_kind(self) noexcept:
         cdef int conv = self.conv
         if conv == C_INT64 or conv == C_SINT64 or conv == C_DEC or conv == C_DOUBLE:
-            return o.v == 0
+            return Z_V64
         if conv == C_BOOL:
-            return o.v == 0
-        return (<uint32_t>o.v) == 0
+            return Z_V64
+        return Z_V32
 
     cdef int put_null(self) except -1:
         PNode.put_null(self)
@@ -533,8 +552,8 @@ cdef class SizedNode(PNode):
     cdef int put_zero(self, int depth) except -1:
         return self.put_bytes(NULL, 0)
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
-        return o.end == <Py_ssize_t>o.v
+    cdef int32_t zero_kind(self) noexcept:
+        return Z_LEN
 
     cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
         cdef Py_ssize_t start = <Py_ssize_t>o.v
@@ -590,8 +609,8 @@ cdef class EnumNode(SizedNode):
     cdef int put_zero(self, int depth) except -1:
         return self.put_raw(0)
 
-    cdef bint is_zero(self, const uint8_t* b, Occ* o) noexcept:
-        return (<uint32_t>o.v) == 0
+    cdef int32_t zero_kind(self) noexcept:
+        return Z_V32
 
     cdef int check(self, const uint8_t* b, Occ* o, int depth) except -1:
         return 0
@@ -612,11 +631,8 @@ DEF K_MESSAGE = 1     # occurrences merge
 DEF F_ONE = 0         # put_one
 DEF F_MESSAGE = 1     # a MsgNode: its own read_fast
 DEF F_LIST = 2        # a ListNode (repeated, map): add, close_row at the message's end
-DEF F_IMPLICIT = 3    # implicit presence: put_null for the child's is_zero, else put_one
-DEF F_ZERO_V64 = 4    # F_IMPLICIT, the zero tested here: the 64 bits read are 0
-DEF F_ZERO_V32 = 5    # F_IMPLICIT, the zero tested here: their low 32 bits are 0
-DEF F_ZERO_LEN = 6    # F_IMPLICIT, the zero tested here: an empty length-delimited value
-DEF F_RARE = 7        # a closed enum or a oneof member: checked first, then as ``fastr``
+DEF F_IMPLICIT = 3    # implicit presence: put_null for the type's zero (``zerok``), else put_one
+DEF F_RARE = 4        # a closed enum or a oneof member: checked first, then as ``fastr``
 
 
 cdef class MsgNode(PNode):
@@ -646,11 +662,13 @@ cdef class MsgNode(PNode):
     cdef uint32_t stamp       # read_fast: this message's stamp (no clearing of seen per message)
     cdef int32_t* fastk       # read_fast: how a slot's child takes a value (F_*)
     cdef int32_t* fastr       # read_fast: the same without F_RARE (what a rare slot is then)
+    cdef int32_t* zerok       # per slot, how the child's zero is recognised (Z_*)
 
     def __dealloc__(self):
         free(self.seen)
         free(self.fastk)
         free(self.fastr)
+        free(self.zerok)
         free(self.mode)
         free(self.kind)
         free(self.wire)
@@ -754,7 +772,7 @@ cdef class MsgNode(PNode):
                 child.put_chain(b, occs, self.head[i], cut, depth)
                 continue
             o = occs + self.last[i]
-            if mode == M_IMPLICIT and child.is_zero(b, o):
+            if mode == M_IMPLICIT and _is_zero(self.zerok[i], o):
                 child.put_null()
             else:
                 child.put_one(b, o, depth)
@@ -831,7 +849,6 @@ cdef class MsgNode(PNode):
         cdef uint32_t number
         cdef int wt, i
         cdef int32_t slot, mode, fk
-        cdef bint zero
         cdef Occ o
         cdef PyObject* child  # borrowed (self.children holds it): no reference counting
         cdef uint32_t* seen = self.seen
@@ -874,19 +891,10 @@ cdef class MsgNode(PNode):
                     _bad("nesting too deep")
                 if (<MsgNode>child).read_fast(b, <Py_ssize_t>o.v, o.end, depth + 1):
                     return 1
-            else:  # implicit presence: the type's zero reads as null
-                if fk == F_ZERO_V64:
-                    zero = o.v == 0
-                elif fk == F_ZERO_V32:
-                    zero = (<uint32_t>o.v) == 0
-                elif fk == F_ZERO_LEN:
-                    zero = o.end == <Py_ssize_t>o.v
-                else:
-                    zero = (<PNode>child).is_zero(b, &o)
-                if zero:
-                    (<PNode>child).put_null()
-                else:
-                    (<PNode>child).put_one(b, &o, depth)
+            elif _is_zero(self.zerok[slot], &o):  # F_IMPLICIT: the zero reads as null
+                (<PNode>child).put_null()
+            else:
+                (<PNode>child).put_one(b, &o, depth)
         for i in range(self.nslots):
             child = self.kids[i]
             if self.fastr[i] == F_LIST:
@@ -1292,9 +1300,11 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
     m.seen = <uint32_t*>realloc(NULL, max(m.nslots, 1) * sizeof(uint32_t))
     m.fastk = <int32_t*>realloc(NULL, size)
     m.fastr = <int32_t*>realloc(NULL, size)
+    m.zerok = <int32_t*>realloc(NULL, size)
     if not (
         m.mode and m.kind and m.wire and m.packable and m.oneof and m.head and m.tail and m.last
         and m.has_closed and m.kids and m.seen and m.fastk and m.fastr
+        and m.zerok
     ):
         raise MemoryError()
     memset(m.seen, 0, max(m.nslots, 1) * sizeof(uint32_t))  # no stamp yet (stamp 0 is never used)
@@ -1372,32 +1382,21 @@ def _message(d, pairs, bint zero_fill, bint transparent, int depth, bint emit, n
         if m.oneof[i] >= 0 and members[m.oneof[i]] == 1:
             m.oneof[i] = -1
         m.kids[i] = <PyObject*>m.children[i]
+        m.zerok[i] = (<PNode>m.children[i]).zero_kind()
         m.fastr[i] = _fast_kind(m.mode[i], m.kind[i], m.children[i])
         m.fastk[i] = F_RARE if m.has_closed[i] or m.oneof[i] >= 0 else m.fastr[i]
     return m
 
 
 cdef int32_t _fast_kind(int32_t mode, int32_t kind, object child):
-    """How read_fast hands a slot's value to ``child`` (``F_*``, never F_RARE): the zero of
-    implicit presence tested in place for the nodes whose ``is_zero`` is one comparison (the
-    same comparisons as theirs)."""
-    cdef int conv
+    """How read_fast hands a slot's value to ``child`` (``F_*``, never F_RARE)."""
     if mode == M_MANY:
         return F_LIST
     if kind == K_MESSAGE and isinstance(child, MsgNode):
         return F_MESSAGE
-    if mode != M_IMPLICIT:
-        return F_ONE
-    if type(child) is ScalarNode:
-        conv = (<ScalarNode>child).conv
-        if conv in (C_INT64, C_SINT64, C_DEC, C_DOUBLE, C_BOOL):
-            return F_ZERO_V64
-        return F_ZERO_V32
-    if type(child) is EnumNode:
-        return F_ZERO_V32
-    if type(child) is SizedNode:
-        return F_ZERO_LEN
-    return F_IMPLICIT
+    if mode == M_IMPLICIT:
+        return F_IMPLICIT
+    return F_ONE
 
 
 cdef struct BinaryColumn:
