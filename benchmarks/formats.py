@@ -12,10 +12,10 @@ message indexes, here the single byte ``0``, then the payload). Then local[2] re
 into the ``noop`` sink, each route in a Spark session and JVM of its own
 (:func:`benchmarks.harness.spark_in_own_jvm`: one route's JIT-compiled code, heap and Python
 workers never serve another's, as each would be a job of its own; in one shared session the
-routes timed after others ran up to 2x slower): one warm-up read (its row count checked),
-then ``--repeat`` timed reads; records/s of the medians and the ratio ours / route (> 1:
-ours faster). Before timing, every route that runs is collected on the first 500 records of
-each partition and compared row for row with ours.
+routes timed after others ran up to 2x slower): ``--warmup`` untimed reads (default 1) and
+a count (checked), then ``--repeat`` timed reads; records/s of the medians and the ratio
+ours / route (> 1: ours faster). Before timing, every route that runs is collected on the
+first 500 records of each partition and compared row for row with ours.
 
 JSON (:data:`JSON_SCHEMA`, a JSON Schema; read as :data:`JSON_DDL`): ``id``, ``seq``
 (``integer``: ``BIGINT``), ``score`` (``number``: ``DOUBLE``), ``name`` (``string``),
@@ -48,8 +48,12 @@ serialized by the protobuf package, about 75 bytes plus 6 of framing): the same 
   ``messageName=bench.Event``: the reader schema from the registry (compiled from its
   ``.proto`` text), the framing and message indexes checked per record; reported as not run,
   with the reason, when this checkout's source has no ``valueFormat=protobuf`` yet;
-- the JVM route (spark-protobuf's ``from_protobuf``): not run: spark-protobuf's jar is not
-  served to this machine (the row says so; no number is made up);
+- the JVM route: ``format("kafka")`` + spark-protobuf's ``from_protobuf(substring(value, 7),
+  "bench.Event", binaryDescriptorSet=...)`` (the framing stripped in SQL, the descriptor set
+  the one ours compiles), when :func:`~spark_kafka_py.testing.jars.spark_protobuf_jars`
+  resolves: from Maven, or the jars ``$SPARK_KAFKA_PY_SPARK_PROTOBUF_JARS`` names (Maven
+  Central does not serve spark-protobuf to every machine); else the row says why it did not
+  run (no number is made up);
 - the Python route: ``format("kafka")`` + ``mapInArrow`` with confluent-kafka's
   ``ProtobufDeserializer`` per value (the framing and message indexes read by it, the message
   parsed by the protobuf package) and the message's fields read into a dict as spark-protobuf
@@ -232,7 +236,7 @@ PB_PYTHON = "kafka + mapInArrow(confluent ProtobufDeserializer)"
 JSON_LIMIT = "limit: pre-built Arrow batches of the struct (json)"
 PB_LIMIT = "limit: pre-built Arrow batches of the struct (protobuf)"
 #: Why the JVM Protobuf route is not run.
-PB_JVM_NOT_RUN = "not run: spark-protobuf's jar is not served to this machine (Maven 404)"
+PB_JVM_NOT_RUN = "not run: spark-protobuf's jar could not be resolved"
 
 
 # ------------------------------------------------------------------------------------ values
@@ -639,14 +643,15 @@ def _spark_read(
     log: Callable[[str], None],
     build: RouteBuilder,
     unchecked: RouteBuilder | None = None,
+    warmup: int = 1,
 ) -> tuple[list[FormatResult], int]:
     """Compare every route on the first :data:`CHECKED_PER_PARTITION` records of each
     partition (``partition, offset, v`` rows, the first route's against each other's), in one
     Spark session; then time each route in a Spark session of its own (``session()``, stopped
     after it: no route runs in a JVM and Python workers another route has used, as each would
-    be its own job): one warm-up read (row count checked), then ``repeat`` timed reads of
-    ``v`` into the noop sink. ``build(spark)`` gives the routes, each mapping options (the
-    topic's, bounded or not) to a DataFrame of ``partition, offset, v``; ``unchecked`` routes
+    be its own job): ``warmup`` warm-up reads and a count (checked), then ``repeat`` timed
+    reads of ``v`` into the noop sink. ``build(spark)`` gives the routes, each mapping options
+    (the topic's, bounded or not) to a DataFrame of ``partition, offset, v``; ``unchecked`` routes
     (the limit: rows that are not the topic's) are timed the same way after them, without
     the comparison.
 
@@ -684,7 +689,8 @@ def _spark_read(
                     route(topic_options).select("v").write.format("noop").mode("overwrite").save()
                     return time.perf_counter() - start
 
-                log(f"{name}: warm-up {timed():.1f} s")
+                warm = ", ".join(f"{timed():.1f}" for _ in range(warmup))
+                log(f"{name}: warm-up {warm} s")
                 count = route(topic_options).count()
                 if count != records:
                     raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
@@ -743,8 +749,9 @@ def _json_routes(spark: Any, url: str) -> dict[str, Callable[[dict[str, str]], A
 
 
 def _protobuf_routes(
-    spark: Any, url: str, descriptor_set: bytes, ours_runs: bool
+    spark: Any, url: str, descriptor_set: bytes, ours_runs: bool, jvm_runs: bool
 ) -> dict[str, Callable[[dict[str, str]], Any]]:
+    from pyspark.sql.functions import expr
     from pyspark.sql.pandas.types import from_arrow_type
     from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
@@ -771,6 +778,17 @@ def _protobuf_routes(
             return df.select("partition", "offset", df["value"].alias("v"))
 
         routes[PB_OURS] = ours
+    if jvm_runs:
+        from pyspark.sql.protobuf.functions import from_protobuf
+
+        def jvm(options: dict[str, str]) -> Any:
+            # the framing (magic byte, 4-byte id, message index 0) stripped in SQL
+            value = from_protobuf(
+                expr("substring(value, 7)"), MESSAGE, binaryDescriptorSet=descriptor_set
+            ).alias("v")
+            return _load(spark, "kafka", options).select("partition", "offset", value)
+
+        routes[PB_JVM] = jvm
     out = StructType(
         [
             StructField("partition", IntegerType()),
@@ -829,22 +847,29 @@ def bench_formats(
     *,
     bootstrap: str | None = None,
     registry_url: str | None = None,
+    warmup: int = 1,
     log: Callable[[str], None] = lambda m: None,
 ) -> list[FormatReport]:
     """Run the benchmark of each of ``formats`` (``json``, ``protobuf``): the decode-alone
     table, then the topic and the Spark reads (see the module docstring). One broker
     (``bootstrap``, else a local one) and one registry (``registry_url``, else a local
-    Apicurio) for the run.
+    Apicurio) for the run; ``warmup`` untimed reads per route before the timed ones. The JVM
+    route of Protobuf runs when :func:`~spark_kafka_py.testing.jars.spark_protobuf_jars`
+    resolves (Maven, or ``$SPARK_KAFKA_PY_SPARK_PROTOBUF_JARS``), on the sessions of that
+    format only.
 
     Raises:
         SystemExit: two routes' rows differ, or a read's row count is not ``records``.
     """
     from benchmarks.harness import local_broker, spark_in_own_jvm
     from spark_kafka_py.schema_registry.client import Schema, SchemaRegistryClient
+    from spark_kafka_py.testing.jars import JarResolutionError, spark_protobuf_jars
     from spark_kafka_py.testing.registry import ApicurioRegistry
 
+    jars: list[Path] = []
+
     def session() -> contextlib.AbstractContextManager[Any]:
-        return spark_in_own_jvm("spark-kafka-py bench formats", master="local[2]")
+        return spark_in_own_jvm("spark-kafka-py bench formats", "local[2]", jars)
 
     reports: list[FormatReport] = []
     decode_n = min(records, DECODE_RECORDS)
@@ -877,12 +902,18 @@ def bench_formats(
                 why = _source_reads_protobuf()
                 if why is not None:
                     not_run[PB_OURS] = why
-                not_run[PB_JVM] = PB_JVM_NOT_RUN
+                try:
+                    jars[:] = spark_protobuf_jars()
+                    log(f"spark-protobuf: {', '.join(str(j) for j in jars)}")
+                except JarResolutionError as e:
+                    first = next((x for x in str(e).splitlines() if x.strip()), "")
+                    not_run[PB_JVM] = f"{PB_JVM_NOT_RUN} ({first[:160]})"
                 build = functools.partial(
                     _protobuf_routes,
                     url=registry_url,
                     descriptor_set=_proto_schema()[2],
                     ours_runs=why is None,
+                    jvm_runs=PB_JVM not in not_run,
                 )
 
             produce_s = _write_topic(bs, topic, pool, records)
@@ -902,8 +933,9 @@ def bench_formats(
                 unchecked = _limit_route(fmt, ours_options)
                 log(f"the limit's batches planned in {time.perf_counter() - t0:.1f} s")
             results, checked = _spark_read(
-                session, options, topic, records, repeat, log, build, unchecked
+                session, options, topic, records, repeat, log, build, unchecked, warmup
             )
+            jars.clear()
             reports.append(
                 FormatReport(
                     fmt,
@@ -947,12 +979,14 @@ def run(args: argparse.Namespace) -> int:
     formats = ["json", "protobuf"] if which == "both" else [which]
     records = getattr(args, "records", None) or DEFAULT_RECORDS
     repeat = getattr(args, "repeat", None) or 1
+    warmup = getattr(args, "warmup", None) or 1
     reports = bench_formats(
         formats,
         records,
         repeat,
         bootstrap=getattr(args, "bootstrap_servers", None),
         registry_url=getattr(args, "schema_registry_url", None),
+        warmup=warmup,
         log=lambda m: print(m, flush=True),
     )
     env = environment()
@@ -963,7 +997,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{records:,} {report.format} values of a 10-field record ({POOL:,} distinct "
             f"payloads cycled), {PARTITIONS} partitions, one local broker, local[2], noop sink, "
-            f"each route in a JVM of its own, median of {repeat} run(s) after one warm-up; "
+            f"each route in a JVM of its own, median of {repeat} run(s) after {warmup} "
+            f"warm-up read(s); "
             f"the routes returned the same "
             f"rows on the first {report.checked:,} records. ours / route > 1: ours faster."
         )
@@ -1003,18 +1038,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser | Any) -> None:
-    """The options only this benchmark has (``--format``)."""
+    """The options only this benchmark has (``--format``, ``--warmup``)."""
     parser.add_argument(
         "--format",
         choices=("json", "protobuf", "both"),
         default="both",
         help="formats: the payload formats to read (default both)",
     )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="formats: untimed reads per route before the timed ones (default 1); the JVM "
+        "keeps compiling the short routes over the first reads",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python3 -m benchmarks.formats [--format json|protobuf|both] [--records N]
-    [--repeat N] [--bootstrap-servers HOST:PORT] [--json FILE]``."""
+    [--repeat N] [--warmup N] [--bootstrap-servers HOST:PORT] [--json FILE]``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     add_arguments(parser)
     parser.add_argument(

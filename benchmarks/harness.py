@@ -258,12 +258,15 @@ def local_broker(bootstrap: str | None) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def spark_in_own_jvm(app_name: str, master: str = "local[2]") -> Iterator[Any]:
+def spark_in_own_jvm(
+    app_name: str, master: str = "local[2]", extra_jars: Sequence[Path] = ()
+) -> Iterator[Any]:
     """A local SparkSession (:func:`~spark_kafka_py.testing.spark.local_spark_session`, with
     the data source registered) in a JVM of its own: the JVM is started for it and shut down
     after it (its gateway's stdin closed, which ends PySpark's gateway server), so what runs
     in it finds no JIT-compiled code, heap or Python workers another run left behind, as a
-    job of its own would. Starting one costs about 7 s here.
+    job of its own would. Starting one costs about 7 s here. ``extra_jars`` go on its
+    ``spark.jars`` after the connector's.
 
     Raises:
         spark_kafka_py.testing.jars.JarResolutionError: the connector jars could not be
@@ -274,7 +277,7 @@ def spark_in_own_jvm(app_name: str, master: str = "local[2]") -> Iterator[Any]:
     from spark_kafka_py.discovery import ensure_registered
     from spark_kafka_py.testing.spark import local_spark_session
 
-    spark = local_spark_session(app_name, master=master)
+    spark = local_spark_session(app_name, master=master, extra_jars=extra_jars)
     gateway = SparkContext._gateway
     try:
         ensure_registered(spark)

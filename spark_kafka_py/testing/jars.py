@@ -79,6 +79,11 @@ KAFKA_VERSION_ENV = "SPARK_KAFKA_PY_KAFKA_VERSION"
 #: :func:`selected_kafka_features`.
 KAFKA_FEATURES_ENV = "SPARK_KAFKA_PY_KAFKA_FEATURES"
 
+#: Comma-separated paths of spark-protobuf jars to use instead of resolving
+#: ``org.apache.spark:spark-protobuf_2.13`` from Maven (:func:`spark_protobuf_jars`); when set,
+#: :func:`~spark_kafka_py.testing.spark.local_spark_session` puts them on ``spark.jars``.
+SPARK_PROTOBUF_JARS_ENV = "SPARK_KAFKA_PY_SPARK_PROTOBUF_JARS"
+
 #: log4j2 release for the broker's logging backend (``log4j-core`` + the SLF4J 1.x binding), so the
 #: broker logs to a file configured by ``conf/kafka-log4j2.properties`` rather than to the console.
 LOG4J_VERSION = "2.25.4"
@@ -767,17 +772,31 @@ def spark_protobuf_jars(spark_version: str | None = None) -> list[Path]:
     spark-protobuf shades its protobuf-java, so what remains is typically ``spark-protobuf``
     alone.
 
+    ``$SPARK_KAFKA_PY_SPARK_PROTOBUF_JARS`` (:data:`SPARK_PROTOBUF_JARS_ENV`), when set, wins:
+    jars of spark-protobuf obtained elsewhere (built from Spark's source for the installed
+    pyspark, say, where Maven Central does not serve the module), comma-separated paths, taken
+    as they are.
+
     Args:
         spark_version: spark-protobuf version; default: the version chosen for the Kafka
-            connector (see :func:`spark_avro_jars`).
+            connector (see :func:`spark_avro_jars`). Ignored when the variable is set.
 
     Returns:
         Absolute jar paths, joined with ``,`` for ``spark.jars``.
 
     Raises:
         JarResolutionError: Maven failed (e.g. that version of spark-protobuf is not on
-            Central) or no fitting version exists.
+            Central) or no fitting version exists; or a path the variable names is not a file.
     """
+    override = os.environ.get(SPARK_PROTOBUF_JARS_ENV, "").strip()
+    if override:
+        paths = [Path(p.strip()).resolve() for p in override.split(",") if p.strip()]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            raise JarResolutionError(
+                f"{SPARK_PROTOBUF_JARS_ENV} names jars that are not files: {', '.join(missing)}"
+            )
+        return paths
     if spark_version is None:
         import pyspark
 

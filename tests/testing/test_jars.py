@@ -215,3 +215,23 @@ def test_selected_kafka_version_rejects_what_the_harness_cannot_start(
 def test_logging_backend_of_the_broker_by_release() -> None:
     assert jars.log4j1_broker("3.6.2") and jars.log4j1_broker("3.9.1")
     assert not jars.log4j1_broker("4.0.0") and not jars.log4j1_broker("4.4.0")
+
+
+def test_spark_protobuf_jars_from_the_environment_skip_maven(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = tmp_path / "spark-protobuf-local.jar", tmp_path / "protobuf-java.jar"
+    a.write_bytes(b"PK")
+    b.write_bytes(b"PK")
+
+    def no_maven(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Maven must not run when the jars are given")
+
+    monkeypatch.setattr(jars.subprocess, "run", no_maven)
+    monkeypatch.setattr(jars.subprocess, "Popen", no_maven)
+    monkeypatch.setenv(jars.SPARK_PROTOBUF_JARS_ENV, f" {a} , {b},")
+    assert jars.spark_protobuf_jars() == [a.resolve(), b.resolve()]
+
+    monkeypatch.setenv(jars.SPARK_PROTOBUF_JARS_ENV, f"{a},{tmp_path / 'gone.jar'}")
+    with pytest.raises(JarResolutionError, match=r"SPARK_KAFKA_PY_SPARK_PROTOBUF_JARS.*gone\.jar"):
+        jars.spark_protobuf_jars()

@@ -7,9 +7,12 @@ fixture, given the same binary descriptor set (``binaryDescriptorSet``) and opti
 
 Marked ``long`` (deselected by default): this machine's Maven mirror does not serve
 spark-protobuf (404 for every 3.5/4.x release, while spark-avro resolves), so the jar cannot be
-on the shared session yet. Run with ``python3 -m pytest -m long tests/formats/protobuf``; it
-fails, saying why, until the jar resolves and is added to ``testing/spark.py``'s ``spark.jars``
-(never skips: an oracle that cannot run is a failure).
+on the shared session of CI. Run with jars of spark-protobuf obtained elsewhere (built from
+Spark's source for the installed pyspark, say):
+``SPARK_KAFKA_PY_SPARK_PROTOBUF_JARS=/path/a.jar[,...] python3 -m pytest -m long
+tests/formats/protobuf/test_spark_protobuf_oracle.py``; ``testing/spark.py`` then puts them on
+the session's ``spark.jars``. Without them it fails, saying why (never skips: an oracle that
+cannot run is a failure).
 """
 
 from __future__ import annotations
