@@ -41,7 +41,8 @@ _PROTOBUF_ENCODE_PYX = "spark_kafka_py/formats/protobuf/_encode_accel.pyx"
 #: without it ``JsonDecoder`` runs pyarrow's reader and its per-row path.
 _JSON_PYX = "spark_kafka_py/formats/json/_accel.pyx"
 # The formats' extensions cimport the inline helpers of ``spark_kafka_py/_cutil.pxd`` (found
-# from the checkout's root, where this runs; compiled into each of them, not a module itself).
+# from the checkout's root, where this runs; compiled into each of them, not a module itself);
+# the readers include ``spark_kafka_py/_growbuf.pxi`` (their output buffer) the same way.
 
 
 def _flag(name: str) -> bool:

@@ -88,73 +88,7 @@ class Fallback(Exception):
 # -- growable buffers --------------------------------------------------------------------------
 
 
-cdef class Buf:
-    """A malloc'd byte buffer that grows by doubling; ``size`` bytes in use."""
-
-    cdef uint8_t* data
-    cdef Py_ssize_t size
-    cdef Py_ssize_t cap
-    cdef Py_ssize_t first  # the first allocation's size (the last one handed over)
-
-    def __cinit__(self):
-        self.first = 256
-
-    def __dealloc__(self):
-        free(self.data)
-
-    cdef inline int reserve(self, Py_ssize_t extra) except -1:
-        if self.size + extra > self.cap:
-            return grow(&self.data, &self.cap, self.size + extra, self.first)
-        return 0
-
-    cdef inline int put(self, const void* src, Py_ssize_t size) except -1:
-        self.reserve(size)
-        memcpy(self.data + self.size, src, size)
-        self.size += size
-        return 0
-
-    cdef inline int put_byte(self, uint8_t value) except -1:
-        self.reserve(1)
-        self.data[self.size] = value
-        self.size += 1
-        return 0
-
-    cdef inline int put_int32(self, int32_t value) except -1:
-        self.reserve(4)
-        (<int32_t*>(self.data + self.size))[0] = value
-        self.size += 4
-        return 0
-
-    cdef inline int put_int64(self, int64_t value) except -1:
-        self.reserve(8)
-        (<int64_t*>(self.data + self.size))[0] = value
-        self.size += 8
-        return 0
-
-    cdef inline int zeros(self, Py_ssize_t size) except -1:
-        self.reserve(size)
-        memset(self.data + self.size, 0, size)
-        self.size += size
-        return 0
-
-    cdef object take(self):
-        """The bytes in use as a ``pyarrow.Buffer``, handed over without a copy
-        (:func:`hand_over`); the buffer is then empty, its next memory first as large as
-        this."""
-        cdef Py_ssize_t size = self.size
-        if size == 0:
-            return pa.py_buffer(b"")
-        owner = hand_over(&self.data, size, &self.cap)
-        self.size = 0
-        self.first = size
-        return pa.foreign_buffer(<size_t>PyCapsule_GetPointer(owner, NULL), size, base=owner)
-
-
-cdef object _bitmap(Buf valid, Py_ssize_t n):
-    """Arrow's validity bitmap (LSB first) of ``n`` validity bytes; empties ``valid``."""
-    out = bitmap_bytes(valid.data, n)
-    valid.size = 0
-    return pa.py_buffer(out)
+include "../../_growbuf.pxi"
 
 
 # -- the wire format -----------------------------------------------------------------------------
