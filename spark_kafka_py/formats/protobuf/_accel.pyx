@@ -553,7 +553,7 @@ cdef class EnumNode(SizedNode):
 # slot modes (how an absent / present field reads)
 DEF M_PRESENCE = 0    # absent: null
 DEF M_IMPLICIT = 1    # absent or zero: null
-DEF M_ZERO = 2        # absent: the zero (emit.default.values, map entries, wrappers)
+DEF M_ZERO = 2        # absent: the zero (emit.default.values, map entries)
 DEF M_DUMMY = 3       # always null
 DEF M_MANY = 4        # repeated / map: every occurrence
 
@@ -888,10 +888,8 @@ cdef class MsgNode(PNode):
 
 cdef class TimeNode(ScalarNode):
     """``Timestamp`` / ``Duration`` (``int64 seconds = 1; int32 nanos = 2``) as int64
-    microseconds: seconds * 10^6 plus nanos / 1000, truncated (Timestamp) or floored
-    (Duration); past 64 bits: :class:`Fallback`."""
-
-    cdef bint floor
+    microseconds: seconds * 10^6 plus nanos / 1000, the division truncating (both, as
+    spark-protobuf's ``TimeUnit.NANOSECONDS.toMicros``); past 64 bits: :class:`Fallback`."""
 
     cdef int read(self, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end, int64_t* s, int32_t* ns, int depth) except -1:
         cdef uint32_t tag
@@ -916,11 +914,7 @@ cdef class TimeNode(ScalarNode):
 
     cdef int put_value(self, int64_t s, int32_t ns) except -1:
         cdef long long micros
-        cdef long long frac
-        if self.floor:
-            frac = ns // 1000 if ns >= 0 else -((-<int64_t>ns + 999) // 1000)
-        else:
-            frac = ns // 1000 if ns >= 0 else -((-<int64_t>ns) // 1000)
+        cdef long long frac = ns // 1000 if ns >= 0 else -((-<int64_t>ns) // 1000)
         if skp_mul_overflow(s, 1000000, &micros) or skp_add_overflow(micros, frac, &micros):
             _bad("past 64-bit microseconds")
         self.values.put_int64(micros)
@@ -1168,11 +1162,12 @@ def _value(fd, node, int depth, bint emit):
         time.arrow = node.arrow
         time.conv, time.width = C_INT64, 8
         time.wire = WT_LEN
-        time.floor = kind == "duration"
         return time
     if kind == "wrapper":
         inner_fd = fd.message_type.fields_by_name["value"]
-        return _message(fd.message_type, [(inner_fd, node.fields[0])], True, True, depth, emit)
+        # the value has no presence: its zero reads as null unless emit.default.values, as
+        # spark-protobuf's getFieldValue gives it
+        return _message(fd.message_type, [(inner_fd, node.fields[0])], False, True, depth, emit)
     if kind == "message":
         return _message(fd.message_type, None, False, False, depth, emit, node)
     if kind == "map":

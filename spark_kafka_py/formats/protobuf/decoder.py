@@ -15,9 +15,9 @@ plan built once from :func:`~spark_kafka_py.formats.protobuf.types.map_message`:
   ``enums.as.ints``;
 - uint32/fixed32 and uint64/fixed64 read as the signed 32/64-bit value of the same bits
   (Java's int/long), unless upcast;
-- ``Timestamp``: ``seconds * 1,000,000 + nanos / 1000`` microseconds (the division truncating,
-  as ``TimeUnit.NANOSECONDS.toMicros``); ``Duration``: microseconds of
-  ``java.time.Duration.ofSeconds(seconds, nanos)`` (floor);
+- ``Timestamp`` and ``Duration``: ``seconds * 1,000,000 + nanos / 1000`` microseconds (the
+  division truncating, as spark-protobuf's ``TimeUnit.NANOSECONDS.toMicros``: a Duration of
+  -1 s and -500 ns is -1,000,000 microseconds);
 - a map entry's missing key or value reads as its zero (a message value: an empty message).
 
 A payload that does not parse: ``FAILFAST`` raises
@@ -120,15 +120,12 @@ def _converter(node: Node, emit: bool) -> Convert | None:
         names = {v.number: v.name for v in enum.values}
         prefix = f"UNKNOWN_ENUM_VALUE_{enum.name}_"
         return lambda n: names.get(n) or f"{prefix}{n}"
-    if kind == "timestamp":
+    if kind in ("timestamp", "duration"):
         return lambda m: _micros(m.seconds * 1_000_000 + _truncating_micros(m.nanos), kind)
-    if kind == "duration":
-        return lambda m: _micros((m.seconds * 1_000_000_000 + m.nanos) // 1000, kind)
     if kind == "wrapper":
-        inner = _converter(node.fields[0].node, emit)
-        if inner is None:
-            return lambda m: m.value
-        return lambda m: inner(m.value)
+        # the value has no presence: its zero reads as null unless emit.default.values, as
+        # spark-protobuf's getFieldValue gives it
+        return _field_reader(node.fields[0], emit)
     if kind == "map":
         key = _converter(node.fields[0].node, emit)
         value = _converter(node.fields[1].node, emit)

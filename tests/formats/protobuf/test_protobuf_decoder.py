@@ -237,7 +237,8 @@ def test_rows(all_types: ProtobufSchema) -> None:
         "text": None,
         "inner": {"s": "x", "i": None},
         "ts": dt.datetime(1970, 1, 1, 0, 0, 10, 1, tzinfo=UTC),
-        "dur": dt.timedelta(microseconds=-1_000_002),  # -1 s - 1500 ns, floored
+        # -1 s - 1500 ns: nanos / 1000 truncated (spark-protobuf: TimeUnit.NANOSECONDS.toMicros)
+        "dur": dt.timedelta(microseconds=-1_000_001),
         "wrapped": {"value": None},  # Int32Value(0): present, its value not on the wire
         "f32": 1.5,
         "inners": [{"s": None, "i": 3}],
@@ -311,12 +312,20 @@ def test_uint64_upcast_to_decimal(all_types: ProtobufSchema) -> None:
 
 
 def test_unwrapped_wrappers(all_types: ProtobufSchema) -> None:
+    All = _cls(all_types, "t.All")
+    zero, seven = All(), All()
+    zero.wrapped.value = 0
+    seven.wrapped.value = 7
+    payloads = [zero.SerializeToString(), seven.SerializeToString(), b""]
+    # the wrapper's value has no presence: Int32Value(0) => null, unless emit.default.values
+    # (spark-protobuf's getFieldValue; its ProtobufOptions: with emit defaults, nil => nil,
+    # Int32Value(0) => 0); Spark 4.3's from_protobuf gives the same (the oracle module)
     o = ProtobufOptions(unwrap_primitive_wrapper_types=True)
-    m = _cls(all_types, "t.All")()
-    m.wrapped.value = 0
-    rows = decode_protobuf([m.SerializeToString(), b""], all_types, "t.All", o).to_pylist()
-    # ProtobufOptions: nil => nil, Int32Value(0) => 0
-    assert rows[0]["wrapped"] == 0 and rows[1]["wrapped"] is None
+    rows = decode_protobuf(payloads, all_types, "t.All", o).to_pylist()
+    assert [r["wrapped"] for r in rows] == [None, 7, None]
+    o = ProtobufOptions(unwrap_primitive_wrapper_types=True, emit_default_values=True)
+    rows = decode_protobuf(payloads, all_types, "t.All", o).to_pylist()
+    assert [r["wrapped"] for r in rows] == [0, 7, None]
 
 
 # --- descriptors -------------------------------------------------------------------------
