@@ -164,6 +164,7 @@ shortest), so such values may differ in the last digits.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import functools
 import io
@@ -1431,17 +1432,68 @@ def _parse_date(text: str) -> int | None:
     return days
 
 
-#: The days since the epoch ``RebaseDateTime.rebaseJulianToGregorianDays`` leaves as they are
-#: (from 1582-10-15, the first Gregorian day); the upper end is an ``int``'s.
-_GREGORIAN_DAYS: Final = (-141_427, _INT_MAX)
+#: The Julian day number of 1970-01-01.
+_EPOCH_JDN: Final = 2_440_588
+
+
+def _julian_epoch_days(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a date of the Julian calendar (astronomical years: 0 is 1 BC),
+    by its Julian day number (the Julian calendar's count of March-based years)."""
+    a = (14 - month) // 12
+    y = year + 4800 - a
+    m = month + 12 * a - 3
+    return day + (153 * m + 2) // 5 + 365 * y + y // 4 - 32083 - _EPOCH_JDN
+
+
+def _julian_date(days: int) -> tuple[int, int, int]:
+    """The Julian calendar's (astronomical year, month, day) of days since 1970-01-01: the
+    inverse of :func:`_julian_epoch_days` (floor divisions, so any integer works)."""
+    c = days + _EPOCH_JDN + 32082
+    d = (4 * c + 3) // 1461
+    e = c - 1461 * d // 4
+    m = (5 * e + 2) // 153
+    return d - 4800 + m // 10, m + 3 - 12 * (m // 10), e - (153 * m + 2) // 5 + 1
+
+
+#: Where the count of days that the Julian calendar lags the proleptic Gregorian one changes,
+#: as ``RebaseDateTime.rebaseJulianToGregorianDays`` takes it: (the first day, in the Julian
+#: calendar's days since the epoch, and the days to add from it), from 0001-01-01 (before it,
+#: :func:`_rebase_julian_days` converts each date) through each 1 March of a year divisible by 100
+#: but not by 400 (where the Julian calendar has a 29 February the Gregorian one lacks) to
+#: 1582-10-15, the first Gregorian day, from which nothing is added.
+_JULIAN_SHIFTS: Final = (
+    [(_julian_epoch_days(1, 1, 1), 2)]
+    + [
+        (_julian_epoch_days(y, 3, 1), -(y // 100 - y // 400 - 2))
+        for y in range(100, 1582, 100)
+        if y % 400
+    ]
+    + [(-141_427, 0)]
+)
+
+
+def _rebase_julian_days(days: int) -> int:
+    """``RebaseDateTime.rebaseJulianToGregorianDays``: days since the epoch counted in the
+    Julian calendar (before 1582-10-15) as the proleptic Gregorian calendar counts the same
+    year, month and day: from 0001-01-01 by :data:`_JULIAN_SHIFTS`; before it (Spark 4's
+    ``localRebaseJulianToGregorianDays``) by the date itself: its year and month, day 1,
+    then its day of the month less one added (so a 29 February the Gregorian year lacks is
+    1 March)."""
+    if days < _JULIAN_SHIFTS[0][0]:
+        year, month, day = _julian_date(days)
+        first = _days(year, month, 1)
+        assert first is not None  # month 1..12, day 1
+        return first + day - 1
+    firsts = [first for first, _ in _JULIAN_SHIFTS]
+    return days + _JULIAN_SHIFTS[bisect.bisect_right(firsts, days) - 1][1]
 
 
 def _parse_date_fallback(text: str) -> int | None:
     """JacksonParser's fallback for a date string: ``stringToDate`` of the text without
     ``GMT`` (``cleanLegacyTimestampStr``), else the text (not trimmed) as
     ``Integer.parseInt`` reads it (a sign and decimal digits, Unicode ones too) of days since
-    the epoch (Spark 1.5's way; days before 1582-10-15, which Spark rebases from the Julian
-    calendar, are bad values here)."""
+    the epoch (Spark 1.5's way), days before 1582-10-15 counted in the Julian calendar, as
+    Spark rebases them (:func:`_rebase_julian_days`)."""
     days = _parse_date(text.replace("GMT", ""))
     if days is not None:
         return days
@@ -1449,9 +1501,9 @@ def _parse_date_fallback(text: str) -> int | None:
     if m is None:
         return None
     n = int(text)
-    if not _GREGORIAN_DAYS[0] <= n <= _GREGORIAN_DAYS[1]:
-        return None
-    return n
+    if not _INT_MIN <= n <= _INT_MAX:
+        return None  # Integer.parseInt: NumberFormatException
+    return _rebase_julian_days(n)
 
 
 def _parse_timestamp_string(text: str) -> tuple[int, int, str | None, bool] | None:

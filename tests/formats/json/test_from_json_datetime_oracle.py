@@ -97,6 +97,13 @@ STRINGS = [
     "2020-01-02T", "2020-01-02 anything", "2020-01-02Tzzz", "2020-01-02x", "2020 01",
     "2020-01 x", "2020T", "18262", "-1", "+5", " 18262", "18262 ", "\\u0661\\u0662",
     "99999999999", "0x10", "", "2147483647", "2147483648", "-141427", "\uff11\uff12",
+    # days before 1582-10-15, counted in the Julian calendar (Spark rebases them); 4 to 7
+    # digits are a year (stringToDate), so leading zeros reach the days: the shifts' edges
+    # from 0001-01-01, then dates converted one by one (29 February of the Julian year -100,
+    # which the Gregorian calendar lacks, and of -400, which it has)
+    "-00141428", "-00171595", "-00171596", "-00682945", "-00682946", "-00719164", "-00719165",
+    "-00755996", "-00755995", "-00865571", "-10000000", "-2147483648", "-2147483649",
+    "-\u0660\u0660\u0661\u0664\u0661\u0664\u0662\u0668",
 ]  # fmt: skip
 
 
