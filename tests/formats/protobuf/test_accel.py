@@ -29,6 +29,9 @@ from hypothesis import strategies as st
 from spark_kafka_py.formats.errors import ProtobufDecodeError
 from spark_kafka_py.formats.protobuf import ProtobufDecoder, ProtobufOptions, parse_proto
 from tests.formats.protobuf._twins import all_proto, compiled_extension, legacy_proto, unless_pure
+from tests.formats.protobuf._wire import length_delimited as _len
+from tests.formats.protobuf._wire import tag as _tag
+from tests.formats.protobuf._wire import varint as _varint
 
 _accel = compiled_extension("spark_kafka_py.formats.protobuf._accel", "upb route")
 
@@ -63,23 +66,6 @@ def test_the_schema_runs_compiled() -> None:
 # -- the wire format, written here (protobuf.dev "Encoding") --------------------------------------
 
 
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _tag(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
 def _padded(n: int, extra: int) -> bytes:
     """``n``'s varint with ``extra`` more bytes than needed (upb takes tags and lengths of up to
     5 bytes, values of up to 10)."""
@@ -100,10 +86,6 @@ def _padded_field(draw: Any) -> bytes:
     if which == "length":
         return _tag(_F["st"], 2) + _padded(2, extra) + b"ab"
     return _tag(_F["i64"], 0) + _padded(draw(st.integers(0, 2**20)), extra)
-
-
-def _len(number: int, data: bytes) -> bytes:
-    return _tag(number, 2) + _varint(len(data)) + data
 
 
 _T = FieldDescriptor

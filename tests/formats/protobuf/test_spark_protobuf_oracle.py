@@ -32,6 +32,9 @@ from spark_kafka_py.formats.protobuf import (
     compile_proto,
     parse_descriptor_set,
 )
+from tests.formats.protobuf._wire import length_delimited as _len
+from tests.formats.protobuf._wire import tag as _tag
+from tests.formats.protobuf._wire import varint as _varint
 
 pytestmark = [pytest.mark.integration, pytest.mark.long]
 
@@ -175,27 +178,6 @@ def _same_as_theirs(
     ours = decoder.decode(payloads).to_pylist()
     for i, (a, b) in enumerate(zip(ours, their_rows, strict=True)):
         assert a == b, f"payload {i}: {payloads[i]!r}"
-
-
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _tag(number: int, wire_type: int) -> bytes:
-    return _varint(number << 3 | wire_type)
-
-
-def _len(number: int, body: bytes) -> bytes:
-    return _tag(number, 2) + _varint(len(body)) + body
 
 
 RECURSIVE = """
