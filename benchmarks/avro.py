@@ -56,21 +56,24 @@ local[2] reads into the noop sink of
 - the Python route: ``format("kafka")`` and ``mapInArrow`` calling confluent-kafka's
   ``AvroDeserializer`` (on the same registry) per value, then ``pa.array`` of the struct.
 
-Before timing, ours and ``from_avro`` are collected on the first 500 records of each
-partition and compared. One warm-up read each, then ``--repeat`` alternating reads; records/s
-of the medians, ours / route, and the decode-alone table above (at most 200,000 values).
+Before timing, every route is collected on the first 500 records of each partition and
+compared with ours. Then each route runs in a Spark session and JVM of its own
+(:func:`benchmarks.harness.time_reads_in_own_jvms`, as ``bench formats`` does: one route's
+JIT-compiled code, heap and Python workers never serve another's): ``--warmup`` untimed reads
+(default 1) and a count, then ``--repeat`` timed reads; records/s of the medians, ours /
+route, and the decode-alone table above (at most 200,000 values).
 
 Then the sink's encode, ``--records`` rows of the same schema built by ``spark.range`` (2
 partitions, :data:`SPARK_WRITE_ROW`) and written to Kafka: ours (``valueFormat=avro``, the
 registry's id pinned with ``value.schema.id``) against the JVM route (spark-avro's ``to_avro``
 with the 5 framing bytes prepended, ``format("kafka")``). Both first write 2,000 rows, read
 back by Kafka's Java consumer and compared byte for byte; then one warm-up and ``--repeat``
-alternating writes each.
+alternating writes each, both routes in one more session.
 
 Usage::
 
     python3 -m benchmarks.avro [--records 200000] [--repeat 1] [--json FILE]
-    python3 -m benchmarks.avro --spark [--records 5000000] [--repeat 1]
+    python3 -m benchmarks.avro --spark [--records 5000000] [--repeat 1] [--warmup 1]
         [--bootstrap-servers HOST:PORT] [--schema-registry-url URL] [--json FILE]
     spark-kafka-py bench avro [--records 200000] [--repeat 1]
 """
@@ -78,6 +81,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import random
@@ -518,8 +522,9 @@ def _write_topic(bootstrap: str, topic: str, records: int, schema_id: int) -> fl
 
 
 def _python_route(url: str, topic: str, arrow_type: pa.DataType) -> Callable[[Any], Any]:
-    """The ``mapInArrow`` function of the Python route: confluent-kafka's ``AvroDeserializer``
-    per value (the schema from the registry at ``url``), then ``pa.array`` of the struct."""
+    """The ``mapInArrow`` function of the Python route over ``partition, offset, value``
+    batches: confluent-kafka's ``AvroDeserializer`` per value (the schema from the registry at
+    ``url``), then ``pa.array`` of the struct as ``v`` beside ``partition, offset``."""
 
     def decode(batches: Any) -> Any:
         from confluent_kafka.schema_registry import SchemaRegistryClient as Client
@@ -529,8 +534,11 @@ def _python_route(url: str, topic: str, arrow_type: pa.DataType) -> Callable[[An
         deserialize = AvroDeserializer(Client({"url": url}))
         ctx = SerializationContext(topic, MessageField.VALUE)
         for batch in batches:
-            rows = [deserialize(v, ctx) for v in batch.column(0).to_pylist()]
-            yield pa.RecordBatch.from_arrays([pa.array(rows, type=arrow_type)], names=["v"])
+            rows = [deserialize(v, ctx) for v in batch.column(2).to_pylist()]
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0), batch.column(1), pa.array(rows, type=arrow_type)],
+                names=["partition", "offset", "v"],
+            )
 
     return decode
 
@@ -543,6 +551,7 @@ def bench_avro_spark(
     registry_url: str | None = None,
     python_route: bool = True,
     reads: bool = True,
+    warmup: int = 1,
     log: Callable[[str], None] = lambda m: None,
 ) -> AvroSparkReport:
     """Time Spark reads of one Avro topic into the noop sink, local[2]: ours
@@ -551,22 +560,26 @@ def bench_avro_spark(
     (``format("kafka")`` + ``mapInArrow`` over confluent-kafka's ``AvroDeserializer``).
 
     One broker (``bootstrap``, else a local one) and one registry (``registry_url``, else a
-    local Apicurio) for the run; the schema is registered under ``<topic>-value``. Each route
-    reads once as a warm-up, then ``repeat`` timed reads alternate. Also runs the decode-alone
-    micro-benchmark (:func:`bench_avro`, at most :data:`DEFAULT_RECORDS` values).
+    local Apicurio) for the run; the schema is registered under ``<topic>-value``. The routes
+    are compared on the first records, then each is timed in a Spark session and JVM of its
+    own (:func:`benchmarks.harness.time_reads_in_own_jvms`: ``warmup`` untimed reads, then
+    ``repeat`` timed ones); the two write routes then share one more session, alternating.
+    Also runs the decode-alone micro-benchmark (:func:`bench_avro`, at most
+    :data:`DEFAULT_RECORDS` values).
 
     Raises:
-        SystemExit: ours and ``from_avro`` differ on the first records, or a read's row
+        SystemExit: a route's rows differ from ours on the first records, or a read's row
             count is not ``records``.
     """
     import contextlib
     import uuid
 
-    from benchmarks.harness import local_broker
-    from spark_kafka_py.discovery import ensure_registered
+    from benchmarks.harness import local_broker, spark_in_own_jvm, time_reads_in_own_jvms
     from spark_kafka_py.schema_registry.client import SchemaRegistryClient
     from spark_kafka_py.testing.registry import ApicurioRegistry
-    from spark_kafka_py.testing.spark import local_spark_session
+
+    def session() -> contextlib.AbstractContextManager[Any]:
+        return spark_in_own_jvm("spark-kafka-py bench avro", "local[2]")
 
     decode, skipped = bench_avro(min(records, DEFAULT_RECORDS), repeat, log=log)
     encode = bench_avro_encode(min(records, DEFAULT_RECORDS), repeat, log=log)
@@ -584,16 +597,30 @@ def bench_avro_spark(
         if reads:
             produce_s = _write_topic(bs, topic, records, schema_id)
             log(f"{records:,} records written to {topic} in {produce_s:.1f} s (id {schema_id})")
-        spark = local_spark_session("spark-kafka-py bench avro", master="local[2]")
-        stack.callback(spark.stop)
-        ensure_registered(spark)
         results: list[AvroResult] = []
-        more: list[str] = []
+        more = _python_route_skipped(python_route)
         if reads:
-            results, more = _spark_routes(
-                spark, bs, registry_url, topic, records, repeat, log, python_route=python_route
+            runs, _ = time_reads_in_own_jvms(
+                session,
+                {"kafka.bootstrap.servers": bs, "subscribe": topic},
+                topic,
+                records,
+                repeat,
+                log,
+                functools.partial(
+                    _spark_routes,
+                    bootstrap=bs,
+                    url=registry_url,
+                    topic=topic,
+                    python_route=not more,
+                ),
+                warmup=warmup,
+                partitions=SPARK_PARTITIONS,
+                checked_per_partition=SPARK_CHECKED_PER_PARTITION,
             )
-        writes = _spark_write_routes(spark, bs, registry_url, schema_id, records, repeat, log)
+            results = [AvroResult(n, records, statistics.median(r), r) for n, r in runs.items()]
+        with session() as spark:
+            writes = _spark_write_routes(spark, bs, registry_url, schema_id, records, repeat, log)
     return AvroSparkReport(
         records,
         results,
@@ -607,26 +634,26 @@ def bench_avro_spark(
     )
 
 
+def _python_route_skipped(python_route: bool) -> list[str]:
+    """Why the Python route does not run (none: it runs)."""
+    try:
+        import confluent_kafka.schema_registry.avro  # noqa: F401
+    except ImportError as exc:
+        return [f"{SPARK_PYTHON}: confluent-kafka's Avro deserializer does not import ({exc})"]
+    return [] if python_route else [f"{SPARK_PYTHON}: --no-python-route"]
+
+
 def _spark_routes(
-    spark: Any,
-    bootstrap: str,
-    url: str,
-    topic: str,
-    records: int,
-    repeat: int,
-    log: Callable[[str], None],
-    *,
-    python_route: bool = True,
-) -> tuple[list[AvroResult], list[str]]:
-    """The check (ours against ``from_avro`` on the first records), the warm-ups and the
-    alternating timed reads; returns the results (ours first) and the routes skipped."""
+    spark: Any, *, bootstrap: str, url: str, topic: str, python_route: bool
+) -> dict[str, Callable[[dict[str, str]], Any]]:
+    """The read routes on ``spark``, ours first, each mapping the topic's options to
+    ``partition, offset, v``: ours (``valueFormat=avro``), ``from_avro`` on
+    ``substring(value, 6)`` and, when ``python_route``, confluent-kafka in ``mapInArrow``."""
     from pyspark.sql.avro.functions import from_avro
     from pyspark.sql.functions import expr
     from pyspark.sql.pandas.types import to_arrow_type
-    from pyspark.sql.types import StructField, StructType
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-    kafka = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic}
-    ours_options = {**kafka, "valueFormat": "avro", "schema.registry.url": url}
     schema_json = json.dumps(SCHEMA)
 
     def load(fmt: str, options: dict[str, str]) -> Any:
@@ -636,62 +663,32 @@ def _spark_routes(
         return reader.load()
 
     def ours(options: dict[str, str]) -> Any:
-        return load("pykafka", options).select("partition", "offset", "value")
+        df = load("pykafka", {**options, "valueFormat": "avro", "schema.registry.url": url})
+        return df.select("partition", "offset", df["value"].alias("v"))
 
     def jvm(options: dict[str, str]) -> Any:
-        return load("kafka", options).select(
-            "partition", "offset", from_avro(expr("substring(value, 6)"), schema_json).alias("v")
-        )
+        value = from_avro(expr("substring(value, 6)"), schema_json).alias("v")
+        return load("kafka", options).select("partition", "offset", value)
 
-    # the check: the first records of each partition, collected from both, compared
-    head = json.dumps(
-        {topic: {str(p): SPARK_CHECKED_PER_PARTITION for p in range(SPARK_PARTITIONS)}}
-    )
-    bounded = {"endingOffsets": head}
-    got = sorted(tuple(r) for r in ours({**ours_options, **bounded}).collect())
-    expected = sorted(tuple(r) for r in jvm({**kafka, **bounded}).collect())
-    if got != expected:
-        pairs = zip(got, expected, strict=False)
-        diff = next(((a, b) for a, b in pairs if a != b), None)
-        raise SystemExit(
-            f"ours and from_avro differ on the first records ({len(got)} and {len(expected)} "
-            f"rows; first difference {diff})"
-        )
-    log(f"ours and from_avro return the same {len(got):,} rows")
-
-    struct = ours(ours_options).schema["value"].dataType
-    routes: dict[str, Callable[[], Any]] = {
-        SPARK_OURS: lambda: ours(ours_options).select("value"),
-        SPARK_JVM: lambda: jvm(kafka).select("v"),
-    }
-    skipped = []
-    try:
-        import confluent_kafka.schema_registry.avro  # noqa: F401
-    except ImportError as exc:
-        skipped.append(
-            f"{SPARK_PYTHON}: confluent-kafka's Avro deserializer does not import ({exc})"
-        )
-    else:
-        if not python_route:
-            skipped.append(f"{SPARK_PYTHON}: --no-python-route")
-    if python_route and not skipped:
+    routes: dict[str, Callable[[dict[str, str]], Any]] = {SPARK_OURS: ours, SPARK_JVM: jvm}
+    if python_route:
+        struct = ours({"kafka.bootstrap.servers": bootstrap, "subscribe": topic}).schema["v"]
+        struct = struct.dataType
         decode = _python_route(url, topic, to_arrow_type(struct, timezone="UTC"))
-        out_schema = StructType([StructField("v", struct)])
-        routes[SPARK_PYTHON] = lambda: (
-            load("kafka", kafka).select("value").mapInArrow(decode, out_schema)
+        out = StructType(
+            [
+                StructField("partition", IntegerType()),
+                StructField("offset", LongType()),
+                StructField("v", struct),
+            ]
         )
 
-    def timed(name: str) -> float:
-        start = time.perf_counter()
-        routes[name]().write.format("noop").mode("overwrite").save()
-        return time.perf_counter() - start
+        def python(options: dict[str, str]) -> Any:
+            df = load("kafka", options).select("partition", "offset", "value")
+            return df.mapInArrow(decode, out)
 
-    for name in routes:  # warm-up, and the row counts
-        log(f"{name}: warm-up {timed(name):.1f} s")
-        count = routes[name]().count()
-        if count != records:
-            raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
-    return _alternating_runs(list(routes), timed, records, repeat, log), skipped
+        routes[SPARK_PYTHON] = python
+    return routes
 
 
 def _alternating_runs(
@@ -907,6 +904,7 @@ def run_spark(args: argparse.Namespace) -> int:
 
     records = getattr(args, "records", None) or DEFAULT_SPARK_RECORDS
     repeat = getattr(args, "repeat", None) or 1
+    warmup = getattr(args, "warmup", None) or 1
     report = bench_avro_spark(
         records,
         repeat,
@@ -914,6 +912,7 @@ def run_spark(args: argparse.Namespace) -> int:
         registry_url=getattr(args, "schema_registry_url", None),
         python_route=not getattr(args, "no_python_route", False),
         reads=not getattr(args, "no_reads", False),
+        warmup=warmup,
         log=lambda m: print(m, flush=True),
     )
     env = environment()
@@ -924,9 +923,10 @@ def run_spark(args: argparse.Namespace) -> int:
         print(
             f"{records:,} Confluent-framed Avro values of a 10-field record "
             f"({SPARK_POOL:,} distinct payloads cycled), {SPARK_PARTITIONS} partitions, one "
-            f"local broker and registry, local[2], noop sink, median of {repeat} run(s) after "
-            "one warm-up each; ours and from_avro returned the same rows on the first "
-            f"{report.checked:,} records. ours / route > 1: ours faster."
+            f"local broker and registry, local[2], noop sink, each route in a JVM of its own, "
+            f"median of {repeat} run(s) after {warmup} warm-up read(s); the routes returned the "
+            f"same rows as ours on the first {report.checked:,} records. ours / route > 1: ours "
+            "faster."
         )
     else:
         print(
@@ -968,7 +968,7 @@ def run_spark(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python3 -m benchmarks.avro [--records N] [--repeat N] [--json FILE]
-    [--spark [--bootstrap-servers HOST:PORT] [--schema-registry-url URL]]``."""
+    [--spark [--bootstrap-servers HOST:PORT] [--schema-registry-url URL] [--warmup N]]``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--records",
@@ -991,6 +991,12 @@ def main(argv: list[str] | None = None) -> int:
         "--no-python-route",
         action="store_true",
         help="with --spark: skip the Python route (about 3 minutes a read at 5M records)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="with --spark: untimed reads per route before the timed ones (default 1)",
     )
     parser.add_argument(
         "--no-reads",

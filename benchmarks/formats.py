@@ -106,6 +106,7 @@ import pyarrow as pa
 
 from benchmarks.avro import AvroResult as FormatResult
 from benchmarks.avro import format_avro_table, sample_records
+from benchmarks.harness import RouteBuilder, time_reads_in_own_jvms
 
 __all__ = [
     "JSON_DDL",
@@ -631,9 +632,6 @@ def _map_in_arrow(
 
 
 #: A function of a Spark session giving the routes' DataFrames: name -> (options -> DataFrame).
-RouteBuilder = Callable[[Any], dict[str, Callable[[dict[str, str]], Any]]]
-
-
 def _spark_read(
     session: Callable[[], contextlib.AbstractContextManager[Any]],
     topic_options: dict[str, str],
@@ -645,61 +643,29 @@ def _spark_read(
     unchecked: RouteBuilder | None = None,
     warmup: int = 1,
 ) -> tuple[list[FormatResult], int]:
-    """Compare every route on the first :data:`CHECKED_PER_PARTITION` records of each
-    partition (``partition, offset, v`` rows, the first route's against each other's), in one
-    Spark session; then time each route in a Spark session of its own (``session()``, stopped
-    after it: no route runs in a JVM and Python workers another route has used, as each would
-    be its own job): ``warmup`` warm-up reads and a count (checked), then ``repeat`` timed
-    reads of ``v`` into the noop sink. ``build(spark)`` gives the routes, each mapping options
-    (the topic's, bounded or not) to a DataFrame of ``partition, offset, v``; ``unchecked`` routes
-    (the limit: rows that are not the topic's) are timed the same way after them, without
-    the comparison.
+    """:func:`benchmarks.harness.time_reads_in_own_jvms` over the topic's
+    :data:`PARTITIONS` (the first :data:`CHECKED_PER_PARTITION` records of each compared),
+    as results (median of the runs).
 
     Raises:
         SystemExit: a route's rows differ from the first's, or a read's count is not
             ``records``.
     """
-    head = json.dumps({topic: {str(p): CHECKED_PER_PARTITION for p in range(PARTITIONS)}})
-    bounded = {**topic_options, "endingOffsets": head}
-    with session() as spark:
-        routes = build(spark)
-        names = list(routes)
-        extra = list(unchecked(spark)) if unchecked is not None else []
-        expected = sorted(tuple(r) for r in routes[names[0]](bounded).collect())
-        for name in names[1:]:
-            got = sorted(tuple(r) for r in routes[name](bounded).collect())
-            if got != expected:
-                pairs = zip(got, expected, strict=False)
-                diff = next(((a, b) for a, b in pairs if a != b), None)
-                raise SystemExit(
-                    f"{name} and {names[0]} differ on the first records ({len(got)} and "
-                    f"{len(expected)} rows; first difference {diff})"
-                )
-    log(f"{', '.join(names)}: the same {len(expected):,} rows")
-
-    results: list[FormatResult] = []
-    for builder, route_names in ((build, names), (unchecked, extra)):
-        for name in route_names:
-            assert builder is not None
-            with session() as spark:
-                route = builder(spark)[name]
-
-                def timed(route: Callable[[dict[str, str]], Any] = route) -> float:
-                    start = time.perf_counter()
-                    route(topic_options).select("v").write.format("noop").mode("overwrite").save()
-                    return time.perf_counter() - start
-
-                warm = ", ".join(f"{timed():.1f}" for _ in range(warmup))
-                log(f"{name}: warm-up {warm} s")
-                count = route(topic_options).count()
-                if count != records:
-                    raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
-                runs = [timed() for _ in range(repeat)]
-            result = FormatResult(name, records, statistics.median(runs), runs)
-            each = ", ".join(f"{r:.2f}" for r in runs)
-            log(f"{name}: {result.records_per_s:,.0f} records/s (runs {each} s)")
-            results.append(result)
-    return results, len(expected)
+    runs, checked = time_reads_in_own_jvms(
+        session,
+        topic_options,
+        topic,
+        records,
+        repeat,
+        log,
+        build,
+        unchecked,
+        warmup,
+        partitions=PARTITIONS,
+        checked_per_partition=CHECKED_PER_PARTITION,
+    )
+    results = [FormatResult(name, records, statistics.median(r), r) for name, r in runs.items()]
+    return results, checked
 
 
 def _load(spark: Any, fmt: str, options: dict[str, str]) -> Any:

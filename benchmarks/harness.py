@@ -17,11 +17,12 @@ both sides alike. This module holds what every benchmark shares:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -292,3 +293,78 @@ def spark_in_own_jvm(
                 proc.wait(timeout=120)
         SparkContext._gateway = None
         SparkContext._jvm = None
+
+
+#: Builds a benchmark's Spark routes on a session: each maps reader options (the topic's,
+#: bounded or not) to a DataFrame of ``partition, offset, v``.
+RouteBuilder = Callable[[Any], dict[str, Callable[[dict[str, str]], Any]]]
+
+
+def time_reads_in_own_jvms(
+    session: Callable[[], contextlib.AbstractContextManager[Any]],
+    topic_options: dict[str, str],
+    topic: str,
+    records: int,
+    repeat: int,
+    log: Callable[[str], None],
+    build: RouteBuilder,
+    unchecked: RouteBuilder | None = None,
+    warmup: int = 1,
+    *,
+    partitions: int = 2,
+    checked_per_partition: int = 500,
+) -> tuple[dict[str, list[float]], int]:
+    """Compare every route on the first ``checked_per_partition`` records of each of the
+    topic's ``partitions`` (``partition, offset, v`` rows, the first route's against each
+    other's), in one Spark session; then time each route in a Spark session of its own
+    (``session()``, stopped after it: no route runs in a JVM and Python workers another route
+    has used, as each would be its own job): ``warmup`` warm-up reads and a count (checked),
+    then ``repeat`` timed reads of ``v`` into the noop sink. ``build(spark)`` gives the
+    routes (:data:`RouteBuilder`); ``unchecked`` routes (a limit: rows that are not the
+    topic's) are timed the same way after them, without the comparison. Returns each route's
+    timed runs (seconds, in route order) and the number of rows compared.
+
+    Raises:
+        SystemExit: a route's rows differ from the first's, or a read's count is not
+            ``records``.
+    """
+    head = json.dumps({topic: {str(p): checked_per_partition for p in range(partitions)}})
+    bounded = {**topic_options, "endingOffsets": head}
+    with session() as spark:
+        routes = build(spark)
+        names = list(routes)
+        extra = list(unchecked(spark)) if unchecked is not None else []
+        expected = sorted(tuple(r) for r in routes[names[0]](bounded).collect())
+        for name in names[1:]:
+            got = sorted(tuple(r) for r in routes[name](bounded).collect())
+            if got != expected:
+                pairs = zip(got, expected, strict=False)
+                diff = next(((a, b) for a, b in pairs if a != b), None)
+                raise SystemExit(
+                    f"{name} and {names[0]} differ on the first records ({len(got)} and "
+                    f"{len(expected)} rows; first difference {diff})"
+                )
+    log(f"{', '.join(names)}: the same {len(expected):,} rows")
+
+    runs: dict[str, list[float]] = {}
+    for builder, route_names in ((build, names), (unchecked, extra)):
+        for name in route_names:
+            assert builder is not None
+            with session() as spark:
+                route = builder(spark)[name]
+
+                def timed(route: Callable[[dict[str, str]], Any] = route) -> float:
+                    start = time.perf_counter()
+                    route(topic_options).select("v").write.format("noop").mode("overwrite").save()
+                    return time.perf_counter() - start
+
+                warm = ", ".join(f"{timed():.1f}" for _ in range(warmup))
+                log(f"{name}: warm-up {warm} s")
+                count = route(topic_options).count()
+                if count != records:
+                    raise SystemExit(f"{name}: {count:,} rows, expected {records:,}")
+                runs[name] = [timed() for _ in range(repeat)]
+            each = ", ".join(f"{r:.2f}" for r in runs[name])
+            per_s = records / statistics.median(runs[name])
+            log(f"{name}: {per_s:,.0f} records/s (runs {each} s)")
+    return runs, len(expected)
