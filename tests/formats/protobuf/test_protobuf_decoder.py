@@ -761,3 +761,26 @@ def test_strings_escaped_as_gson_escapes_them() -> None:
     assert quote("<a href='x'>&=") == '"\\u003ca href\\u003d\\u0027x\\u0027\\u003e\\u0026\\u003d"'
     assert quote('"\\\x00\x1f\t\b\n\r\f\x7f') == '"\\"\\\\\\u0000\\u001f\\t\\b\\n\\r\\f\x7f"'
     assert quote("é\u2028\u2029\U0001f600") == '"é\\u2028\\u2029\U0001f600"'
+
+
+def test_any_nesting_bounded() -> None:
+    """Any values packed in each other: 90 levels print (as spark-protobuf prints them), past
+    100 the record is bad here (protobuf-java recurses on: docs/formats.md)."""
+    from tests.formats.protobuf._wire import length_delimited
+
+    url = b"type.googleapis.com/google.protobuf.Any"
+
+    def nested(levels: int) -> bytes:
+        value = b""
+        for _ in range(levels):
+            value = length_delimited(1, url) + (length_delimited(2, value) if value else b"")
+        return length_delimited(1, value)
+
+    schema = parse_proto(ANY_SCHEMA)
+    options = ProtobufOptions.from_map({**_ANY_JSON, "mode": "PERMISSIVE"})
+    decoder = ProtobufDecoder(schema, schema.message("u.Top"), options)
+    head = '{"@type":"type.googleapis.com/google.protobuf.Any","value":'
+    assert decoder.decode([nested(90), nested(120)]).to_pylist() == [
+        {"a": head * 90 + "{}" + "}" * 90, "ra": []},
+        None,
+    ]
