@@ -119,8 +119,8 @@ def quote(text: str) -> str:
 
 def _java_decimal(digits: str, exp10: int) -> str:
     """Java's layout (``FloatingDecimal.getChars``) of the decimal ``0.<digits> * 10**exp10``
-    (``digits`` without leading or trailing zeros): plain from 0.001 to below 10**7, else
-    computerized scientific notation."""
+    (``digits`` as developed: no leading zero, trailing zeros printed as Java prints them):
+    plain from 0.001 to below 10**7, else computerized scientific notation."""
     if -3 < exp10 < 8:
         if exp10 <= 0:
             return "0." + "0" * -exp10 + digits
