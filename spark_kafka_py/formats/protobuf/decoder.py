@@ -18,7 +18,12 @@ plan built once from :func:`~spark_kafka_py.formats.protobuf.types.map_message`:
 - ``Timestamp`` and ``Duration``: ``seconds * 1,000,000 + nanos / 1000`` microseconds (the
   division truncating, as spark-protobuf's ``TimeUnit.NANOSECONDS.toMicros``: a Duration of
   -1 s and -500 ns is -1,000,000 microseconds);
-- a map entry's missing key or value reads as its zero (a message value: an empty message).
+- a map entry's missing key or value reads as its zero (a message value: an empty message);
+- with ``convert.any.fields.to.json``, a ``google.protobuf.Any`` reads as the JSON text
+  protobuf-java's ``JsonFormat`` prints for it
+  (:class:`~spark_kafka_py.formats.protobuf.any_json.AnyJsonPrinter`, the registry every message
+  of the schema); one it refuses (a type URL not in the schema, a value that does not parse as
+  its type, ...) makes the record a bad record, as spark-protobuf does.
 
 A payload that does not parse: ``FAILFAST`` raises
 :class:`~spark_kafka_py.formats.errors.ProtobufDecodeError` naming its index; ``PERMISSIVE``
@@ -50,6 +55,7 @@ from google.protobuf.message import DecodeError, Message  # type: ignore[import-
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import ProtobufDecodeError
+from spark_kafka_py.formats.protobuf.any_json import AnyJsonError, AnyJsonPrinter
 from spark_kafka_py.formats.protobuf.descriptors import ProtobufSchema
 from spark_kafka_py.formats.protobuf.types import (
     PERMISSIVE,
@@ -103,9 +109,17 @@ def _text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode("utf-8", "replace")
 
 
-def _converter(node: Node, emit: bool) -> Convert | None:
-    """A function from the parsed Python value to the Arrow-ready value (None: identity)."""
+#: What makes a value a bad record once parsed (a null row in ``PERMISSIVE``).
+_BAD_VALUE: Final = (_OutOfRange, AnyJsonError)
+
+
+def _converter(node: Node, emit: bool, anyj: Convert | None = None) -> Convert | None:
+    """A function from the parsed Python value to the Arrow-ready value (None: identity);
+    ``anyj`` prints an ``Any`` as JSON (``any_json`` nodes)."""
     kind = node.kind
+    if kind == "any_json":
+        assert anyj is not None
+        return anyj
     if kind == "string":
         return _text
     if kind == "uint32":
@@ -125,22 +139,24 @@ def _converter(node: Node, emit: bool) -> Convert | None:
     if kind == "wrapper":
         # the value has no presence: its zero reads as null unless emit.default.values, as
         # spark-protobuf's getFieldValue gives it
-        return _field_reader(node.fields[0], emit)
+        return _field_reader(node.fields[0], emit, anyj)
     if kind == "map":
-        key = _converter(node.fields[0].node, emit)
-        value = _converter(node.fields[1].node, emit)
+        key = _converter(node.fields[0].node, emit, anyj)
+        value = _converter(node.fields[1].node, emit, anyj)
         if key is None and value is None:
             return lambda entries: [(e.key, e.value) for e in entries[:]]
         k: Convert = key or (lambda x: x)
         v: Convert = value or (lambda x: x)
         return lambda entries: [(k(e.key), v(e.value)) for e in entries[:]]
     if kind == "message":
-        return _message_converter(node.fields, emit)
+        return _message_converter(node.fields, emit, anyj)
     return None
 
 
-def _message_converter(fields: Sequence[FieldPlan], emit: bool) -> Convert:
-    steps = [_field_reader(f, emit) for f in fields]
+def _message_converter(
+    fields: Sequence[FieldPlan], emit: bool, anyj: Convert | None = None
+) -> Convert:
+    steps = [_field_reader(f, emit, anyj) for f in fields]
     names = [f.name for f in fields]
 
     def convert(m: Message) -> dict[str, Any]:
@@ -149,11 +165,13 @@ def _message_converter(fields: Sequence[FieldPlan], emit: bool) -> Convert:
     return convert
 
 
-def _field_reader(f: FieldPlan, emit: bool) -> Callable[[Message], Any]:
+def _field_reader(
+    f: FieldPlan, emit: bool, anyj: Convert | None = None
+) -> Callable[[Message], Any]:
     name = f.name
     if f.dummy:  # not a field of the message: spark-protobuf leaves it null
         return lambda m: None
-    conv = _converter(f.node, emit)
+    conv = _converter(f.node, emit, anyj)
     if f.repeated:  # maps too: the map converter takes the entries
         if f.is_map:
             assert conv is not None
@@ -195,6 +213,36 @@ def _has_required(d: Descriptor, seen: set[str] | None = None) -> bool:
     return False
 
 
+def _has_any_json(node: Node) -> bool:
+    return node.kind == "any_json" or any(_has_any_json(f.node) for f in node.fields)
+
+
+def _map_entry_names(schema: ProtobufSchema) -> set[str]:
+    """Full names of the schema's map entry messages (``map_entry``, in ``schema.pool``)."""
+    names: set[str] = set()
+    stack = [
+        d
+        for f in schema.files
+        for d in schema.pool.FindFileByName(f.name).message_types_by_name.values()
+    ]
+    while stack:
+        d = stack.pop()
+        if d.GetOptions().map_entry:
+            names.add(d.full_name)
+        stack.extend(d.nested_types)
+    return names
+
+
+def _any_printer(schema: ProtobufSchema, cls: type[Message], options: ProtobufOptions) -> Convert:
+    """``Any`` messages (of ``cls``'s pool, map fields as entries) to their JSON text; the
+    registry is every message of the schema's files, as spark-protobuf's ``buildTypeRegistry``
+    of the descriptor set."""
+    pool = cls.DESCRIPTOR.file.pool
+    files = [pool.FindFileByName(f.name) for f in schema.files]
+    printer = AnyJsonPrinter(files, _map_entry_names(schema), options.enums_as_ints)
+    return printer.print_any
+
+
 class ProtobufDecoder:
     """Decode payloads of one message type into an Arrow struct array.
 
@@ -232,13 +280,15 @@ class ProtobufDecoder:
         # protobuf-java's parseFrom refuses a message missing a required field; upb does not
         self._check_required = _has_required(message)
         emit = self.options.emit_default_values
-        self._convert = _message_converter(node.fields, emit)
+        anyj = _any_printer(schema, self._cls, self.options) if _has_any_json(node) else None
+        self._convert = _message_converter(node.fields, emit, anyj)
         self._columns = [
-            (_field_reader(f, emit), self.arrow_type.field(i).type)
+            (_field_reader(f, emit, anyj), self.arrow_type.field(i).type)
             for i, f in enumerate(node.fields)
         ]
         self._accel: AccelPlan | None = None
-        if accelerate and _ACCEL is not None and not self._check_required:
+        # an Any as JSON is printed by the upb route only
+        if accelerate and _ACCEL is not None and not self._check_required and anyj is None:
             self._accel = _ACCEL.plan(message, node, self.options)
         self.implementation = "upb" if self._accel is None else "accel"
 
@@ -274,7 +324,7 @@ class ProtobufDecoder:
         parsed = self._parse(payload, index)
         try:
             return self._convert(parsed)
-        except _OutOfRange as e:
+        except _BAD_VALUE as e:
             raise ProtobufDecodeError(index, str(e)) from e
 
     def decode(self, payloads: Sequence[bytes | bytearray | memoryview | None]) -> pa.Array:
@@ -285,8 +335,9 @@ class ProtobufDecoder:
 
         Raises:
             ProtobufDecodeError: ``FAILFAST`` and a payload that does not parse, or holds a
-                Timestamp or Duration past Spark's 64-bit microseconds (its index; in
-                ``PERMISSIVE`` such rows are null).
+                Timestamp or Duration past Spark's 64-bit microseconds, or an ``Any``
+                protobuf-java's JSON printer refuses (``convert.any.fields.to.json``) (its
+                index; in ``PERMISSIVE`` such rows are null).
         """
         if self._accel is not None:
             rows = payloads if isinstance(payloads, list) else list(payloads)
@@ -391,14 +442,14 @@ class ProtobufDecoder:
                 append(None)
         try:
             children, nulls = self._columns_of(parsed)
-        except _OutOfRange:
+        except _BAD_VALUE:
             # find the rows, one by one: FAILFAST names the first, PERMISSIVE nulls them
             for i, m in enumerate(parsed):
                 if m is None:
                     continue
                 try:
                     self._convert(m)
-                except _OutOfRange as e:
+                except _BAD_VALUE as e:
                     if not permissive:
                         raise ProtobufDecodeError(i, str(e)) from e
                     parsed[i] = None

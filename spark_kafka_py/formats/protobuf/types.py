@@ -21,6 +21,11 @@ enum                                             string (the value's     string 
 message named ``Timestamp`` with fields          timestamp               timestamp[us, tz=UTC]
 ``seconds, nanos`` (any package)
 message named ``Duration``, same fields          interval day to second  duration[us]
+``google.protobuf.Any``                          struct<type_url:        struct
+                                                 string, value: binary>
+                                                 (string, the JSON text  (string)
+                                                 with ``convert.any.
+                                                 fields.to.json``)
 ``google.protobuf.*Value`` wrappers              struct<value: T>; T     struct / T's type
                                                  with ``unwrap.primitive
                                                  .wrapper.types``
@@ -90,8 +95,10 @@ class ProtobufOptions:
             decimal(20,0).
         unwrap_primitive_wrapper_types: ``unwrap.primitive.wrapper.types``.
         retain_empty_message_types: ``retain.empty.message.types``.
-        convert_any_fields_to_json: ``convert.any.fields.to.json`` (not supported here:
-            refused when a ``google.protobuf.Any`` field is met).
+        convert_any_fields_to_json: ``convert.any.fields.to.json``: a ``google.protobuf.Any``
+            field as ``string``, its value's JSON text (protobuf-java's ``JsonFormat``, see
+            :mod:`~spark_kafka_py.formats.protobuf.any_json`), not as
+            ``struct<type_url, value>``.
     """
 
     mode: str = FAILFAST
@@ -145,7 +152,7 @@ class Node:
         kind: ``int32`` ``int64`` ``uint32`` (signed view) ``uint32_long`` ``uint64`` (signed
             view) ``uint64_decimal`` ``float`` ``double`` ``bool`` ``string`` ``bytes``
             ``enum`` ``enum_int`` ``timestamp`` ``duration`` ``wrapper`` (unwrapped)
-            ``message`` ``map``.
+            ``message`` ``map`` ``any_json`` (an ``Any`` as its JSON text).
         arrow: the Arrow type.
         spark: the Spark type as ``StructType.jsonValue()``-style JSON.
         fields: for ``message``: the kept fields; for ``map``: key and value; for
@@ -301,7 +308,7 @@ class _Mapper:
         if _is_seconds_nanos(m, "Timestamp"):
             return _leaf("timestamp", pa.timestamp("us", tz="UTC"), "timestamp")
         if m.full_name == "google.protobuf.Any" and o.convert_any_fields_to_json:
-            raise ProtobufSchemaError("convert.any.fields.to.json is not supported", fd.full_name)
+            return _leaf("any_json", pa.string(), "string")
         if m.full_name in _WRAPPERS and o.unwrap_primitive_wrapper_types:
             inner = self.type_of(m.fields_by_name["value"], seen)
             assert inner is not None
@@ -361,8 +368,7 @@ def map_message(descriptor: Descriptor, options: ProtobufOptions | None = None) 
         field with ``retain.empty.message.types``).
 
     Raises:
-        ProtobufSchemaError: a recursive field without a valid ``recursive.fields.max.depth``,
-            ``convert.any.fields.to.json`` with an ``Any`` field.
+        ProtobufSchemaError: a recursive field without a valid ``recursive.fields.max.depth``.
     """
     o = options or ProtobufOptions()
     fields = _Mapper(o).message(descriptor, {descriptor.full_name: 1})

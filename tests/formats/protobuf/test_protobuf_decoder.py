@@ -565,3 +565,222 @@ def test_proto2_string_not_utf8_reads_with_replacement_characters(mode: str) -> 
     for accelerate in (True, False):
         decoder = ProtobufDecoder(schema, schema.message("q.M"), options, accelerate=accelerate)
         assert decoder.decode(payloads).to_pylist() == want, accelerate
+
+
+# -- convert.any.fields.to.json -----------------------------------------------------------------
+# Expected texts are typed in from protobuf-java's JsonFormat rules (printer with
+# omittingInsignificantWhitespace, preservingProtoFieldNames, as spark-protobuf configures it)
+# and were confirmed against spark-protobuf's from_protobuf (the oracle module, -m long).
+
+ANY_SCHEMA = """
+syntax = "proto3";
+package u;
+import "google/protobuf/any.proto";
+import "google/protobuf/timestamp.proto";
+message Inner {
+  enum E { ZERO = 0; ONE = 1; }
+  string s = 1; int64 n = 2; double d = 3; E e = 4; bytes b = 5; map<string, int32> m = 6;
+  float f = 7; uint32 u = 8; repeated int32 r = 9; google.protobuf.Timestamp ts = 10;
+}
+message Top { google.protobuf.Any a = 1; repeated google.protobuf.Any ra = 2; }
+"""
+
+_ANY_JSON = {"convert.any.fields.to.json": "true"}
+
+
+def _any_field(url: bytes, value: bytes, number: int = 1) -> bytes:
+    """``Top``'s Any field ``number`` holding ``type_url`` (1) and ``value`` (2), by hand."""
+    body = bytes([0x0A, len(url)]) + url + bytes([0x12, len(value)]) + value
+    return bytes([number << 3 | 2, len(body)]) + body
+
+
+def _inner_payload() -> bytes:
+    """``u.Inner`` by hand: s = "<é>", n = 5, d = 1e10, e = ONE, b = 00 ff, m = {"k": 1},
+    f = 0.5, u = 4294967295, r = [1, -1], ts = 1 s 500,000,000 ns."""
+    import struct
+
+    return (
+        b"\x0a\x04<\xc3\xa9>"  # s
+        + b"\x10\x05"  # n
+        + b"\x19"
+        + struct.pack("<d", 1e10)  # d
+        + b"\x20\x01"  # e
+        + b"\x2a\x02\x00\xff"  # b
+        + b"\x32\x05\x0a\x01k\x10\x01"  # m entry
+        + b"\x3d"
+        + struct.pack("<f", 0.5)  # f
+        + b"\x40\xff\xff\xff\xff\x0f"  # u
+        + b"\x4a\x0b\x01"
+        + b"\xff" * 9
+        + b"\x01"  # r, packed: 1, -1
+        + b"\x52\x08\x08\x01\x10\x80\xca\xb5\xee\x01"  # ts
+    )
+
+
+def test_any_as_json_text() -> None:
+    schema = parse_proto(ANY_SCHEMA)
+    decoder = ProtobufDecoder(schema, schema.message("u.Top"), ProtobufOptions.from_map(_ANY_JSON))
+    assert decoder.spark_type["fields"][0]["type"] == "string"
+    assert decoder.spark_type["fields"][1]["type"] == {
+        "type": "array",
+        "elementType": "string",
+        "containsNull": False,
+    }
+    assert decoder.arrow_type == pa.struct(
+        [
+            pa.field("a", pa.string()),
+            pa.field("ra", pa.list_(pa.field("element", pa.string(), nullable=False))),
+        ]
+    )
+    assert decoder.implementation == "upb"
+    inner = _any_field(b"type.googleapis.com/u.Inner", _inner_payload())
+    ts = _any_field(b"type.googleapis.com/google.protobuf.Timestamp", b"\x08\x01\x10\x01", 2)
+    empty = bytes([0x12, 0x00])  # ra: one Any present and empty
+    rows = decoder.decode([inner + ts + empty, b"", None]).to_pylist()
+    assert rows == [
+        {
+            "a": '{"@type":"type.googleapis.com/u.Inner","s":"\\u003cé\\u003e","n":"5",'
+            '"d":1.0E10,"e":"ONE","b":"AP8=","m":{"k":1},"f":0.5,"u":4294967295,"r":[1,-1],'
+            '"ts":"1970-01-01T00:00:01.500Z"}',
+            "ra": [
+                '{"@type":"type.googleapis.com/google.protobuf.Timestamp",'
+                '"value":"1970-01-01T00:00:01.000000001Z"}',
+                "{}",
+            ],
+        },
+        {"a": None, "ra": []},
+        None,
+    ]
+    ints = ProtobufOptions.from_map({**_ANY_JSON, "enums.as.ints": "true"})
+    (row,) = ProtobufDecoder(schema, schema.message("u.Top"), ints).decode([inner]).to_pylist()
+    assert '"e":1,' in row["a"]
+
+
+def test_any_as_json_zero_fields_and_unknown_enum_numbers() -> None:
+    """proto3 implicit fields at their zero are not printed, even written on the wire
+    (``-0.0`` is not the zero); an enum number the enum lacks prints as the number."""
+    schema = parse_proto(ANY_SCHEMA)
+    decoder = ProtobufDecoder(schema, schema.message("u.Top"), ProtobufOptions.from_map(_ANY_JSON))
+    zeros = b"\x0a\x00\x10\x00\x20\x00\x19" + bytes(8) + b"\x3d\x00\x00\x00\x80\x20\x07"
+    (row,) = decoder.decode([_any_field(b"x/u.Inner", zeros)]).to_pylist()
+    assert row["a"] == '{"@type":"x/u.Inner","e":7,"f":-0.0}'
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        _any_field(b"type.googleapis.com/u.Nope", b""),  # a type the schema lacks
+        _any_field(b"u.Inner", b""),  # no "/": not a type URL
+        _any_field(b"type.googleapis.com/u.Inner", b"\x0a\x05ab"),  # value cut short
+        _any_field(b"type.googleapis.com/google.protobuf.Timestamp", b"\x10\xff\xff\xff\xff\x0f"),
+        bytes([0x12, 0x02, 0x18, 0x01]),  # ra: an Any of an unknown field only
+    ],
+)
+def test_any_the_printer_refuses_is_a_bad_record(payload: bytes) -> None:
+    """protobuf-java's printer throws there (spark-protobuf: a malformed record)."""
+    schema = parse_proto(ANY_SCHEMA)
+    good = _any_field(b"type.googleapis.com/u.Inner", b"\x10\x01")
+    failfast = ProtobufOptions.from_map(_ANY_JSON)
+    decoder = ProtobufDecoder(schema, schema.message("u.Top"), failfast)
+    with pytest.raises(ProtobufDecodeError) as e:
+        decoder.decode([good, payload])
+    assert e.value.index == 1
+    permissive = ProtobufOptions.from_map({**_ANY_JSON, "mode": "PERMISSIVE"})
+    decoder = ProtobufDecoder(schema, schema.message("u.Top"), permissive)
+    assert decoder.decode([good, payload]).to_pylist() == [
+        {"a": '{"@type":"type.googleapis.com/u.Inner","n":"1"}', "ra": []},
+        None,
+    ]
+    with pytest.raises(ProtobufDecodeError):
+        decoder.decode_one(payload)
+
+
+def test_any_without_the_option_is_a_struct() -> None:
+    schema = parse_proto(ANY_SCHEMA)
+    decoder = ProtobufDecoder(schema, schema.message("u.Top"))
+    payload = _any_field(b"type.googleapis.com/u.Nope", b"\x01")
+    assert decoder.decode([payload]).to_pylist() == [
+        {"a": {"type_url": "type.googleapis.com/u.Nope", "value": b"\x01"}, "ra": []}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.0, "0.0"),
+        (-0.0, "-0.0"),
+        (1.0, "1.0"),
+        (100.0, "100.0"),
+        (0.001, "0.001"),
+        (1e-4, "1.0E-4"),
+        (9999999.0, "9999999.0"),
+        (1e7, "1.0E7"),
+        (1e10, "1.0E10"),
+        (123456.789, "123456.789"),
+        (-2.5e-7, "-2.5E-7"),
+        (5e-324, "4.9E-324"),
+        (1.7976931348623157e308, "1.7976931348623157E308"),
+        # Java 17's FloatingDecimal, not the shortest decimal (Java 19 and later differ)
+        (1e23, "9.999999999999999E22"),
+        (2.0**60, "1.15292150460684698E18"),
+        (282879384806159008.0, "2.82879384806159008E17"),
+        (float("nan"), '"NaN"'),
+        (float("inf"), '"Infinity"'),
+        (float("-inf"), '"-Infinity"'),
+    ],
+)
+def test_doubles_as_java_prints_them(value: float, text: str) -> None:
+    from spark_kafka_py.formats.protobuf.any_json import java_double
+
+    assert java_double(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.10000000149011612, "0.1"),  # the float nearest 0.1
+        (1e10, "1.0E10"),
+        (16777216.0, "1.6777216E7"),
+        (3.4028234663852886e38, "3.4028235E38"),  # Float.MAX_VALUE
+        (1.401298464324817e-45, "1.4E-45"),  # Float.MIN_VALUE
+        (0.30000001192092896, "0.3"),
+        (1.1754943508222875e-38, "1.17549435E-38"),  # Float.MIN_NORMAL, Java 17
+        (2.0**30, "1.07374182E9"),  # Java 17
+        (-6.290474390366695e25, "-6.2904743E25"),  # Java 17
+    ],
+)
+def test_floats_as_java_prints_them(value: float, text: str) -> None:
+    from spark_kafka_py.formats.protobuf.any_json import java_float
+
+    assert java_float(value) == text
+
+
+def test_strings_escaped_as_gson_escapes_them() -> None:
+    from spark_kafka_py.formats.protobuf.any_json import quote
+
+    assert quote("<a href='x'>&=") == '"\\u003ca href\\u003d\\u0027x\\u0027\\u003e\\u0026\\u003d"'
+    assert quote('"\\\x00\x1f\t\b\n\r\f\x7f') == '"\\"\\\\\\u0000\\u001f\\t\\b\\n\\r\\f\x7f"'
+    assert quote("é\u2028\u2029\U0001f600") == '"é\\u2028\\u2029\U0001f600"'
+
+
+def test_any_nesting_bounded() -> None:
+    """Any values packed in each other: 90 levels print (as spark-protobuf prints them), past
+    100 the record is bad here (protobuf-java recurses on: docs/formats.md)."""
+    from tests.formats.protobuf._wire import length_delimited
+
+    url = b"type.googleapis.com/google.protobuf.Any"
+
+    def nested(levels: int) -> bytes:
+        value = b""
+        for _ in range(levels):
+            value = length_delimited(1, url) + (length_delimited(2, value) if value else b"")
+        return length_delimited(1, value)
+
+    schema = parse_proto(ANY_SCHEMA)
+    options = ProtobufOptions.from_map({**_ANY_JSON, "mode": "PERMISSIVE"})
+    decoder = ProtobufDecoder(schema, schema.message("u.Top"), options)
+    head = '{"@type":"type.googleapis.com/google.protobuf.Any","value":'
+    assert decoder.decode([nested(90), nested(120)]).to_pylist() == [
+        {"a": head * 90 + "{}" + "}" * 90, "ra": []},
+        None,
+    ]
