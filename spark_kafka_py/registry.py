@@ -536,9 +536,9 @@ OPTIONS: tuple[Option, ...] = (
          "`protobuf`: a recursive field is refused (-1, 0) or kept this many levels (1..10) "
          "(spark-protobuf's option)", READ, minimum=-1, spark="ours only"),
     _opt("convert.any.fields.to.json", "boolean", False,
-         "`protobuf`: spark-protobuf's option; `true` is not supported here (a message with a "
-         "`google.protobuf.Any` field is then refused); `false` reads `Any` as a struct of "
-         "`type_url`, `value`", READ, spark="ours only"),
+         "`protobuf`: a `google.protobuf.Any` reads as the JSON text protobuf-java's printer "
+         "gives it (a type not in the descriptor set: a bad record); `false` reads it as a "
+         "struct of `type_url`, `value` (spark-protobuf's option)", READ, spark="ours only"),
     _opt("value.schema.id", "int", None,
          "the value's schema by registry id (reader schema on read, writer schema on write)",
          FORMATS, minimum=0, spark="ours only"),

@@ -19,7 +19,7 @@ protobuf.dev/programming-guides/json), over messages parsed by upb:
   zero (``-0.0`` is not the zero: Java's ``Double.equals``); the proto field name as key;
   unknown fields and extensions are not printed;
 - int32/sint32/sfixed32 and uint32/fixed32 (unsigned) as numbers; the 64-bit integers as
-  quoted decimal strings; bool ``true``/``false``; float and double as Java 17's
+  quoted decimal strings; bool ``true``/``false``; float and double as Java 19+'s
   ``Float.toString`` / ``Double.toString`` (:func:`java_double`, :func:`java_float`), NaN and
   infinities as ``"NaN"``, ``"Infinity"``, ``"-Infinity"``; bytes as standard base64 with
   padding; strings escaped as Gson's default ``toJson`` (:func:`quote`); enums by name (a
@@ -46,11 +46,12 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import decimal
 import math
-import struct
 from collections.abc import Iterable
 from typing import Any, Final
 
+import numpy as np
 from google.protobuf import message_factory  # type: ignore[import-untyped]
 from google.protobuf.descriptor import Descriptor, FieldDescriptor  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped]
@@ -117,10 +118,11 @@ def quote(text: str) -> str:
     return '"' + text.translate(_ESCAPES) + '"'
 
 
-def _java_decimal(digits: str, exp10: int) -> str:
-    """Java's layout (``FloatingDecimal.getChars``) of the decimal ``0.<digits> * 10**exp10``
-    (``digits`` as developed: no leading zero, trailing zeros printed as Java prints them):
-    plain from 0.001 to below 10**7, else computerized scientific notation."""
+def _java_layout(digits: str, exp10: int) -> str:
+    """Java's layout (``Double.toString``'s specification) of the decimal
+    ``0.<digits> * 10**exp10`` (``digits`` without leading or trailing zeros, at least one):
+    plain from 10**-3 to below 10**7 with at least one digit on each side of the point
+    (``123.0``, ``0.001``), else computerized scientific notation (``1.0E10``, ``1.0E-4``)."""
     if -3 < exp10 < 8:
         if exp10 <= 0:
             return "0." + "0" * -exp10 + digits
@@ -129,194 +131,61 @@ def _java_decimal(digits: str, exp10: int) -> str:
     return digits[0] + "." + (digits[1:] or "0") + "E" + str(exp10 - 1)
 
 
-def _long_digits(magnitude: float, significant_bits: int) -> tuple[str, int] | None:
-    """Java 17's digits of an integral value from 1 to below 2**63 (``FloatingDecimal``'s
-    ``developLongDigits``: the integer's digits, the ``floor((e - bits - 1) * log10(2))``
-    lowest rounded off (half up) when its binary exponent ``e`` exceeds the significand's
-    ``bits``), which can be longer than the shortest decimal (2**60 as
-    ``1.15292150460684698E18``); None for other values."""
-    if not (1.0 <= magnitude < 2.0**63 and magnitude.is_integer()):
-        return None
-    exponent = math.frexp(magnitude)[1] - 1
-    value = int(magnitude)
-    insignificant = 0
-    if exponent > significant_bits and exponent - significant_bits - 1 > 1:
-        insignificant = (exponent - significant_bits - 1) * 30103 // 100000
-    if insignificant:
-        scale = 10**insignificant
-        value, residue = divmod(value, scale)
-        if residue >= scale // 2:
-            value += 1
-    text = str(value)
-    return text.rstrip("0"), len(text) + insignificant
+def _digits_of(d: decimal.Decimal) -> tuple[str, int]:
+    """A positive decimal as (digits without trailing zeros, ``exp``): ``0.<digits> * 10**exp``."""
+    _, coefficient, exponent = d.as_tuple()
+    assert isinstance(exponent, int)
+    return "".join(map(str, coefficient)).rstrip("0"), len(coefficient) + exponent
 
 
-#: Bits of 5**i (``FloatingDecimal``'s ``N_5_BITS``; 0 for i = 0).
-_N_5_BITS: Final = tuple(0 if i == 0 else (5**i).bit_length() for i in range(27))
-
-
-def _wrap(value: int, bits: int) -> int:
-    """``value`` as Java's ``int`` (32) or ``long`` (64) holds it (two's complement)."""
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
-def _estimate_exponent(fraction: int, exponent: int) -> int:
-    """``FloatingDecimal.estimateDecExp``: floor of an estimate of log10 of the value."""
-    d2 = 1.0 + (fraction & ((1 << 52) - 1)) / 2.0**52
-    return math.floor((d2 - 1.5) * 0.289529654 + 0.176091259 + exponent * 0.301029995663981)
-
-
-def _dtoa(exponent: int, fraction: int, significant_bits: int) -> tuple[str, int]:
-    """Java 17's ``FloatingDecimal.BinaryToASCIIBuffer.dtoa`` (``Double.toString`` and
-    ``Float.toString`` before Java 19): the digits and decimal exponent (value
-    ``0.<digits> * 10**exp``) of ``fraction * 2**(exponent - 52)``, ``fraction`` a 53-bit
-    significand with its top bit set. Digits are developed until the rest falls within half
-    a unit in the last place (a symmetric test, so not always the shortest decimal: 1e23 is
-    ``9.999999999999999E22``), in 32-bit, 64-bit (wrapping as Java's) or unbounded integers
-    as Java picks them."""
-    tail_zeros = (fraction & -fraction).bit_length() - 1
-    fract_bits = 53 - tail_zeros
-    tiny_bits = max(0, fract_bits - exponent - 1)
-    dec_exp = _estimate_exponent(fraction, exponent)
-    b5 = max(0, -dec_exp)
-    b2 = b5 + tiny_bits + exponent
-    s5 = max(0, dec_exp)
-    s2 = s5 + tiny_bits
-    m5 = b5
-    m2 = b2 - significant_bits
-    fraction >>= tail_zeros
-    b2 -= fract_bits - 1
-    common = min(b2, s2)
-    b2, s2, m2 = b2 - common, s2 - common, m2 - common
-    if fract_bits == 1:  # a power of two: the next value below is closer
-        m2 -= 1
-    if m2 < 0:
-        b2, s2, m2 = b2 - m2, s2 - m2, 0
-    b_bits = fract_bits + b2 + (_N_5_BITS[b5] if b5 < len(_N_5_BITS) else b5 * 3)
-    ten_s_bits = s2 + 1 + (_N_5_BITS[s5 + 1] if s5 + 1 < len(_N_5_BITS) else (s5 + 1) * 3)
-    b = fraction * 5**b5 << b2
-    s = 5**s5 << s2
-    m = 5**m5 << m2
-    tens = s * 10
-    digits: list[int] = []
-    force_two = False
-    if b_bits < 64 and ten_s_bits < 64:
-        width = 32 if b_bits < 32 and ten_s_bits < 32 else 64
-        q, b = divmod(b, s)
-        b *= 10
-        m = _wrap(m * 10, width)
-        low = b < m
-        high = _wrap(b + m, width) > tens
-        if q == 0 and not high:
-            dec_exp -= 1
-        else:
-            digits.append(q)
-        force_two = dec_exp < -3 or dec_exp >= 8
-        if force_two:
-            low = high = False
-        while not low and not high:
-            q, b = divmod(b, s)
-            b *= 10
-            m = _wrap(m * 10, width)
-            if m > 0:
-                low = b < m
-                high = _wrap(b + m, width) > tens
-            else:  # m overflowed (Java's "hack")
-                low = high = True
-            digits.append(q)
-        low_difference = _wrap((b << 1) - tens, width)
-    else:
-        q, b = divmod(b, s)
-        b *= 10
-        m *= 10
-        low = b < m
-        high = b + m >= tens
-        if q == 0 and not high:
-            dec_exp -= 1
-        else:
-            digits.append(q)
-        if dec_exp < -3 or dec_exp >= 8:
-            low = high = False
-        while not low and not high:
-            q, b = divmod(b, s)
-            b *= 10
-            m *= 10
-            low = b < m
-            high = b + m >= tens
-            digits.append(q)
-        low_difference = (b << 1) - tens if high and low else 0
-    exp10 = dec_exp + 1
-    if high and (not low or low_difference > 0 or (low_difference == 0 and digits[-1] & 1)):
-        i = len(digits) - 1  # round up, carrying (FloatingDecimal.roundup)
-        while digits[i] == 9 and i > 0:
-            digits[i] = 0
-            i -= 1
-        if digits[i] == 9:
-            digits[0] = 1
-            exp10 += 1
-        else:
-            digits[i] += 1
-    return "".join(map(str, digits)), exp10
+def _decimal_digits(value: float, float32: bool) -> tuple[str, int]:
+    """The digits and exponent (value ``0.<digits> * 10**exp``) ``Double.toString`` /
+    ``Float.toString`` choose for a finite positive ``value``, by their specification since
+    Java 19 (JDK-4511638): among the decimals that round to the value, the shortest; if that
+    is one digit long, the two-digit ones instead; of those the closest to the value (ties:
+    the even last digit). The shortest are Python's ``repr`` for a double and numpy's unique
+    formatting for a float (both the shortest, then the closest)."""
+    text = (
+        np.format_float_scientific(np.float32(value), unique=True, trim="-")
+        if float32
+        else repr(value)
+    )
+    digits, exp10 = _digits_of(decimal.Decimal(text))
+    if len(digits) == 1:  # the closest two-digit decimal (it rounds to the value too)
+        quantum = decimal.Decimal(1).scaleb(exp10 - 2)
+        two = decimal.Decimal(value).quantize(quantum, rounding=decimal.ROUND_HALF_EVEN)
+        digits, exp10 = _digits_of(two)
+    return digits, exp10
 
 
 def _java_format(value: float, float32: bool) -> str:
-    """``Double.toString`` / ``Float.toString`` of Java 17 (``FloatingDecimal``), NaN and the
-    infinities quoted as protobuf-java's printer writes them."""
+    """``Double.toString`` / ``Float.toString`` as Java 19 and later write them
+    (:func:`_decimal_digits`, :func:`_java_layout`), NaN and the infinities quoted as
+    protobuf-java's printer writes them."""
     if math.isnan(value):
         return '"NaN"'
     if math.isinf(value):
         return '"Infinity"' if value > 0 else '"-Infinity"'
     if value == 0.0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    magnitude = abs(value)
-    if float32:
-        bits = struct.unpack("<I", struct.pack("<f", magnitude))[0]
-        raw_exp, fraction = bits >> 23, bits & ((1 << 23) - 1)
-        if raw_exp == 0:  # subnormal: normalized
-            shift = 24 - fraction.bit_length()
-            significant_bits = fraction.bit_length()
-            fraction <<= shift
-            exponent = 1 - shift - 127
-        else:
-            fraction |= 1 << 23
-            significant_bits = 24
-            exponent = raw_exp - 127
-        fraction <<= 29
-    else:
-        bits = struct.unpack("<Q", struct.pack("<d", magnitude))[0]
-        raw_exp, fraction = bits >> 52, bits & ((1 << 52) - 1)
-        if raw_exp == 0:
-            shift = 53 - fraction.bit_length()
-            significant_bits = fraction.bit_length()
-            fraction <<= shift
-            exponent = 1 - shift - 1023
-        else:
-            fraction |= 1 << 52
-            significant_bits = 53
-            exponent = raw_exp - 1023
-    integral = _long_digits(magnitude, significant_bits)
-    digits, exp10 = (
-        integral if integral is not None else _dtoa(exponent, fraction, significant_bits)
-    )
-    body = _java_decimal(digits, exp10)
+    body = _java_layout(*_decimal_digits(abs(value), float32))
     return "-" + body if value < 0 else body
 
 
 def java_double(value: float) -> str:
-    """A double as protobuf-java's printer writes it on Java 17: ``Double.toString``
-    (``FloatingDecimal``: :func:`_long_digits` for integral values below 2**63, else
-    :func:`_dtoa`; plain from 0.001 to below 10**7 as ``123.0``, else ``1.0E10``,
-    ``1.0E-4``), NaN and infinities as quoted ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
-    Java 19 and later write the shortest decimal instead, which differs for rare values
-    (1e23: ``1.0E23`` there, ``9.999999999999999E22`` on Java 17)."""
+    """A double as protobuf-java's printer writes it: ``Double.toString`` of Java 19 and
+    later (the shortest decimal that rounds to it, at least two digits: plain from 0.001 to
+    below 10**7 as ``123.0``, else ``1.0E10``, ``1.0E-4``), NaN and infinities as quoted
+    ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. Java 17's ``Double.toString`` differs for rare
+    values (1e23: ``9.999999999999999E22`` there, ``1.0E23`` here; docs/formats.md)."""
     return _java_format(value, float32=False)
 
 
 def java_float(value: float) -> str:
-    """A float (given as the Python float of its exact value) as Java 17's
-    ``Float.toString`` writes it (the same algorithm as :func:`java_double` over the 24-bit
-    significand)."""
+    """A float (given as the Python float of its exact value) as Java 19 and later write it
+    (``Float.toString``: :func:`java_double`'s rules over the float's own shortest decimal;
+    Java 17 differs for rare values: ``Float.MIN_NORMAL`` as ``1.17549435E-38`` there,
+    ``1.1754944E-38`` here)."""
     return _java_format(value, float32=True)
 
 

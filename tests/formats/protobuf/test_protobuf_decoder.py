@@ -720,10 +720,11 @@ def test_any_without_the_option_is_a_struct() -> None:
         (-2.5e-7, "-2.5E-7"),
         (5e-324, "4.9E-324"),
         (1.7976931348623157e308, "1.7976931348623157E308"),
-        # Java 17's FloatingDecimal, not the shortest decimal (Java 19 and later differ)
-        (1e23, "9.999999999999999E22"),
-        (2.0**60, "1.15292150460684698E18"),
-        (282879384806159008.0, "2.82879384806159008E17"),
+        # Java 19+: the shortest decimal (Java 17 wrote 9.999999999999999E22,
+        # 1.15292150460684698E18 and 2.82879384806159008E17: JDK-4511638)
+        (1e23, "1.0E23"),
+        (2.0**60, "1.152921504606847E18"),
+        (282879384806159008.0, "2.82879384806159E17"),
         (float("nan"), '"NaN"'),
         (float("inf"), '"Infinity"'),
         (float("-inf"), '"-Infinity"'),
@@ -744,9 +745,10 @@ def test_doubles_as_java_prints_them(value: float, text: str) -> None:
         (3.4028234663852886e38, "3.4028235E38"),  # Float.MAX_VALUE
         (1.401298464324817e-45, "1.4E-45"),  # Float.MIN_VALUE
         (0.30000001192092896, "0.3"),
-        (1.1754943508222875e-38, "1.17549435E-38"),  # Float.MIN_NORMAL, Java 17
-        (2.0**30, "1.07374182E9"),  # Java 17
-        (-6.290474390366695e25, "-6.2904743E25"),  # Java 17
+        # Java 19+ (Java 17: 1.17549435E-38, 1.07374182E9, -6.2904743E25)
+        (1.1754943508222875e-38, "1.1754944E-38"),  # Float.MIN_NORMAL
+        (2.0**30, "1.0737418E9"),
+        (-6.290474390366695e25, "-6.2904744E25"),
     ],
 )
 def test_floats_as_java_prints_them(value: float, text: str) -> None:

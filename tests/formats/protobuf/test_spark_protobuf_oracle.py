@@ -836,10 +836,10 @@ def test_any_as_json_as_from_protobuf(request: pytest.FixtureRequest) -> None:
         _same_as_theirs(spark, ANY, "x.Top", payloads, options)
 
 
-def _float_payloads() -> list[bytes | None]:
+def _float_values() -> list[tuple[str, float]]:
+    """(``f`` float or ``d`` double, value): edges and random bit patterns."""
     import struct as st
 
-    Top, _, _, Floats = _any_classes()
     floats = [
         0.0,
         -0.0,
@@ -918,18 +918,52 @@ def _float_payloads() -> list[bytes | None]:
             floats.append(f)
         doubles.append(rng.uniform(-1e6, 1e6))
         floats.append(st.unpack("<f", st.pack("<f", rng.uniform(-1e4, 1e4)))[0])
-    out: list[bytes | None] = []
-    for i in range(0, max(len(floats), len(doubles)), 10):
-        t = Top(id=i)
-        t.a.Pack(Floats(f=floats[i : i + 10], d=doubles[i : i + 10]))
-        out.append(t.SerializeToString())
-    return out
+    return [("f", v) for v in floats] + [("d", v) for v in doubles]
+
+
+def _number_in(json_text: str, kind: str) -> float:
+    """The one number of ``{"@type":...,"f"|"d":[<number>]}`` as the float (``f``: 32-bit) it
+    denotes."""
+    import json
+    import struct as st
+
+    (number,) = json.loads(json_text)[kind]
+    value = float(number)
+    return st.unpack("<f", st.pack("<f", value))[0] if kind == "f" else value
 
 
 def test_any_floats_as_from_protobuf(request: pytest.FixtureRequest) -> None:
+    """Each value alone in an ``Any``: the same JSON as spark-protobuf's, but where the
+    oracle's JVM (Java 17: ``FloatingDecimal``) writes another decimal than the shortest one
+    Java 19 and later write, and ours (a kept difference, docs/formats.md; 35 of 662 values
+    here, mostly large integral floats: 1e23 as ``9.999999999999999E22``, 2**30 as float
+    ``1.07374182E9``): there both texts must denote the same value, ours no longer."""
     spark = _spark_with_spark_protobuf(request)
+    from spark_kafka_py.formats.protobuf.any_json import java_double, java_float
+
+    Top, _, _, Floats = _any_classes()
+    values = _float_values()
+    payloads: list[bytes | None] = []
+    for i, (kind, v) in enumerate(values):
+        t = Top(id=i)
+        t.a.Pack(Floats(f=[v]) if kind == "f" else Floats(d=[v]))
+        payloads.append(t.SerializeToString())
     options = {"convert.any.fields.to.json": "true"}
-    _same_as_theirs(spark, ANY, "x.Top", _float_payloads(), options)
+    raw = compile_proto(ANY, name="t.proto")
+    schema = parse_descriptor_set(raw)
+    _, theirs = _their_rows(spark, payloads, "x.Top", raw, options)
+    decoder = ProtobufDecoder(schema, schema.message("x.Top"), ProtobufOptions.from_map(options))
+    ours = decoder.decode(payloads).to_pylist()
+    differ = {}
+    for (kind, v), a, b in zip(values, ours, theirs, strict=True):
+        if a != b:
+            differ[(kind, v)] = (a["a"], b["a"])
+    assert len(differ) < len(values) // 10, differ
+    for (kind, v), (a, b) in differ.items():
+        exact = _number_in(f'{{"{kind}":[{v!r}]}}', kind)  # v as the float it is stored as
+        assert _number_in(a, kind) == _number_in(b, kind) == exact, (kind, v, a, b)
+        assert len(a) <= len(b), (a, b)
+        assert (java_float(v) if kind == "f" else java_double(v)) in a
 
 
 def _bad_any_payloads() -> list[bytes]:
