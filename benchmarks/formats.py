@@ -631,43 +631,6 @@ def _map_in_arrow(
     return decode
 
 
-#: A function of a Spark session giving the routes' DataFrames: name -> (options -> DataFrame).
-def _spark_read(
-    session: Callable[[], contextlib.AbstractContextManager[Any]],
-    topic_options: dict[str, str],
-    topic: str,
-    records: int,
-    repeat: int,
-    log: Callable[[str], None],
-    build: RouteBuilder,
-    unchecked: RouteBuilder | None = None,
-    warmup: int = 1,
-) -> tuple[list[FormatResult], int]:
-    """:func:`benchmarks.harness.time_reads_in_own_jvms` over the topic's
-    :data:`PARTITIONS` (the first :data:`CHECKED_PER_PARTITION` records of each compared),
-    as results (median of the runs).
-
-    Raises:
-        SystemExit: a route's rows differ from the first's, or a read's count is not
-            ``records``.
-    """
-    runs, checked = time_reads_in_own_jvms(
-        session,
-        topic_options,
-        topic,
-        records,
-        repeat,
-        log,
-        build,
-        unchecked,
-        warmup,
-        partitions=PARTITIONS,
-        checked_per_partition=CHECKED_PER_PARTITION,
-    )
-    results = [FormatResult(name, records, statistics.median(r), r) for name, r in runs.items()]
-    return results, checked
-
-
 def _load(spark: Any, fmt: str, options: dict[str, str]) -> Any:
     reader = spark.read.format(fmt)
     for key, value in options.items():
@@ -898,9 +861,22 @@ def bench_formats(
                 t0 = time.perf_counter()
                 unchecked = _limit_route(fmt, ours_options)
                 log(f"the limit's batches planned in {time.perf_counter() - t0:.1f} s")
-            results, checked = _spark_read(
-                session, options, topic, records, repeat, log, build, unchecked, warmup
+            runs, checked = time_reads_in_own_jvms(
+                session,
+                options,
+                topic,
+                records,
+                repeat,
+                log,
+                build,
+                unchecked,
+                warmup,
+                partitions=PARTITIONS,
+                checked_per_partition=CHECKED_PER_PARTITION,
             )
+            results = [
+                FormatResult(name, records, statistics.median(r), r) for name, r in runs.items()
+            ]
             jars.clear()
             reports.append(
                 FormatReport(

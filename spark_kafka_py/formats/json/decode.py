@@ -187,6 +187,7 @@ import pyarrow.json as pa_json
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
+from spark_kafka_py.formats.java_numbers import java_double
 from spark_kafka_py.formats.json.datetime_pattern import SHORT_IDS
 from spark_kafka_py.formats.json.datetime_pattern import civil_days as _days
 from spark_kafka_py.formats.json.datetime_pattern import zoned_micros as _zoned_micros
@@ -1362,28 +1363,9 @@ def _jackson_text(value: object) -> str:
 
 
 def java_double_str(x: float) -> str:
-    """Java's ``Double.toString(x)`` (JDK 19+'s shortest digits; JDK 17 agrees on all but
-    rare values): plain notation for ``1e-3 <= |x| < 1e7``, else ``d.dddE±n``."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    sign = "-" if x < 0 else ""
-    _, digit_tuple, exponent = Decimal(repr(abs(x))).as_tuple()
-    assert isinstance(exponent, int)
-    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-    # the decimal exponent of the first digit
-    e = len(digit_tuple) - 1 + exponent
-    if 1e-3 <= abs(x) < 1e7:
-        if e >= 0:
-            whole = digits[: e + 1].ljust(e + 1, "0")
-            frac = digits[e + 1 :] or "0"
-        else:
-            whole, frac = "0", "0" * (-e - 1) + digits
-        return f"{sign}{whole}.{frac}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{e}"
+    """Java's ``Double.toString(x)`` (:func:`spark_kafka_py.formats.java_numbers.java_double`):
+    plain notation for ``1e-3 <= |x| < 1e7``, else ``d.dddE±n``; ``NaN``, ``Infinity``."""
+    return java_double(x)
 
 
 # -- dates and timestamps -------------------------------------------------------------------------

@@ -20,7 +20,7 @@ protobuf.dev/programming-guides/json), over messages parsed by upb:
   unknown fields and extensions are not printed;
 - int32/sint32/sfixed32 and uint32/fixed32 (unsigned) as numbers; the 64-bit integers as
   quoted decimal strings; bool ``true``/``false``; float and double as Java 19+'s
-  ``Float.toString`` / ``Double.toString`` (:func:`java_double`, :func:`java_float`), NaN and
+  ``Float.toString`` / ``Double.toString`` (:mod:`spark_kafka_py.formats.java_numbers`), NaN and
   infinities as ``"NaN"``, ``"Infinity"``, ``"-Infinity"``; bytes as standard base64 with
   padding; strings escaped as Gson's default ``toJson`` (:func:`quote`); enums by name (a
   number the enum does not declare, or any with ``enums.as.ints``: the number),
@@ -46,15 +46,15 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import decimal
 import math
 from collections.abc import Iterable
 from typing import Any, Final
 
-import numpy as np
 from google.protobuf import message_factory  # type: ignore[import-untyped]
 from google.protobuf.descriptor import Descriptor, FieldDescriptor  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped]
+
+from spark_kafka_py.formats import java_numbers
 
 __all__ = ["MAX_DEPTH", "AnyJsonError", "AnyJsonPrinter", "java_double", "java_float", "quote"]
 
@@ -118,75 +118,20 @@ def quote(text: str) -> str:
     return '"' + text.translate(_ESCAPES) + '"'
 
 
-def _java_layout(digits: str, exp10: int) -> str:
-    """Java's layout (``Double.toString``'s specification) of the decimal
-    ``0.<digits> * 10**exp10`` (``digits`` without leading or trailing zeros, at least one):
-    plain from 10**-3 to below 10**7 with at least one digit on each side of the point
-    (``123.0``, ``0.001``), else computerized scientific notation (``1.0E10``, ``1.0E-4``)."""
-    if -3 < exp10 < 8:
-        if exp10 <= 0:
-            return "0." + "0" * -exp10 + digits
-        whole = digits[:exp10].ljust(exp10, "0")
-        return whole + "." + (digits[exp10:] or "0")
-    return digits[0] + "." + (digits[1:] or "0") + "E" + str(exp10 - 1)
-
-
-def _digits_of(d: decimal.Decimal) -> tuple[str, int]:
-    """A positive decimal as (digits without trailing zeros, ``exp``): ``0.<digits> * 10**exp``."""
-    _, coefficient, exponent = d.as_tuple()
-    assert isinstance(exponent, int)
-    return "".join(map(str, coefficient)).rstrip("0"), len(coefficient) + exponent
-
-
-def _decimal_digits(value: float, float32: bool) -> tuple[str, int]:
-    """The digits and exponent (value ``0.<digits> * 10**exp``) ``Double.toString`` /
-    ``Float.toString`` choose for a finite positive ``value``, by their specification since
-    Java 19 (JDK-4511638): among the decimals that round to the value, the shortest; if that
-    is one digit long, the two-digit ones instead; of those the closest to the value (ties:
-    the even last digit). The shortest are Python's ``repr`` for a double and numpy's unique
-    formatting for a float (both the shortest, then the closest)."""
-    text = (
-        np.format_float_scientific(np.float32(value), unique=True, trim="-")
-        if float32
-        else repr(value)
-    )
-    digits, exp10 = _digits_of(decimal.Decimal(text))
-    if len(digits) == 1:  # the closest two-digit decimal (it rounds to the value too)
-        quantum = decimal.Decimal(1).scaleb(exp10 - 2)
-        two = decimal.Decimal(value).quantize(quantum, rounding=decimal.ROUND_HALF_EVEN)
-        digits, exp10 = _digits_of(two)
-    return digits, exp10
-
-
-def _java_format(value: float, float32: bool) -> str:
-    """``Double.toString`` / ``Float.toString`` as Java 19 and later write them
-    (:func:`_decimal_digits`, :func:`_java_layout`), NaN and the infinities quoted as
-    protobuf-java's printer writes them."""
-    if math.isnan(value):
-        return '"NaN"'
-    if math.isinf(value):
-        return '"Infinity"' if value > 0 else '"-Infinity"'
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    body = _java_layout(*_decimal_digits(abs(value), float32))
-    return "-" + body if value < 0 else body
-
-
 def java_double(value: float) -> str:
-    """A double as protobuf-java's printer writes it: ``Double.toString`` of Java 19 and
-    later (the shortest decimal that rounds to it, at least two digits: plain from 0.001 to
-    below 10**7 as ``123.0``, else ``1.0E10``, ``1.0E-4``), NaN and infinities as quoted
-    ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. Java 17's ``Double.toString`` differs for rare
-    values (1e23: ``9.999999999999999E22`` there, ``1.0E23`` here; docs/formats.md)."""
-    return _java_format(value, float32=False)
+    """A double as protobuf-java's printer writes it: ``Double.toString``
+    (:func:`spark_kafka_py.formats.java_numbers.java_double`), NaN and infinities quoted
+    (``"NaN"``, ``"Infinity"``, ``"-Infinity"``)."""
+    text = java_numbers.java_double(value)
+    return text if math.isfinite(value) else f'"{text}"'
 
 
 def java_float(value: float) -> str:
-    """A float (given as the Python float of its exact value) as Java 19 and later write it
-    (``Float.toString``: :func:`java_double`'s rules over the float's own shortest decimal;
-    Java 17 differs for rare values: ``Float.MIN_NORMAL`` as ``1.17549435E-38`` there,
-    ``1.1754944E-38`` here)."""
-    return _java_format(value, float32=True)
+    """A float (the Python float of its exact value) as protobuf-java's printer writes it:
+    ``Float.toString`` (:func:`spark_kafka_py.formats.java_numbers.java_float`), NaN and
+    infinities quoted."""
+    text = java_numbers.java_float(value)
+    return text if math.isfinite(value) else f'"{text}"'
 
 
 def _camel(path: str) -> str:
