@@ -1343,7 +1343,7 @@ def _jackson_text(value: object) -> str:
         assert isinstance(value, str)
         x = float(value)
         # Jackson quotes non-finite numbers (QUOTE_NON_NUMERIC_NUMBERS): 1e400 -> "Infinity"
-        return java_double_str(x) if math.isfinite(x) else f'"{java_double_str(x)}"'
+        return java_double(x) if math.isfinite(x) else f'"{java_double(x)}"'
     if cls is _Const:
         return f'"{value}"'
     if cls is str or cls is _Quoted:
@@ -1360,12 +1360,6 @@ def _jackson_text(value: object) -> str:
         + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_jackson_text(v)}" for k, v in items)
         + "}"
     )
-
-
-def java_double_str(x: float) -> str:
-    """Java's ``Double.toString(x)`` (:func:`spark_kafka_py.formats.java_numbers.java_double`):
-    plain notation for ``1e-3 <= |x| < 1e7``, else ``d.dddE±n``; ``NaN``, ``Infinity``."""
-    return java_double(x)
 
 
 # -- dates and timestamps -------------------------------------------------------------------------

@@ -56,7 +56,15 @@ from google.protobuf.message import DecodeError, Message  # type: ignore[import-
 
 from spark_kafka_py.formats import java_numbers
 
-__all__ = ["MAX_DEPTH", "AnyJsonError", "AnyJsonPrinter", "java_double", "java_float", "quote"]
+__all__ = [
+    "MAX_DEPTH",
+    "AnyJsonError",
+    "AnyJsonPrinter",
+    "all_messages",
+    "java_double",
+    "java_float",
+    "quote",
+]
 
 #: The deepest nesting of messages (``Any`` values included) printed.
 MAX_DEPTH: Final = 100
@@ -201,10 +209,14 @@ def _text(value: str | bytes) -> str:
 # -- the printer ------------------------------------------------------------------------------
 
 
-def _messages(descriptors: Iterable[Descriptor]) -> Iterable[Descriptor]:
-    for d in descriptors:
+def all_messages(file: Any) -> Iterable[Descriptor]:
+    """Every message a file descriptor declares, nested ones too (declaration order, each
+    before its nested messages)."""
+    stack = list(reversed(file.message_types_by_name.values()))
+    while stack:
+        d = stack.pop()
         yield d
-        yield from _messages(d.nested_types)
+        stack.extend(reversed(d.nested_types))
 
 
 class AnyJsonPrinter:
@@ -225,7 +237,7 @@ class AnyJsonPrinter:
     ) -> None:
         self._registry: dict[str, Descriptor] = {}
         for f in files:
-            for d in _messages(f.message_types_by_name.values()):
+            for d in all_messages(f):
                 self._registry.setdefault(d.full_name, d)
         self._map_entries = frozenset(map_entries)
         self._enums_as_ints = enums_as_ints

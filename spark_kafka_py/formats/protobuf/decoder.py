@@ -55,7 +55,7 @@ from google.protobuf.message import DecodeError, Message  # type: ignore[import-
 from spark_kafka_py.formats import framing
 from spark_kafka_py.formats._extension import load_extension
 from spark_kafka_py.formats.errors import ProtobufDecodeError
-from spark_kafka_py.formats.protobuf.any_json import AnyJsonError, AnyJsonPrinter
+from spark_kafka_py.formats.protobuf.any_json import AnyJsonError, AnyJsonPrinter, all_messages
 from spark_kafka_py.formats.protobuf.descriptors import ProtobufSchema
 from spark_kafka_py.formats.protobuf.types import (
     PERMISSIVE,
@@ -217,30 +217,19 @@ def _has_any_json(node: Node) -> bool:
     return node.kind == "any_json" or any(_has_any_json(f.node) for f in node.fields)
 
 
-def _map_entry_names(schema: ProtobufSchema) -> set[str]:
-    """Full names of the schema's map entry messages (``map_entry``, in ``schema.pool``)."""
-    names: set[str] = set()
-    stack = [
-        d
-        for f in schema.files
-        for d in schema.pool.FindFileByName(f.name).message_types_by_name.values()
-    ]
-    while stack:
-        d = stack.pop()
-        if d.GetOptions().map_entry:
-            names.add(d.full_name)
-        stack.extend(d.nested_types)
-    return names
-
-
 def _any_printer(schema: ProtobufSchema, cls: type[Message], options: ProtobufOptions) -> Convert:
     """``Any`` messages (of ``cls``'s pool, map fields as entries) to their JSON text; the
     registry is every message of the schema's files, as spark-protobuf's ``buildTypeRegistry``
-    of the descriptor set."""
+    of the descriptor set; map entries are known by their option in the schema's own pool."""
+    map_entries = {
+        d.full_name
+        for f in schema.files
+        for d in all_messages(schema.pool.FindFileByName(f.name))
+        if d.GetOptions().map_entry
+    }
     pool = cls.DESCRIPTOR.file.pool
     files = [pool.FindFileByName(f.name) for f in schema.files]
-    printer = AnyJsonPrinter(files, _map_entry_names(schema), options.enums_as_ints)
-    return printer.print_any
+    return AnyJsonPrinter(files, map_entries, options.enums_as_ints).print_any
 
 
 class ProtobufDecoder:

@@ -13,13 +13,13 @@ import pyarrow as pa
 import pytest
 
 from spark_kafka_py.formats.errors import JsonDecodeError, JsonSchemaError
+from spark_kafka_py.formats.java_numbers import java_double
 from spark_kafka_py.formats.json.decode import (
     JsonDecoder,
     _parse_date,
     _parse_timestamp,
     arrow_type_of,
     decode_json,
-    java_double_str,
 )
 from spark_kafka_py.formats.json.options import json_options
 
@@ -266,7 +266,7 @@ def test_argument_checks() -> None:
     ],
 )
 def test_java_double_str(value: float, text: str) -> None:
-    assert java_double_str(value) == text
+    assert java_double(value) == text
 
 
 @pytest.mark.parametrize(
